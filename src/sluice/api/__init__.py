@@ -1,0 +1,95 @@
+"""The public plugin API: what connector, converter and transform authors import.
+
+This package imports nothing else from Sluice and nothing from PySpark, so a plugin
+written against it can be unit-tested without a JVM.
+"""
+
+from sluice.api.config import (
+    NO_DEFAULT,
+    Config,
+    ConfigDef,
+    ConfigKey,
+    ConfigType,
+    ConfigValue,
+    Importance,
+    NonEmptyString,
+    Password,
+    Range,
+    Recommender,
+    ValidList,
+    ValidString,
+    Width,
+)
+from sluice.api.connector import Connector, ConnectorContext, Task
+from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
+from sluice.api.data import Field, Schema, SchemaBuilder, Struct, Type
+from sluice.api.errors import (
+    AlreadyExistsError,
+    ConfigError,
+    ConnectError,
+    DataError,
+    IllegalWorkerStateError,
+    NotFoundError,
+    RetriableError,
+    SchemaProjectorError,
+)
+from sluice.api.records import ConnectRecord, Header, Headers, SinkRecord, SourceRecord, TimestampType, TopicPartition
+from sluice.api.sink import ErrantRecordReporter, SinkConnector, SinkTask, SinkTaskContext
+from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceConnector, SourceTask, SourceTaskContext
+from sluice.api.transforms import Predicate, Transformation
+
+__all__ = sorted(
+    [
+        "NO_DEFAULT",
+        "AlreadyExistsError",
+        "Config",
+        "ConfigDef",
+        "ConfigError",
+        "ConfigKey",
+        "ConfigType",
+        "ConfigValue",
+        "ConnectError",
+        "ConnectRecord",
+        "Connector",
+        "ConnectorContext",
+        "Converter",
+        "DataError",
+        "ErrantRecordReporter",
+        "ExactlyOnceSupport",
+        "Field",
+        "Header",
+        "HeaderConverter",
+        "Headers",
+        "IllegalWorkerStateError",
+        "Importance",
+        "NonEmptyString",
+        "NotFoundError",
+        "OffsetStorageReader",
+        "Password",
+        "Predicate",
+        "Range",
+        "Recommender",
+        "RetriableError",
+        "Schema",
+        "SchemaAndValue",
+        "SchemaBuilder",
+        "SchemaProjectorError",
+        "SinkConnector",
+        "SinkRecord",
+        "SinkTask",
+        "SinkTaskContext",
+        "SourceConnector",
+        "SourceRecord",
+        "SourceTask",
+        "SourceTaskContext",
+        "Struct",
+        "Task",
+        "TimestampType",
+        "TopicPartition",
+        "Transformation",
+        "Type",
+        "ValidList",
+        "ValidString",
+        "Width",
+    ]
+)

@@ -1,0 +1,1 @@
+"""Herders: the one interface through which a Connect cluster is operated."""
