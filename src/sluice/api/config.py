@@ -15,10 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sluice.api.data import java_double_string
 from sluice.api.errors import ConfigError
 
 __all__ = [
     "NO_DEFAULT",
+    "CaseInsensitiveValidString",
+    "CompositeValidator",
     "Config",
     "ConfigDef",
     "ConfigKey",
@@ -26,6 +29,7 @@ __all__ = [
     "ConfigValue",
     "Importance",
     "NonEmptyString",
+    "NonEmptyStringWithoutControlChars",
     "NonNullValidator",
     "Password",
     "Range",
@@ -122,18 +126,20 @@ class Range:
 
     def __call__(self, name: str, value: Any) -> None:
         if value is None:
-            raise ConfigError(name, None, "Value must be non-null")
+            raise ConfigError(name, "null", "Value must be non-null")
         if self.min is not None and value < self.min:
-            raise ConfigError(name, value, f"Value must be at least {self.min}")
+            raise ConfigError(name, _jv(value), f"Value must be at least {_jv(self.min)}")
         if self.max is not None and value > self.max:
-            raise ConfigError(name, value, f"Value must be no more than {self.max}")
+            raise ConfigError(name, _jv(value), f"Value must be no more than {_jv(self.max)}")
 
     def __str__(self) -> str:
+        if self.min is None and self.max is None:
+            return "[...]"
         if self.max is None:
-            return f"[{self.min},...]"
+            return f"[{_jv(self.min)},...]"
         if self.min is None:
-            return f"[...,{self.max}]"
-        return f"[{self.min},...,{self.max}]"
+            return f"[...,{_jv(self.max)}]"
+        return f"[{_jv(self.min)},...,{_jv(self.max)}]"
 
 
 class ValidString:
@@ -147,16 +153,36 @@ class ValidString:
     def in_(*valid: str) -> ValidString:
         return ValidString(valid)
 
+    @staticmethod
+    def in_case_insensitive(*valid: str) -> ValidString:
+        """``ConfigDef.CaseInsensitiveValidString.in(...)``."""
+        return ValidString(valid, case_sensitive=False)
+
     def __call__(self, name: str, value: Any) -> None:
         if self.case_sensitive:
-            ok = value in self.valid
+            if value not in self.valid:
+                raise ConfigError(name, _jv(value), f"String must be one of: {', '.join(self.valid)}")
         else:
-            ok = isinstance(value, str) and value.lower() in (v.lower() for v in self.valid)
-        if not ok:
-            raise ConfigError(name, value, f"String must be one of: {', '.join(self.valid)}")
+            if not isinstance(value, str) or value.upper() not in (v.upper() for v in self.valid):
+                raise ConfigError(
+                    name, _jv(value), f"String must be one of (case insensitive): {', '.join(self.valid)}"
+                )
 
     def __str__(self) -> str:
-        return "[" + ", ".join(self.valid) + "]"
+        if self.case_sensitive:
+            return "[" + ", ".join(self.valid) + "]"
+        return "(case insensitive) [" + ", ".join(self.valid) + "]"
+
+
+class CaseInsensitiveValidString(ValidString):
+    """``ConfigDef.CaseInsensitiveValidString``: one of the strings, ignoring case."""
+
+    def __init__(self, valid: Sequence[str]) -> None:
+        super().__init__(valid, case_sensitive=False)
+
+    @staticmethod
+    def in_(*valid: str) -> CaseInsensitiveValidString:  # type: ignore[override]
+        return CaseInsensitiveValidString(valid)
 
 
 class ValidList:
@@ -172,24 +198,70 @@ class ValidList:
     def __call__(self, name: str, value: Any) -> None:
         for item in value or []:
             if item not in self.valid:
-                raise ConfigError(name, item, f"String must be one of: {', '.join(self.valid)}")
+                raise ConfigError(name, _jv(item), f"String must be one of: {', '.join(self.valid)}")
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(self.valid) + "]"
 
 
 class NonEmptyString:
-    """The string must be non-empty (null is allowed)."""
+    """The string must be non-empty (null is allowed): ``ConfigDef.NonEmptyString``."""
 
     def __call__(self, name: str, value: Any) -> None:
         if value is not None and value == "":
-            raise ConfigError(name, value, "String may not be empty")
+            raise ConfigError(name, value, "String must be non-empty")
 
     def __str__(self) -> str:
         return "non-empty string"
 
 
+class NonEmptyStringWithoutControlChars:
+    """``ConfigDef.NonEmptyStringWithoutControlChars`` (used for the connector ``name``):
+    null is allowed; otherwise the string must be non-empty and contain no ISO control
+    characters."""
+
+    def __call__(self, name: str, value: Any) -> None:
+        if value is None:
+            return
+        if value == "":
+            raise ConfigError(name, value, "String may not be empty")
+        bad = [str(ord(c)) for c in value if ord(c) <= 0x1F or 0x7F <= ord(c) <= 0x9F]
+        if bad:
+            raise ConfigError(
+                name,
+                value,
+                "String may not contain control sequences but had the following ASCII chars: " + ", ".join(bad),
+            )
+
+    def __str__(self) -> str:
+        return "non-empty string without ISO control characters"
+
+
 class NonNullValidator:
     def __call__(self, name: str, value: Any) -> None:
         if value is None:
-            raise ConfigError(name, value, "entry must be non null")
+            raise ConfigError(name, "null", "entry must be non null")
+
+    def __str__(self) -> str:
+        return "non-null value"
+
+
+class CompositeValidator:
+    """Runs several validators in order (``ConfigDef.CompositeValidator.of(...)``)."""
+
+    def __init__(self, *validators: Validator) -> None:
+        self.validators = list(validators)
+
+    @staticmethod
+    def of(*validators: Validator) -> CompositeValidator:
+        return CompositeValidator(*validators)
+
+    def __call__(self, name: str, value: Any) -> None:
+        for v in self.validators:
+            v(name, value)
+
+    def __str__(self) -> str:
+        return ", ".join(str(v) for v in self.validators)
 
 
 @dataclass
@@ -239,77 +311,109 @@ _FALSE = "false"
 
 
 def parse_type(name: str, value: Any, type: ConfigType) -> Any:
-    """Convert a raw (usually string) value to ``type``, as Kafka's ``ConfigDef.parseType``."""
+    """Convert a raw (usually string) value to ``type``, as Kafka's ``ConfigDef.parseType``.
+
+    Strings are trimmed first; ``None`` stays ``None``. Error messages are Kafka's.
+    """
     if value is None:
         return None
-    try:
-        if isinstance(value, str):
-            trimmed = value.strip()
-        if type is ConfigType.BOOLEAN:
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str):
-                if trimmed.lower() == _TRUE:
-                    return True
-                if trimmed.lower() == _FALSE:
-                    return False
-            raise ConfigError(name, value, "Expected value to be either true or false")
-        if type is ConfigType.PASSWORD:
-            if isinstance(value, Password):
-                return value
-            if isinstance(value, str):
-                return Password(value)
-            raise ConfigError(name, value, "Expected value to be a string, but it was a " + _java_type(value))
-        if type is ConfigType.STRING:
-            if isinstance(value, str):
-                return trimmed
-            raise ConfigError(name, value, "Expected value to be a string, but it was a " + _java_type(value))
-        if type in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
-            bits = {ConfigType.INT: 32, ConfigType.SHORT: 16, ConfigType.LONG: 64}[type]
-            if isinstance(value, bool):
-                raise ConfigError(name, value, f"Not a number of type {type.value}")
-            if isinstance(value, int):
-                n = value
-            elif isinstance(value, str) and re.fullmatch(r"[+-]?\d+", trimmed):
-                n = int(trimmed)
-            else:
-                raise ConfigError(name, value, f"Not a number of type {type.value}")
-            if not -(2 ** (bits - 1)) <= n < 2 ** (bits - 1):
-                raise ConfigError(name, value, f"Not a number of type {type.value}")
-            return n
-        if type is ConfigType.DOUBLE:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return float(value)
-            if isinstance(value, str):
-                try:
-                    return float(trimmed)
-                except ValueError:
-                    pass
-            raise ConfigError(name, value, "Not a number of type DOUBLE")
-        if type is ConfigType.LIST:
-            if isinstance(value, list):
-                return value
-            if isinstance(value, str):
-                if trimmed == "":
-                    return []
-                return [item.strip() for item in re.split(r"\s*,\s*", trimmed)]
-            raise ConfigError(name, value, "Expected a comma separated list.")
-        if type is ConfigType.CLASS:
-            if isinstance(value, str):
-                return trimmed
-            if isinstance(value, type_):
-                return f"{value.__module__}.{value.__qualname__}"
-            raise ConfigError(name, value, "Expected a Class instance or class name.")
-    except ConfigError:
-        raise
-    raise ConfigError(name, value, "Unknown type.")
+    trimmed = value.strip() if isinstance(value, str) else None
+    if type is ConfigType.BOOLEAN:
+        if isinstance(value, bool):
+            return value
+        if trimmed is not None:
+            if trimmed.lower() == _TRUE:
+                return True
+            if trimmed.lower() == _FALSE:
+                return False
+        raise ConfigError(name, _jv(value), "Expected value to be either true or false")
+    if type is ConfigType.PASSWORD:
+        if isinstance(value, Password):
+            return value
+        if trimmed is not None:
+            return Password(trimmed)
+        raise ConfigError(name, _jv(value), "Expected value to be a string, but it was a " + _java_type(value))
+    if type is ConfigType.STRING:
+        if trimmed is not None:
+            return trimmed
+        raise ConfigError(name, _jv(value), "Expected value to be a string, but it was a " + _java_type(value))
+    if type in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
+        bits = {ConfigType.INT: 32, ConfigType.SHORT: 16, ConfigType.LONG: 64}[type]
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        elif trimmed is not None:
+            if not _INTEGER.fullmatch(trimmed):
+                raise ConfigError(name, _jv(value), f"Not a number of type {type.value}")
+            n = int(trimmed)
+        else:
+            what = {
+                ConfigType.INT: "a 32-bit integer",
+                ConfigType.SHORT: "a 16-bit integer (short)",
+                ConfigType.LONG: "a 64-bit integer (long)",
+            }[type]
+            raise ConfigError(name, _jv(value), f"Expected value to be {what}, but it was a " + _java_type(value))
+        if not -(2 ** (bits - 1)) <= n < 2 ** (bits - 1):
+            raise ConfigError(name, _jv(value), f"Not a number of type {type.value}")
+        return n
+    if type is ConfigType.DOUBLE:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if trimmed is not None:
+            if _DOUBLE.fullmatch(trimmed):
+                return float(trimmed.rstrip("dDfF").replace("Infinity", "inf"))
+            raise ConfigError(name, _jv(value), f"Not a number of type {type.value}")
+        raise ConfigError(name, _jv(value), "Expected value to be a double, but it was a " + _java_type(value))
+    if type is ConfigType.LIST:
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        if trimmed is not None:
+            if trimmed == "":
+                return []
+            return re.split(r"\s*,\s*", trimmed)
+        raise ConfigError(name, _jv(value), "Expected a comma separated list.")
+    if type is ConfigType.CLASS:
+        if trimmed is not None:
+            return trimmed
+        if isinstance(value, type_):
+            return f"{value.__module__}.{value.__qualname__}"
+        raise ConfigError(name, _jv(value), "Expected a Class instance or class name.")
+    raise ConfigError(name, _jv(value), "Unknown type.")
 
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+# Java's Double.parseDouble: decimal or exponent forms, NaN/Infinity, optional d/f suffix.
+_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[dDfF]?)")
 
 type_ = type
 
 
 def _java_type(value: Any) -> str:
-    return {bool: "Boolean", int: "Integer", float: "Double", list: "List"}.get(type_(value), type_(value).__name__)
+    """``value.getClass().getName()`` for the Python types a config map may hold."""
+    return {
+        bool: "java.lang.Boolean",
+        int: "java.lang.Integer",
+        float: "java.lang.Double",
+        list: "java.util.ArrayList",
+        tuple: "java.util.ArrayList",
+        dict: "java.util.HashMap",
+        str: "java.lang.String",
+    }.get(type_(value), f"{type_(value).__module__}.{type_(value).__qualname__}")
+
+
+def _jv(value: Any) -> str:
+    """A value as Java's ``String.valueOf`` renders it in ``ConfigException`` messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return _TRUE if value else _FALSE
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_jv(v) for v in value) + "]"
+    return str(value)
+
+
+_java_double = java_double_string
 
 
 def convert_to_string(value: Any, type: ConfigType | None) -> str | None:
@@ -324,8 +428,8 @@ def convert_to_string(value: Any, type: ConfigType | None) -> str | None:
         return _TRUE if value else _FALSE
     if isinstance(value, type_):
         return f"{value.__module__}.{value.__qualname__}"
-    if type is ConfigType.DOUBLE and isinstance(value, float):
-        return repr(value)
+    if isinstance(value, float):
+        return _java_double(value)
     return str(value)
 
 
@@ -359,6 +463,9 @@ class ConfigDef:
         parsed_default = default_value
         if default_value is not NO_DEFAULT and default_value is not None:
             parsed_default = parse_type(name, default_value, type)
+        if validator is not None and default_value is not NO_DEFAULT:
+            # Kafka's ConfigKey checks the default against the validator at definition time.
+            validator(name, parsed_default)
         self._keys[name] = ConfigKey(
             name=name,
             type=type,
@@ -384,6 +491,13 @@ class ConfigDef:
 
     def names(self) -> list[str]:
         return list(self._keys)
+
+    def config_key(self, name: str) -> ConfigKey | None:
+        return self._keys.get(name)
+
+    def default_values(self) -> dict[str, Any]:
+        """Defaults of every key that has one (``ConfigDef.defaultValues()``)."""
+        return {k.name: k.default_value for k in self._keys.values() if k.has_default}
 
     def groups(self) -> list[str]:
         return list(self._groups)
@@ -411,38 +525,43 @@ class ConfigDef:
         return value
 
     def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
-        """One :class:`ConfigValue` per defined key, in definition order."""
+        """One :class:`ConfigValue` per defined key, in definition order.
+
+        As Kafka's ``ConfigDef.validate``: a value that fails to parse becomes ``None``
+        (and ``ConfigValue.value`` is ``None``); the validator then still runs on the
+        parsed (or default, or ``None``) value, so a bad number under a ``Range`` yields
+        both the parse error and ``Value must be non-null``. Recommenders run last.
+        """
         results: dict[str, ConfigValue] = {}
         parsed: dict[str, Any] = {}
         for key in self._keys.values():
             cv = ConfigValue(key.name)
             results[key.name] = cv
-            raw = props.get(key.name)
+            value: Any = None
             if key.name in props:
                 try:
-                    parsed[key.name] = parse_type(key.name, raw, key.type)
-                    cv.value = parsed[key.name]
+                    value = parse_type(key.name, props[key.name], key.type)
                 except ConfigError as e:
                     cv.add_error_message(str(e))
-                    cv.value = raw
-                    continue
-            elif key.has_default:
-                parsed[key.name] = key.default_value
-                cv.value = key.default_value
-            else:
+            elif not key.has_default:
                 cv.add_error_message(f'Missing required configuration "{key.name}" which has no default value.')
-                continue
+            else:
+                value = key.default_value
+            if key.validator is not None:
+                try:
+                    key.validator(key.name, value)
+                except ConfigError as e:
+                    cv.add_error_message(str(e))
+                except Exception as e:  # a validator that trips over None, as a Java NPE would
+                    cv.add_error_message(f"Invalid value {_jv(value)} for configuration {key.name}: {e}")
+            cv.value = value
+            parsed[key.name] = value
         for key in self._keys.values():
             cv = results[key.name]
             if key.recommender is not None:
                 try:
                     cv.recommended_values = list(key.recommender.valid_values(key.name, parsed))
                     cv.visible = key.recommender.visible(key.name, parsed)
-                except ConfigError as e:
-                    cv.add_error_message(str(e))
-            if key.name in parsed and key.validator is not None and not cv.error_messages:
-                try:
-                    key.validator(key.name, parsed[key.name])
                 except ConfigError as e:
                     cv.add_error_message(str(e))
         return list(results.values())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sluice.api.data import Schema
 
@@ -20,7 +20,7 @@ class SchemaAndValue:
     schema: Schema | None
     value: Any
 
-    NULL: "SchemaAndValue" = None  # type: ignore[assignment]
+    NULL: ClassVar[SchemaAndValue]
 
 
 SchemaAndValue.NULL = SchemaAndValue(None, None)

@@ -12,13 +12,30 @@ built; :class:`SchemaBuilder` builds one fluently, as in Java::
 
 from __future__ import annotations
 
+import datetime as _dt
+import decimal as _decimal
 import enum
+import math
+import struct as _struct
 from collections.abc import Mapping
 from typing import Any
 
 from sluice.api.errors import DataError
 
-__all__ = ["Field", "Schema", "SchemaBuilder", "Struct", "Type"]
+__all__ = [
+    "Date",
+    "Decimal",
+    "Field",
+    "Schema",
+    "SchemaBuilder",
+    "Struct",
+    "Time",
+    "Timestamp",
+    "Type",
+    "java_double_string",
+    "java_float_string",
+    "java_string",
+]
 
 
 class Type(enum.Enum):
@@ -181,22 +198,29 @@ class Schema:
 
     @staticmethod
     def validate_value(schema: Schema | None, value: Any, field: Field | None = None) -> None:
-        """Raise :class:`DataError` if ``value`` does not fit ``schema``."""
-        where = f' for field: "{field.name}"' if field else ""
+        """Raise :class:`DataError` if ``value`` does not fit ``schema``.
+
+        Mirrors ``ConnectSchema.validateValue``: ``None`` is accepted only by an
+        optional schema (a default does not make ``None`` valid here; :meth:`Struct.validate`
+        skips unset fields that have a default), logical types require their Python class
+        (``decimal.Decimal``, ``datetime.date``, ``datetime.time``, ``datetime.datetime``),
+        and a nested struct is validated recursively.
+        """
+        location = f'field: "{field.name}"' if field is not None else "value"
         if value is None:
-            if schema is not None and not schema.optional and schema.default_value is None:
-                raise DataError(f"Invalid value: null used for required field{where}, schema type: {schema.type.name}")
+            if schema is not None and not schema.optional:
+                raise DataError(f"Invalid value: null used for required {location}, schema type: {schema.type.name}")
             return
         if schema is None:
             return
         t = schema.type
+        logical = _LOGICAL_TYPE_CLASSES.get(schema.name) if schema.name is not None else None
         ok: bool
-        if t in _INT_RANGES:
-            if schema.name in _LOGICAL_TYPE_CLASSES:
-                ok = isinstance(value, _LOGICAL_TYPE_CLASSES[schema.name])
-            else:
-                lo, hi = _INT_RANGES[t]
-                ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+        if logical is not None:
+            ok = isinstance(value, logical)
+        elif t in _INT_RANGES:
+            lo, hi = _INT_RANGES[t]
+            ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
         elif t in (Type.FLOAT32, Type.FLOAT64):
             ok = isinstance(value, float)
         elif t is Type.BOOLEAN:
@@ -204,29 +228,38 @@ class Schema:
         elif t is Type.STRING:
             ok = isinstance(value, str)
         elif t is Type.BYTES:
-            if schema.name in _LOGICAL_TYPE_CLASSES:
-                ok = isinstance(value, _LOGICAL_TYPE_CLASSES[schema.name])
-            else:
-                ok = isinstance(value, (bytes, bytearray, memoryview))
+            ok = isinstance(value, (bytes, bytearray, memoryview))
         elif t is Type.ARRAY:
             ok = isinstance(value, list)
-            if ok:
-                for item in value:
-                    Schema.validate_value(schema.value_schema(), item)
         elif t is Type.MAP:
             ok = isinstance(value, dict)
-            if ok:
-                for k, v in value.items():
-                    Schema.validate_value(schema.key_schema(), k)
-                    Schema.validate_value(schema.value_schema(), v)
         else:
-            ok = isinstance(value, Struct) and value.schema == schema
-            if isinstance(value, Struct) and not ok:
-                raise DataError(f"Struct schemas do not match{where}.")
+            ok = isinstance(value, Struct)
         if not ok:
+            named = f' "{schema.name}"' if schema.name is not None else ""
             raise DataError(
-                f"Invalid Java object for schema with type {t.name}: {type(value).__name__}{where}"
+                f"Invalid Java object for schema{named} with type {t.name}: {_class_name(value)} for {location}"
             )
+        if t is Type.STRUCT:
+            if value.schema is not schema and value.schema != schema:
+                raise DataError("Struct schemas do not match.")
+            value.validate()
+        elif t is Type.ARRAY:
+            vs = schema.value_schema()
+            for item in value:
+                Schema.validate_value(vs, item)
+        elif t is Type.MAP:
+            ks, vs = schema.key_schema(), schema.value_schema()
+            for k, v in value.items():
+                Schema.validate_value(ks, k)
+                Schema.validate_value(vs, v)
+
+
+def _class_name(value: Any) -> str:
+    cls = type(value)
+    if cls.__module__ == "builtins":
+        return f"class {cls.__qualname__}"
+    return f"class {cls.__module__}.{cls.__qualname__}"
 
 
 def _freeze(value: Any) -> Any:
@@ -360,6 +393,10 @@ class SchemaBuilder:
         self._fields.append(Field(name, len(self._fields), schema))
         return self
 
+    def schema(self) -> Schema:
+        """The schema built so far (``SchemaBuilder.schema()`` in Java)."""
+        return self.build()
+
     def build(self) -> Schema:
         return Schema(
             self.type,
@@ -409,8 +446,13 @@ class Struct:
         return self
 
     def validate(self) -> None:
+        """Check every required field without a default is set and every value fits
+        (``Struct.validate()``)."""
         for f in self.schema.fields():
-            Schema.validate_value(f.schema, self._values[f.index], f)
+            value = self._values[f.index]
+            if value is None and (f.schema.optional or f.schema.default_value is not None):
+                continue
+            Schema.validate_value(f.schema, value, f)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Struct) and self.schema == other.schema and self._values == other._values
@@ -431,16 +473,302 @@ class Struct:
 
 
 def _java_str(value: Any) -> str:
-    """Render a Connect value the way Java's ``toString`` would."""
+    """Render a Connect value the way Java's ``toString`` would (``String.valueOf``).
+
+    ``None`` → ``null``; booleans → ``true``/``false``; floats as ``Double.toString``
+    (``1.0E10``); ``decimal.Decimal`` as ``BigDecimal.toString``; dicts as
+    ``{k=v, k2=v2}``; lists and tuples as ``[a, b]``; structs as ``Struct{a=1,b=x}``;
+    dates, times and datetimes as ``java.util.Date.toString()`` in UTC
+    (``Thu Jan 01 00:00:00 UTC 1970``). Anything else uses Python's ``str``.
+    """
     if value is None:
         return "null"
+    if isinstance(value, str):
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return java_double_string(value)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_java_str(k)}={_java_str(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_java_str(v) for v in value) + "]"
+    if isinstance(value, _decimal.Decimal):
+        return _java_big_decimal_str(value)
+    if isinstance(value, (_dt.date, _dt.time)):
+        return _java_date_str(value)
     return str(value)
 
 
 java_string = _java_str
+
+
+def _java_big_decimal_str(value: _decimal.Decimal) -> str:
+    # Python's Decimal.__str__ uses the same plain/scientific rule as BigDecimal.toString;
+    # Java has no negative zero.
+    if value.is_zero() and value.is_signed():
+        value = value.copy_abs()
+    return str(value)
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _java_date_str(value: _dt.date | _dt.time) -> str:
+    if isinstance(value, _dt.datetime):
+        d = _to_utc(value)
+    elif isinstance(value, _dt.date):
+        d = _dt.datetime(value.year, value.month, value.day)
+    else:
+        d = _dt.datetime.combine(_EPOCH_DATE, value.replace(tzinfo=None))
+    return (
+        f"{_DAYS[d.weekday()]} {_MONTHS[d.month - 1]} {d.day:02d} "
+        f"{d.hour:02d}:{d.minute:02d}:{d.second:02d} UTC {d.year}"
+    )
+
+
+def _shortest_digits(text: str) -> tuple[str, int]:
+    """Significant digits (no trailing zeros) and exponent ``e`` of the positive number
+    written as ``text``, so that value = d1.d2d3... × 10**e."""
+    _sign, digit_tuple, exponent = _decimal.Decimal(text).as_tuple()
+    full = "".join(map(str, digit_tuple))
+    return full.rstrip("0") or "0", len(full) - 1 + int(exponent)
+
+
+def _java_format(digits: str, e: int, negative: bool) -> str:
+    sign = "-" if negative else ""
+    if -3 <= e < 7:
+        if e >= 0:
+            int_part = digits[: e + 1].ljust(e + 1, "0")
+            frac = digits[e + 1 :] or "0"
+        else:
+            int_part = "0"
+            frac = "0" * (-e - 1) + digits
+        return f"{sign}{int_part}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{e}"
+
+
+def java_double_string(value: float) -> str:
+    """``Double.toString(value)`` (shortest round-trip digits, as JDK 19+ prints them)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0.0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    a = abs(value)
+    digits, e = _shortest_digits(repr(a))
+    if len(digits) == 1:
+        # Java always prints at least two significant digits; pick the closest pair.
+        digits, e = _shortest_digits(f"{a:.1e}")
+    return _java_format(digits, e, value < 0)
+
+
+def _to_f32(value: float) -> float:
+    return _struct.unpack("<f", _struct.pack("<f", value))[0]
+
+
+def java_float_string(value: float) -> str:
+    """``Float.toString((float) value)``: shortest digits that round-trip as float32."""
+    try:
+        f = _to_f32(value)
+    except OverflowError:
+        f = math.inf if value > 0 else -math.inf
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    if f == 0.0:
+        return "-0.0" if math.copysign(1.0, f) < 0 else "0.0"
+    a = abs(f)
+    text = f"{a:.1e}"
+    for precision in range(0, 10):
+        candidate = f"{a:.{precision}e}"
+        try:
+            roundtrip = _to_f32(float(candidate))
+        except OverflowError:
+            continue
+        if roundtrip == a:
+            text = candidate if precision > 0 else f"{a:.1e}"
+            break
+    digits, e = _shortest_digits(text)
+    return _java_format(digits, e, f < 0)
+
+
+# -- logical types --------------------------------------------------------------------
+
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MILLIS_PER_DAY = 24 * 60 * 60 * 1000
+
+
+def _to_utc(value: _dt.datetime) -> _dt.datetime:
+    """A naive UTC datetime for ``value`` (naive values are taken to be UTC already)."""
+    if value.tzinfo is not None and value.utcoffset() is not None:
+        return value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _check_logical(schema: Schema, name: str, what: str) -> None:
+    if schema.name is None or schema.name != name:
+        raise DataError(f"Requested conversion of {what} object but the schema does not match.")
+
+
+class Decimal:
+    """Logical type ``org.apache.kafka.connect.data.Decimal``: BYTES holding the
+    big-endian two's-complement unscaled value; the scale is the ``scale`` schema
+    parameter. Python values are :class:`decimal.Decimal`."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
+    SCALE_FIELD = "scale"
+
+    @staticmethod
+    def builder(scale: int) -> SchemaBuilder:
+        return SchemaBuilder.bytes().name(Decimal.LOGICAL_NAME).parameter(Decimal.SCALE_FIELD, str(int(scale))).version(1)
+
+    @staticmethod
+    def schema(scale: int) -> Schema:
+        return Decimal.builder(scale).build()
+
+    @staticmethod
+    def scale(schema: Schema) -> int:
+        scale = (schema.parameters or {}).get(Decimal.SCALE_FIELD)
+        if scale is None:
+            raise DataError("Invalid Decimal schema: scale parameter not found.")
+        try:
+            return int(scale)
+        except ValueError as e:
+            raise DataError("Invalid scale parameter found in Decimal schema: ") from e
+
+    @staticmethod
+    def unscaled(value: _decimal.Decimal) -> tuple[int, int]:
+        """``(unscaled value, scale)`` of a finite decimal, as BigDecimal holds it."""
+        if not value.is_finite():
+            raise DataError(f"Decimal value {value} is not finite")
+        sign, digits, exponent = value.as_tuple()
+        unscaled = int("".join(map(str, digits)) or "0")
+        return (-unscaled if sign else unscaled), -int(exponent)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:
+        schema_scale = Decimal.scale(schema)
+        unscaled, scale = Decimal.unscaled(value)
+        if scale != schema_scale:
+            raise DataError(
+                "Decimal value has mismatching scale for given Decimal schema. "
+                f"Schema has scale {schema_scale}, value has scale {scale}."
+            )
+        return _big_integer_bytes(unscaled)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
+        return _decimal_from_unscaled(int.from_bytes(bytes(value), "big", signed=True), Decimal.scale(schema))
+
+
+def _big_integer_bytes(n: int) -> bytes:
+    """``BigInteger.toByteArray()``: minimal big-endian two's complement."""
+    bit_length = n.bit_length() if n >= 0 else (-n - 1).bit_length()
+    return n.to_bytes(bit_length // 8 + 1, "big", signed=True)
+
+
+def _decimal_from_unscaled(unscaled: int, scale: int) -> _decimal.Decimal:
+    digits = tuple(int(c) for c in str(abs(unscaled)))
+    return _decimal.Decimal((1 if unscaled < 0 else 0, digits, -scale))
+
+
+class Date:
+    """Logical type ``org.apache.kafka.connect.data.Date``: INT32 days since the epoch.
+    Python values are :class:`datetime.date` (a ``datetime`` at midnight UTC is accepted)."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(Date.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.date) -> int:
+        _check_logical(schema, Date.LOGICAL_NAME, "Date")
+        if isinstance(value, _dt.datetime):
+            utc = _to_utc(value)
+            if utc.time() != _dt.time(0):
+                raise DataError("Kafka Connect Date type should not have any time fields set to non-zero values.")
+            value = utc.date()
+        return (value - _EPOCH_DATE).days
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.date:
+        _check_logical(schema, Date.LOGICAL_NAME, "Date")
+        return _EPOCH_DATE + _dt.timedelta(days=value)
+
+
+class Time:
+    """Logical type ``org.apache.kafka.connect.data.Time``: INT32 milliseconds since
+    midnight. Python values are :class:`datetime.time` (naive, UTC)."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Time"
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(Time.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.time) -> int:
+        _check_logical(schema, Time.LOGICAL_NAME, "Time")
+        if isinstance(value, _dt.datetime):
+            utc = _to_utc(value)
+            if utc.date() != _EPOCH_DATE:
+                raise DataError("Kafka Connect Time type should not have any date fields set to non-zero values.")
+            value = utc.time()
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.time:
+        _check_logical(schema, Time.LOGICAL_NAME, "Date")
+        if value < 0 or value > _MILLIS_PER_DAY:
+            raise DataError("Time values must use number of milliseconds greater than 0 and less than 86400000")
+        if value == _MILLIS_PER_DAY:
+            return _dt.time.max
+        seconds, millis = divmod(value, 1000)
+        minutes, second = divmod(seconds, 60)
+        hour, minute = divmod(minutes, 60)
+        return _dt.time(hour, minute, second, millis * 1000)
+
+
+class Timestamp:
+    """Logical type ``org.apache.kafka.connect.data.Timestamp``: INT64 milliseconds since
+    the epoch. Python values are :class:`datetime.datetime`; naive values are taken as
+    UTC and :meth:`to_logical` returns timezone-aware UTC datetimes."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Timestamp"
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int64().name(Timestamp.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.datetime) -> int:
+        _check_logical(schema, Timestamp.LOGICAL_NAME, "Timestamp")
+        if not isinstance(value, _dt.datetime):
+            value = _dt.datetime(value.year, value.month, value.day)
+        delta = _to_utc(value) - _EPOCH.replace(tzinfo=None)
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.datetime:
+        _check_logical(schema, Timestamp.LOGICAL_NAME, "Timestamp")
+        return _EPOCH + _dt.timedelta(milliseconds=value)
+
+
+Date.SCHEMA = Date.builder().build()
+Time.SCHEMA = Time.builder().build()
+Timestamp.SCHEMA = Timestamp.builder().build()
+
+_LOGICAL_TYPE_CLASSES[Decimal.LOGICAL_NAME] = _decimal.Decimal
+_LOGICAL_TYPE_CLASSES[Date.LOGICAL_NAME] = _dt.date
+_LOGICAL_TYPE_CLASSES[Time.LOGICAL_NAME] = _dt.time
+_LOGICAL_TYPE_CLASSES[Timestamp.LOGICAL_NAME] = _dt.datetime

@@ -92,7 +92,7 @@ class TimestampType:
 class ConnectRecord:
     """Base of :class:`SourceRecord` and :class:`SinkRecord`."""
 
-    __slots__ = ("topic", "kafka_partition", "key_schema", "key", "value_schema", "value", "timestamp", "headers")
+    __slots__ = ("topic", "kafka_partition", "key_schema", "key", "value_schema", "value", "timestamp", "_headers")
 
     def __init__(
         self,
@@ -112,14 +112,29 @@ class ConnectRecord:
         self.value_schema = value_schema
         self.value = value
         self.timestamp = timestamp
-        self.headers = headers if isinstance(headers, Headers) else Headers(headers or ())
+        # Most records carry no headers: build the Headers object only when asked for.
+        self._headers = headers if isinstance(headers, Headers) or headers is None else Headers(headers)
+
+    @property
+    def headers(self) -> Headers:
+        if self._headers is None:
+            self._headers = Headers()
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: Headers) -> None:
+        self._headers = value
 
     def new_record(self, **changes: Any) -> ConnectRecord:
         """A copy with some attributes replaced (what ``newRecord(...)`` does in Java)."""
         raise NotImplementedError
 
     def _fields(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())}
+        return {
+            name.lstrip("_"): getattr(self, name.lstrip("_"))
+            for cls in type(self).__mro__
+            for name in getattr(cls, "__slots__", ())
+        }
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._fields() == other._fields()  # type: ignore[union-attr]

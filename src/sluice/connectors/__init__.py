@@ -1,1 +1,1 @@
-"""connectors"""
+"""Built-in connectors. They import only :mod:`sluice.api`."""

@@ -1,1 +1,14 @@
-"""converters"""
+"""Built-in converters (they import only :mod:`sluice.api`):
+
+* :class:`StringConverter` — ``org.apache.kafka.connect.storage.StringConverter``
+* :class:`ByteArrayConverter` — ``org.apache.kafka.connect.converters.ByteArrayConverter``
+* :class:`JsonConverter` — ``org.apache.kafka.connect.json.JsonConverter``
+* :class:`SimpleHeaderConverter` — ``org.apache.kafka.connect.storage.SimpleHeaderConverter``
+"""
+
+from sluice.converters.bytearray import ByteArrayConverter
+from sluice.converters.json import JsonConverter
+from sluice.converters.simple_header import SimpleHeaderConverter
+from sluice.converters.string import StringConverter
+
+__all__ = ["ByteArrayConverter", "JsonConverter", "SimpleHeaderConverter", "StringConverter"]

@@ -1,0 +1,176 @@
+"""Composition root of a standalone worker: builds stores, Spark, worker, herder and REST.
+
+Start-up order keeps the REST API responsive early: the REST server binds first
+(its address is the worker id), Spark starts in the background, then the
+connectors already stored and those given on the command line are started.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sluice.runtime.config import WorkerConfig
+from sluice.runtime.herder.base import TargetState
+from sluice.runtime.herder.standalone import StandaloneHerder
+from sluice.runtime.plugins import Plugins
+from sluice.runtime.worker import SparkProvider, Worker
+from sluice.storage.file import FileOffsetBackingStore
+from sluice.storage.file_config import FileConfigBackingStore
+from sluice.storage.memory import MemoryStatusBackingStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StandaloneConnect"]
+
+
+def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[], Any]:
+    def build() -> Any:
+        from sluice.devtools.jars import spark_kafka_jars
+        from sluice.spark.session import build_spark_session
+
+        jars = [str(p) for p in spark_kafka_jars()]
+        return build_spark_session(config.spark_conf(), jars, plugins.plugin_path)
+
+    return build
+
+
+class KafkaClusterId:
+    """Looks the Kafka cluster id up once, lazily (``GET /`` shows it)."""
+
+    def __init__(self, bootstrap_servers: str) -> None:
+        self._bootstrap = bootstrap_servers
+        self._value: str | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> str | None:
+        with self._lock:
+            if self._value is None:
+                try:
+                    from confluent_kafka.admin import AdminClient
+
+                    admin = AdminClient({"bootstrap.servers": self._bootstrap, "log_level": 3})
+                    self._value = admin.list_topics(timeout=5).cluster_id
+                except Exception:
+                    log.warning("Could not look up the Kafka cluster id", exc_info=True)
+            return self._value
+
+
+class StandaloneConnect:
+    """A standalone worker process's parts, started and stopped as one."""
+
+    def __init__(
+        self,
+        worker_props: dict[str, str],
+        spark_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        from sluice.rest.server import RestServer  # the cli layer wires every layer together
+
+        self.config = WorkerConfig.standalone(worker_props)
+        self.plugins = Plugins(self.config.plugin_path)
+        offsets_file = self.config.get("offset.storage.file.filename")
+        configs_file = self.config.get("sluice.config.storage.file.filename") or f"{offsets_file}.connectors.json"
+        self.offset_store = FileOffsetBackingStore(offsets_file)
+        self.config_store = FileConfigBackingStore(configs_file)
+        self.status_store = MemoryStatusBackingStore()
+        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config, self.plugins))
+        self.worker = Worker("", self.config, self.plugins, self.offset_store, self.status_store, self.spark)
+        self.herder = StandaloneHerder(
+            self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers)
+        )
+        self.rest = RestServer(
+            self.herder,
+            listeners=list(self.config.get("listeners")),
+            advertised_host=self.config.get("rest.advertised.host.name"),
+            advertised_port=self.config.get("rest.advertised.port"),
+        )
+        self._stopped = threading.Event()
+
+    def start(self, connector_configs: list[tuple[dict[str, str], TargetState | None]] = ()) -> None:
+        """Start everything; raise if a command-line connector cannot be created."""
+        self.offset_store.start()
+        self.config_store.start()
+        self.status_store.start()
+        self.spark.start_async()
+        self.rest.start()
+        self.worker.worker_id = self.rest.worker_id
+        log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)
+        self.herder.start()
+        for config, initial_state in connector_configs:
+            name = config["name"]
+            exists = self.config_store.snapshot().contains(name)
+            # A command-line connector is (re)created on every start, keeping a stored
+            # pause or stop: only a new connector takes the file's initial state.
+            self.herder.put_connector_config(name, config, allow_replace=True,
+                                             initial_state=None if exists else initial_state)
+        self.herder.ready()
+
+    def stop(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        log.info("Stopping the standalone worker")
+        try:
+            self.herder.stop()
+        finally:
+            try:
+                self.rest.stop()
+            finally:
+                self.spark.stop()
+                self.offset_store.stop()
+                self.config_store.stop()
+                self.status_store.stop()
+
+    @property
+    def url(self) -> str:
+        return str(self.rest.url)
+
+
+def load_connector_file(path: str | Path) -> tuple[dict[str, str], TargetState | None]:
+    """Read a connector config file as Kafka's ConnectStandalone does: a JSON map, a JSON
+    create request, or Java properties. Returns the config and an optional initial state."""
+    import json
+
+    import javaproperties
+
+    data = Path(path).read_bytes()
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        parsed = None
+    if isinstance(parsed, dict):
+        if isinstance(parsed.get("config"), dict):
+            config = {str(k): _str(v) for k, v in parsed["config"].items()}
+            name = str(parsed.get("name", "")).strip()
+            if "name" in config and config["name"] != name:
+                raise ValueError(
+                    f"Connector name configuration ({config['name']}) doesn't match connector name in the "
+                    f"URL ({name})"
+                )
+            config["name"] = name
+            state = parsed.get("initial_state")
+            return config, _initial_state(state) if state is not None else None
+        config = {str(k): _str(v) for k, v in parsed.items()}
+    else:
+        with open(path, "rb") as fp:
+            config = dict(javaproperties.load(fp))
+    if not config.get("name"):
+        raise ValueError(f"Connector configuration in {path} has no 'name'")
+    return config, None
+
+
+def _str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _initial_state(value: str) -> TargetState:
+    mapping = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
+    try:
+        return mapping[value.upper()]
+    except KeyError:
+        raise ValueError(f"Invalid initial state {value}; expected RUNNING, PAUSED or STOPPED") from None

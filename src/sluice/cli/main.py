@@ -1,0 +1,135 @@
+"""Command line: ``sluice standalone|distributed|dev|quickstart`` and the Kafka-style aliases.
+
+``connect-standalone worker.properties conn1.properties …`` behaves as Kafka's
+script: exit code 3 when a connector given on the command line cannot be created,
+1 for other start-up errors, 0 after a clean shutdown on SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+__all__ = ["connect_distributed", "connect_standalone", "main"]
+
+EXIT_CONNECTOR_ERROR = 3
+
+
+def _setup_logging(level: str = "INFO") -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
+        stream=sys.stderr,
+    )
+    for noisy in ("py4j", "pyspark", "uvicorn.access", "httpx2", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _load_worker_props(path: str) -> dict[str, str]:
+    import javaproperties
+
+    with open(path, "rb") as fp:
+        return dict(javaproperties.load(fp))
+
+
+def run_standalone(worker_file: str, connector_files: list[str], stop_event: threading.Event | None = None) -> int:
+    from sluice.cli.connect import StandaloneConnect, load_connector_file
+
+    try:
+        props = _load_worker_props(worker_file)
+        connect = StandaloneConnect(props)
+    except Exception as exc:
+        logging.getLogger("sluice").error("Could not start the worker: %s", exc)
+        return 1
+    try:
+        connectors = [load_connector_file(f) for f in connector_files]
+    except Exception as exc:
+        logging.getLogger("sluice").error("Invalid connector file: %s", exc)
+        return EXIT_CONNECTOR_ERROR
+    stop = stop_event or threading.Event()
+    if stop_event is None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+    try:
+        connect.start(connectors)
+    except Exception as exc:
+        logging.getLogger("sluice").error("Failed to create a connector: %s", exc)
+        connect.stop()
+        return EXIT_CONNECTOR_ERROR
+    logging.getLogger("sluice").info("Sluice worker started; REST API at %s", connect.url)
+    stop.wait()
+    connect.stop()
+    logging.getLogger("sluice").info("Sluice worker stopped")
+    return 0
+
+
+def _standalone(args: argparse.Namespace) -> int:
+    return run_standalone(args.worker_properties, args.connector_files)
+
+
+def _distributed(args: argparse.Namespace) -> int:
+    print(
+        "sluice: distributed mode is not available in this version yet; run 'sluice standalone' instead.",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _dev(args: argparse.Namespace, rest: list[str]) -> int:
+    from sluice.devtools.cli import dev_main
+
+    return dev_main(rest)
+
+
+def _quickstart(args: argparse.Namespace) -> int:
+    from sluice.cli.quickstart import run_quickstart
+
+    return run_quickstart(lines=args.lines, exit_after=args.exit, work_dir=args.dir)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sluice", description="Kafka Connect in Python, on Spark.")
+    parser.add_argument("--log-level", default="INFO")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("standalone", help="run a standalone worker")
+    p.add_argument("worker_properties")
+    p.add_argument("connector_files", nargs="*")
+    p.set_defaults(func=_standalone)
+    p = sub.add_parser("distributed", help="run a distributed worker")
+    p.add_argument("worker_properties")
+    p.set_defaults(func=_distributed)
+    p = sub.add_parser("dev", help="local services for development: sluice dev kafka start|stop|status, fetch",
+                       add_help=False)
+    p.set_defaults(func=None)
+    p = sub.add_parser("quickstart", help="local broker + Spark + a file source and sink, end to end")
+    p.add_argument("--lines", type=int, default=5, help="lines to append to the input file")
+    p.add_argument("--exit", action="store_true", help="stop everything after the demonstration")
+    p.add_argument("--dir", default=None, help="work directory (default: <cache>/run/quickstart)")
+    p.set_defaults(func=_quickstart)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if argv and argv[0] == "dev":
+        return _dev(argparse.Namespace(), argv[1:])
+    args = parser.parse_args(argv)
+    _setup_logging(args.log_level)
+    return int(args.func(args))
+
+
+def connect_standalone(argv: list[str] | None = None) -> int:
+    return main(["standalone", *(sys.argv[1:] if argv is None else argv)])
+
+
+def connect_distributed(argv: list[str] | None = None) -> int:
+    return main(["distributed", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

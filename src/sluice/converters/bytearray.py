@@ -1,0 +1,52 @@
+"""``org.apache.kafka.connect.converters.ByteArrayConverter``: bytes pass through
+unchanged. Also usable as a header converter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
+from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
+from sluice.api.data import Schema, Type
+from sluice.api.errors import DataError
+
+__all__ = ["ByteArrayConverter"]
+
+
+class ByteArrayConverter(Converter, HeaderConverter):
+    """Passes ``bytes`` through; the Connect schema is OPTIONAL_BYTES on the way in."""
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(
+            "converter.type",
+            ConfigType.STRING,
+            validator=ValidString.in_("key", "value", "header"),
+            importance=Importance.LOW,
+            documentation="How this converter will be used.",
+        )
+
+    def configure(self, configs: dict[str, Any], is_key: bool | None = None) -> None:
+        pass
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any, headers: Any = None) -> bytes | None:
+        if schema is not None and schema.type is not Type.BYTES:
+            raise DataError(f"Invalid schema type for ByteArrayConverter: {schema.type.name}")
+        if value is None:
+            return None
+        if isinstance(value, bytes):
+            return value
+        if isinstance(value, (bytearray, memoryview)):
+            return bytes(value)
+        raise DataError(f"ByteArrayConverter is not compatible with objects of type {type(value)}")
+
+    def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
+        return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, value)
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,114 @@
+"""``org.apache.kafka.connect.storage.StringConverter``.
+
+Serialises any value as its Java-style string form (``java_string``: ``str`` as is,
+``true``/``false``, ``1.0E10``, ``{k=v}``, ``[a, b]``, ``Struct{...}``) encoded with
+``converter.encoding`` (default UTF-8); deserialises to an optional STRING. Unencodable
+characters become ``?`` and malformed input decodes to U+FFFD, as Java's ``String``
+conversions do. Also usable as a header converter.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any
+
+from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString, Width
+from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
+from sluice.api.data import Schema, java_string
+from sluice.api.errors import ConfigError, DataError
+
+__all__ = ["StringConverter"]
+
+TYPE_CONFIG = "converter.type"
+ENCODING_CONFIG = "converter.encoding"
+ENCODING_DEFAULT = "UTF-8"
+
+_UTF16 = {"utf-16", "utf16", "unicode"}
+
+
+def _codec(encoding: str) -> tuple[str, bool]:
+    """The Python codec for a Java charset name, and whether it is Java's UTF-16
+    (big-endian with a byte-order mark on output, big-endian when unmarked on input)."""
+    if encoding.strip().lower() in _UTF16:
+        return "utf-16-be", True
+    try:
+        return codecs.lookup(encoding.strip()).name, False
+    except LookupError:
+        raise ConfigError(ENCODING_CONFIG, encoding, "Unsupported encoding") from None
+
+
+def _config_def() -> ConfigDef:
+    return (
+        ConfigDef()
+        .define(
+            TYPE_CONFIG,
+            ConfigType.STRING,
+            validator=ValidString.in_("key", "value", "header"),
+            importance=Importance.LOW,
+            documentation="How this converter will be used.",
+        )
+        .define(
+            ENCODING_CONFIG,
+            ConfigType.STRING,
+            ENCODING_DEFAULT,
+            importance=Importance.HIGH,
+            documentation="The name of the Java character set to use for encoding strings as byte arrays.",
+            width=Width.MEDIUM,
+            display_name="Encoding",
+        )
+    )
+
+
+class StringConverter(Converter, HeaderConverter):
+    """Values as strings. Config: ``converter.encoding`` (``encoding`` is accepted too)."""
+
+    def __init__(self) -> None:
+        self._codec = "utf-8"
+        self._utf16 = False
+
+    def config(self) -> ConfigDef:
+        return _config_def()
+
+    def configure(self, configs: dict[str, Any], is_key: bool | None = None) -> None:
+        encoding = configs.get(ENCODING_CONFIG)
+        if encoding is None:
+            encoding = configs.get("encoding", ENCODING_DEFAULT)
+        self._codec, self._utf16 = _codec(str(encoding))
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any, headers: Any = None) -> bytes | None:
+        if value is None:
+            return None
+        text = value if isinstance(value, str) else java_string(value)
+        try:
+            if self._codec == "utf-8":
+                return text.encode("utf-8", "replace")
+            data = text.encode(self._codec, "replace")
+            return b"\xfe\xff" + data if self._utf16 else data
+        except Exception as e:  # pragma: no cover - codec failures are exotic
+            raise DataError("Failed to serialize to a string: ") from e
+
+    def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
+        if value is None:
+            return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None)
+        try:
+            if self._utf16:
+                raw = bytes(value)
+                if raw[:2] in (b"\xfe\xff", b"\xff\xfe"):
+                    text = raw.decode("utf-16", "replace")
+                else:
+                    text = raw.decode("utf-16-be", "replace")
+            else:
+                text = bytes(value).decode(self._codec, "replace")
+        except Exception as e:  # pragma: no cover
+            raise DataError("Failed to deserialize string: ") from e
+        return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)
+
+    # HeaderConverter
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,101 @@
+"""``sluice dev ...``: local services for development, tests and the quickstart.
+
+    sluice dev fetch                          fetch (once) every JVM jar the project uses
+    sluice dev kafka start [--dir D] [--port P]   start a broker, print its bootstrap address
+    sluice dev kafka status [--dir D]         exit code 0 when running, 1 when not
+    sluice dev kafka stop [--dir D]
+
+The default broker directory is ``<cache>/run/kafka``. Also runnable as
+``python -m sluice.devtools.cli ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from sluice.devtools import DevToolsError
+from sluice.devtools.cache import run_dir
+
+__all__ = ["dev_main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sluice dev", description="Local services for developing and testing Sluice."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser("fetch", help="fetch (once) every JVM jar the project uses into the cache")
+
+    kafka = commands.add_parser("kafka", help="a local single-node Kafka broker (KRaft)")
+    actions = kafka.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in (
+        ("start", "start the broker (if not running) and print its bootstrap address"),
+        ("stop", "stop the broker"),
+        ("status", "print whether the broker runs; exit code 0 if it does, 1 if not"),
+    ):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument(
+            "--dir",
+            type=Path,
+            default=None,
+            help="the broker's work directory (default: <cache>/run/kafka)",
+        )
+        if name == "start":
+            action.add_argument("--port", type=int, default=None, help="client port (default: a free one)")
+            action.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for start-up")
+        if name == "stop":
+            action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+    return parser
+
+
+def dev_main(argv: Sequence[str]) -> int:
+    """Run ``sluice dev`` with the arguments after ``dev``; returns the exit code."""
+    args = _parser().parse_args(list(argv))
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:
+        if args.command == "fetch":
+            return _fetch()
+        return _kafka(args)
+    except DevToolsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _fetch() -> int:
+    from sluice.devtools.jars import fetch_all
+
+    started = time.monotonic()
+    for name, jars in fetch_all().items():
+        print(f"{name}: {len(jars)} jars in {jars[0].parent}")
+    elapsed = time.monotonic() - started
+    if elapsed > 1:
+        print(f"fetched in {elapsed:.1f}s", file=sys.stderr)
+    return 0
+
+
+def _kafka(args: argparse.Namespace) -> int:
+    from sluice.devtools.kafka import KafkaBroker
+
+    work_dir = args.dir if args.dir is not None else run_dir("kafka")
+    if args.action == "start":
+        broker = KafkaBroker(work_dir, port=args.port)
+        print(broker.start(timeout=args.timeout))
+        return 0
+    broker = KafkaBroker(work_dir)
+    if args.action == "stop":
+        stopped = broker.stop(timeout=args.timeout)
+        print("stopped" if stopped else f"not running (dir {broker.work_dir})")
+        return 0
+    status = broker.status()
+    print(status)
+    return 0 if status.running else 1
+
+
+if __name__ == "__main__":
+    sys.exit(dev_main(sys.argv[1:]))

@@ -1,0 +1,340 @@
+"""JVM jars from Maven Central, fetched once into the cache and used offline afterwards.
+
+Resolution runs Apache Ivy's command line (the ``ivy-*.jar`` that PySpark ships in its
+``jars/`` directory), so a machine needs Java but not Maven. Each jar set is resolved
+into a temporary directory next to its final place, a marker file listing the jars is
+written, and the directory is renamed into place: a set is either complete or absent.
+A file lock serialises concurrent fetches (Ivy's cache is not safe for parallel writers).
+
+Set ``SLUICE_IVY_SETTINGS`` to an ``ivysettings.xml`` to resolve through a mirror instead
+of Ivy's default chain.
+
+This module does not import pyspark (only ``sluice.spark`` does); it finds PySpark's
+install directory and version through the import system's metadata.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from sluice.devtools import DevToolsError
+from sluice.devtools.cache import jvm_dir
+
+__all__ = [
+    "JAVA_MIN_VERSION",
+    "KAFKA_BROKER_MODULES",
+    "KAFKA_VERSION",
+    "LOG4J_VERSION",
+    "SPARK_VERSION",
+    "fetch_all",
+    "java_executable",
+    "kafka_broker_classpath",
+    "pyspark_jars_dir",
+    "spark_kafka_jars",
+    "spark_kafka_module",
+]
+
+log = logging.getLogger(__name__)
+
+KAFKA_VERSION = "4.3.1"
+LOG4J_VERSION = "2.25.4"
+JAVA_MIN_VERSION = 17
+IVY_SETTINGS_ENV = "SLUICE_IVY_SETTINGS"
+
+Module = tuple[str, str, str]  # (organisation, name, revision)
+
+# The broker, its admin/perf tools (StorageTool, ProducerPerformance, ...) and a log4j2
+# backend for Kafka's SLF4J logging.
+KAFKA_BROKER_MODULES: tuple[Module, ...] = (
+    ("org.apache.kafka", "kafka_2.13", KAFKA_VERSION),
+    ("org.apache.kafka", "kafka-tools", KAFKA_VERSION),
+    ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
+)
+
+_MARKER = ".sluice-complete.json"
+
+
+def _installed_pyspark_version() -> str:
+    try:
+        return importlib.metadata.version("pyspark")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+SPARK_VERSION = _installed_pyspark_version()
+
+
+# ---------------------------------------------------------------------------------- Java
+
+
+def java_executable() -> Path:
+    """The ``java`` to run: ``$JAVA_HOME/bin/java`` if JAVA_HOME is set, else ``java`` on PATH.
+
+    Raises :class:`DevToolsError` when there is none or it is older than Java 17.
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if not os.access(candidate, os.X_OK):
+            raise DevToolsError(
+                f"JAVA_HOME is set to {java_home!r} but {candidate} is not an executable. "
+                f"Point JAVA_HOME at a Java {JAVA_MIN_VERSION}+ installation or unset it."
+            )
+        java = candidate
+    else:
+        found = shutil.which("java")
+        if found is None:
+            raise DevToolsError(
+                f"Java {JAVA_MIN_VERSION} or newer is needed to run Kafka and Spark, "
+                "but no `java` is on PATH and JAVA_HOME is not set. Install a JDK or JRE "
+                "(Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`; macOS: "
+                "`brew install openjdk@17`) or set JAVA_HOME."
+            )
+        java = Path(found)
+    _check_java_version(str(java))
+    return java
+
+
+@functools.lru_cache(maxsize=None)
+def _check_java_version(java: str) -> None:
+    try:
+        out = subprocess.run(
+            [java, "-XshowSettings:properties", "-version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DevToolsError(f"Could not run {java}: {exc}") from exc
+    match = re.search(r"java\.specification\.version = (\S+)", out.stderr + out.stdout)
+    if match is None:
+        raise DevToolsError(f"Could not tell the version of {java}: {out.stderr.strip()[-500:]}")
+    spec = match.group(1)
+    major = int(spec.split(".")[1] if spec.startswith("1.") else spec.split(".")[0])
+    if major < JAVA_MIN_VERSION:
+        raise DevToolsError(
+            f"{java} is Java {spec}; Kafka {KAFKA_VERSION} and Spark need Java "
+            f"{JAVA_MIN_VERSION} or newer. Install one and put it first on PATH or set JAVA_HOME."
+        )
+
+
+# ------------------------------------------------------------------------------- PySpark
+
+
+def pyspark_jars_dir() -> Path:
+    """PySpark's bundled ``jars/`` directory (found without importing pyspark)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise DevToolsError("PySpark is not installed in this environment (run `./dev setup`).")
+    for location in spec.submodule_search_locations:
+        jars = Path(location) / "jars"
+        if jars.is_dir():
+            return jars
+    raise DevToolsError(f"PySpark at {list(spec.submodule_search_locations)} has no jars/ directory.")
+
+
+def _ivy_jar() -> Path:
+    candidates = sorted(pyspark_jars_dir().glob("ivy-*.jar"))
+    if not candidates:
+        raise DevToolsError(f"No ivy-*.jar in {pyspark_jars_dir()}; is the PySpark install complete?")
+    return candidates[-1]
+
+
+def _scala_binary_version() -> str:
+    for jar in pyspark_jars_dir().glob("spark-core_*.jar"):
+        match = re.match(r"spark-core_(\d+\.\d+)-", jar.name)
+        if match:
+            return match.group(1)
+    return "2.13"
+
+
+def spark_kafka_module() -> Module:
+    """Coordinates of Spark's Kafka connector matching the installed PySpark."""
+    if not SPARK_VERSION:
+        raise DevToolsError("PySpark is not installed in this environment (run `./dev setup`).")
+    return ("org.apache.spark", f"spark-sql-kafka-0-10_{_scala_binary_version()}", SPARK_VERSION)
+
+
+def _bundled_with_pyspark(artifact: str, bundled: Sequence[str]) -> bool:
+    """Whether PySpark's jars/ already holds some version of ``artifact``.
+
+    PySpark's jars are named ``<artifact>-<version>.jar``; a version starts with a digit.
+    """
+    prefix = artifact + "-"
+    return any(
+        name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isdigit() for name in bundled
+    )
+
+
+# ------------------------------------------------------------------------------- public
+
+
+def kafka_broker_classpath() -> list[Path]:
+    """The jars that run Apache Kafka's broker and tools (``java -cp``), fetched on first use."""
+    return _jar_set(f"kafka-{KAFKA_VERSION}", KAFKA_BROKER_MODULES)
+
+
+def spark_kafka_jars() -> list[Path]:
+    """Jars to add to ``spark.jars`` so PySpark can read and write Kafka.
+
+    Spark's Kafka connector and those of its dependencies that PySpark does not already
+    bundle (for Spark 4.0.0: spark-sql-kafka, spark-token-provider-kafka, kafka-clients,
+    commons-pool2).
+    """
+    module = spark_kafka_module()
+    bundled = [p.name for p in pyspark_jars_dir().glob("*.jar")]
+    return _jar_set(
+        f"spark-kafka-{module[2]}",
+        (module,),
+        keep=lambda artifact: not _bundled_with_pyspark(artifact, bundled),
+    )
+
+
+def fetch_all() -> dict[str, list[Path]]:
+    """Fetch every jar set the project uses; a no-op (and offline) once cached."""
+    return {
+        "kafka-broker": kafka_broker_classpath(),
+        "spark-kafka": spark_kafka_jars(),
+    }
+
+
+# ----------------------------------------------------------------------------- plumbing
+
+
+def _jar_set(
+    name: str, modules: Sequence[Module], keep: Callable[[str], bool] = lambda _artifact: True
+) -> list[Path]:
+    root = jvm_dir()
+    dest = root / name
+    cached = _read_complete(dest, modules)
+    if cached is not None:
+        return cached
+    with _file_lock(root / f".{name}.lock"):
+        cached = _read_complete(dest, modules)  # another process may have finished meanwhile
+        if cached is not None:
+            return cached
+        log.info("Fetching %s from Maven Central into %s (first use only) ...", name, dest)
+        started = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+        try:
+            retrieved = work / "retrieved"
+            _ivy_retrieve(modules, retrieved, work)
+            out = work / "out"
+            out.mkdir()
+            jars: list[str] = []
+            for artifact_dir in sorted(p for p in retrieved.iterdir() if p.is_dir()):
+                if not keep(artifact_dir.name):
+                    continue
+                for jar in sorted(artifact_dir.glob("*.jar")):
+                    os.replace(jar, out / jar.name)
+                    jars.append(jar.name)
+            if not jars:
+                raise DevToolsError(f"Resolving {_coords(modules)} retrieved no jars (see {work}).")
+            marker = {"modules": [list(m) for m in modules], "jars": jars}
+            (out / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+            if dest.exists():  # a partial set left by an older, interrupted layout
+                shutil.rmtree(dest)
+            os.rename(out, dest)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        log.info("Fetched %s (%d jars) in %.1fs", name, len(jars), time.monotonic() - started)
+    result = _read_complete(dest, modules)
+    assert result is not None
+    return result
+
+
+def _read_complete(dest: Path, modules: Sequence[Module]) -> list[Path] | None:
+    try:
+        marker = json.loads((dest / _MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    if marker.get("modules") != [list(m) for m in modules]:
+        return None
+    jars = [dest / name for name in marker.get("jars", [])]
+    if not jars or not all(j.is_file() for j in jars):
+        return None
+    return jars
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _coords(modules: Sequence[Module]) -> str:
+    return ", ".join(":".join(m) for m in modules)
+
+
+def _ivy_retrieve(modules: Sequence[Module], retrieved: Path, work: Path) -> None:
+    java = java_executable()
+    deps = "\n".join(
+        f"    <dependency org={quoteattr(org)} name={quoteattr(mod)} rev={quoteattr(rev)}/>"
+        for org, mod, rev in modules
+    )
+    ivy_xml = work / "ivy.xml"
+    ivy_xml.write_text(
+        '<ivy-module version="2.0">\n'
+        '  <info organisation="sluice.local" module="jar-set"/>\n'
+        '  <dependencies defaultconfmapping="default->default">\n'
+        f"{deps}\n"
+        "  </dependencies>\n"
+        "</ivy-module>\n"
+    )
+    root = jvm_dir()
+    command = [
+        str(java),
+        # keep Ivy's user dir out of $HOME (which may be read-only in CI)
+        f"-Divy.default.ivy.user.dir={root / 'ivy-home'}",
+        "-jar",
+        str(_ivy_jar()),
+        "-cache",
+        str(root / "ivy-cache"),
+        "-ivy",
+        str(ivy_xml),
+        "-confs",
+        "default",
+        "-retrieve",
+        f"{retrieved}/[artifact]/[artifact]-[revision](-[classifier]).[ext]",
+    ]
+    settings = os.environ.get(IVY_SETTINGS_ENV)
+    if settings:
+        command[4:4] = ["-settings", settings]
+    ivy_log = work / "ivy.log"
+    with open(ivy_log, "w") as out:
+        try:
+            proc = subprocess.run(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=1800
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise DevToolsError(f"Resolving {_coords(modules)} with Ivy timed out.") from exc
+    if proc.returncode != 0 or not retrieved.is_dir():
+        lines = ivy_log.read_text(errors="replace").splitlines()
+        interesting = [ln.strip() for ln in lines if "::" in ln or "ERROR" in ln or "WARN" in ln]
+        detail = "\n".join((interesting or lines)[-25:])
+        raise DevToolsError(
+            f"Could not download {_coords(modules)} from Maven Central with Ivy "
+            f"(exit code {proc.returncode}). Check the network (or set {IVY_SETTINGS_ENV} "
+            f"to an ivysettings.xml for a mirror) and retry.\n{detail}"
+        )

@@ -1,0 +1,584 @@
+"""A real single-node Apache Kafka broker (KRaft, combined broker+controller) for local use.
+
+``KafkaBroker(work_dir).start()`` fetches the broker's jars on first use (see
+:mod:`sluice.devtools.jars`), writes ``server.properties`` into ``work_dir``, formats the
+storage once, starts the JVM as a child process in its own session (so it outlives the
+caller and ignores the caller's Ctrl-C), records pid and bootstrap address in
+``work_dir/state.json`` and waits until the broker answers a metadata request.
+
+Another process can stop it or ask for its status with ``KafkaBroker.from_state(work_dir)``
+(or plain ``KafkaBroker(work_dir)``). Stopping sends SIGTERM to the recorded pid (Kafka's
+controlled shutdown) and SIGKILL only after the timeout; the pid is verified to still be
+this broker's JVM first, so a reused pid is never signalled.
+
+Restarting on the same ``work_dir`` keeps the data (topics, offsets) and, when they are
+still free, the ports.
+
+Files in ``work_dir``: ``server.properties``, ``data/``, ``state.json``, ``logs/server.log``
+(log4j, WARN and above) and ``logs/broker.out`` (the JVM's stdout and stderr).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import signal
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sluice.devtools import DevToolsError
+from sluice.devtools.jars import KAFKA_VERSION, java_executable, kafka_broker_classpath
+
+__all__ = ["BrokerStatus", "KafkaBroker", "create_topic", "quiet_client_logger"]
+
+log = logging.getLogger(__name__)
+
+_HOST = "127.0.0.1"
+_STATE = "state.json"
+_PORT_ATTEMPTS = 3
+
+
+def quiet_client_logger() -> logging.Logger:
+    """A logger for confluent_kafka clients (``{"logger": ...}``) that drops librdkafka's logs.
+
+    Connection-refused noise while a broker starts or stops is expected and is not useful.
+    """
+    quiet = logging.getLogger("sluice.devtools.librdkafka")
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
+    return quiet
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerStatus:
+    """What ``KafkaBroker.status()`` reports."""
+
+    running: bool
+    pid: int | None
+    bootstrap: str | None
+    work_dir: Path
+
+    def __str__(self) -> str:
+        if self.running:
+            return f"running pid={self.pid} bootstrap={self.bootstrap} dir={self.work_dir}"
+        return f"stopped dir={self.work_dir}"
+
+
+class KafkaBroker:
+    """One local Kafka broker whose files live in ``work_dir``.
+
+    ``port`` fixes the client (PLAINTEXT) port; by default a free loopback port is picked
+    (the previous one when restarting, if it is still free). ``server_properties`` adds or
+    overrides broker settings (``{"auto.create.topics.enable": "false"}``).
+    """
+
+    def __init__(
+        self,
+        work_dir: Path | str,
+        port: int | None = None,
+        *,
+        heap: str = "512m",
+        server_properties: Mapping[str, str] | None = None,
+    ) -> None:
+        self.work_dir = Path(work_dir).expanduser().absolute()
+        self.port = port
+        self.heap = heap
+        self.server_properties = dict(server_properties or {})
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid: int | None = None
+        self._bootstrap: str | None = None
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_state(cls, work_dir: Path | str) -> KafkaBroker:
+        """The broker recorded in ``work_dir/state.json`` by an earlier ``start()``."""
+        broker = cls(work_dir)
+        state = broker._read_state()
+        if state is None:
+            raise DevToolsError(f"No Kafka broker was started in {broker.work_dir} (no {_STATE}).")
+        broker._pid = state.get("pid")
+        broker._bootstrap = state.get("bootstrap")
+        return broker
+
+    def __enter__(self) -> KafkaBroker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def bootstrap(self) -> str:
+        """``127.0.0.1:PORT`` of the running broker."""
+        if self._bootstrap is None:
+            raise DevToolsError(f"The Kafka broker in {self.work_dir} has not been started.")
+        return self._bootstrap
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def log_file(self) -> Path:
+        return self.work_dir / "logs" / "server.log"
+
+    @property
+    def _config_file(self) -> Path:
+        return self.work_dir / "server.properties"
+
+    @property
+    def _data_dir(self) -> Path:
+        return self.work_dir / "data"
+
+    @property
+    def _out_file(self) -> Path:
+        return self.work_dir / "logs" / "broker.out"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, timeout: float = 60.0) -> str:
+        """Start the broker (a no-op if it already runs) and return its bootstrap address.
+
+        ``timeout`` bounds the wait for the started JVM to answer; fetching the jars on
+        first use and formatting the storage come before it.
+        """
+        self._adopt_from_state()
+        if self._pid is not None and self._is_running(self._pid):
+            self._wait_ready(time.monotonic() + timeout)
+            return self.bootstrap
+
+        java = java_executable()
+        classpath = os.pathsep.join(str(p) for p in kafka_broker_classpath())
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        (self.work_dir / "logs").mkdir(exist_ok=True)
+        previous = self._read_properties()
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            port, controller_port = self._choose_ports(previous)
+            self._write_config(port, controller_port)
+            self._format_storage(java, classpath)
+            self._launch(java, classpath, port, controller_port)
+            try:
+                self._wait_ready(time.monotonic() + timeout)
+            except DevToolsError:
+                output = self._log_tail()
+                self._kill_failed_start()
+                if "Address already in use" in output and self.port is None and attempt < _PORT_ATTEMPTS:
+                    previous = {}  # lost a race for a free port: pick new ones
+                    continue
+                raise
+            log.info("Kafka %s broker up at %s (pid %s)", KAFKA_VERSION, self.bootstrap, self._pid)
+            return self.bootstrap
+        raise AssertionError("unreachable")
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop the broker: SIGTERM, then SIGKILL after ``timeout``. True if it was running."""
+        self._adopt_from_state()
+        pid = self._pid
+        if pid is None or not self._is_running(pid):
+            self._forget_process()
+            return False
+        self._signal(pid, signal.SIGTERM)
+        if not self._wait_exit(pid, timeout):
+            log.warning("Kafka broker pid %s did not stop within %ss; killing it", pid, timeout)
+            self._signal(pid, signal.SIGKILL)
+            if not self._wait_exit(pid, 15.0):
+                raise DevToolsError(f"Kafka broker pid {pid} did not exit after SIGKILL.")
+        self._forget_process()
+        return True
+
+    def status(self) -> BrokerStatus:
+        self._adopt_from_state()
+        running = self._pid is not None and self._is_running(self._pid)
+        return BrokerStatus(
+            running=running,
+            pid=self._pid if running else None,
+            bootstrap=self._bootstrap if running else None,
+            work_dir=self.work_dir,
+        )
+
+    # ------------------------------------------------------------------ admin helpers
+
+    def admin_client(self) -> Any:
+        """A confluent_kafka ``AdminClient`` for this broker, with librdkafka's logs silenced."""
+        return _admin_client(self.bootstrap)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        *,
+        config: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        """Create a topic and wait until every partition has a leader."""
+        create_topic(self.bootstrap, name, partitions, config=config, timeout=timeout)
+
+    # ------------------------------------------------------------------ internals: start
+
+    def _adopt_from_state(self) -> None:
+        """Pick up pid/bootstrap recorded by another process, unless this object owns one."""
+        if self._proc is not None:
+            return
+        state = self._read_state()
+        if state is not None:
+            self._pid = state.get("pid")
+            self._bootstrap = state.get("bootstrap")
+
+    def _choose_ports(self, previous: Mapping[str, str]) -> tuple[int, int]:
+        def previous_port(listener: str) -> int | None:
+            for entry in previous.get("listeners", "").split(","):
+                name, _, address = entry.partition("://")
+                if name.strip() == listener and ":" in address:
+                    with contextlib.suppress(ValueError):
+                        return int(address.rsplit(":", 1)[1])
+            return None
+
+        port = self.port or _reuse_if_free(previous_port("PLAINTEXT")) or _free_port()
+        controller = _reuse_if_free(previous_port("CONTROLLER"), avoid=port) or _free_port(avoid=port)
+        return port, controller
+
+    def _write_config(self, port: int, controller_port: int) -> None:
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.bootstrap.servers": f"{_HOST}:{controller_port}",
+            "listeners": f"PLAINTEXT://{_HOST}:{port},CONTROLLER://{_HOST}:{controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{_HOST}:{port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self._data_dir),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        props.update(self.server_properties)
+        text = "# Written by sluice.devtools.kafka; rewritten on every start.\n" + "".join(
+            f"{key}={_escape_property(value)}\n" for key, value in props.items()
+        )
+        _write_atomic(self._config_file, text)
+
+    def _format_storage(self, java: Path, classpath: str) -> None:
+        if (self._data_dir / "meta.properties").is_file():
+            return  # formatted by an earlier start: keep the data
+        if self._data_dir.exists():
+            shutil.rmtree(self._data_dir)  # a format that never finished
+        command = [
+            str(java),
+            "-Xmx256m",
+            *self._log_options(),
+            "-cp",
+            classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            "--standalone",
+            "-t",
+            _random_cluster_id(),
+            "-c",
+            str(self._config_file),
+        ]
+        proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise DevToolsError(
+                f"Formatting Kafka storage in {self._data_dir} failed (exit code {proc.returncode}):\n"
+                + _tail(proc.stdout + proc.stderr)
+            )
+
+    def _log_options(self) -> list[str]:
+        config = resources.files("sluice.devtools") / "log4j2.properties"
+        return [
+            f"-Dlog4j2.configurationFile={config}",
+            f"-Dkafka.logs.dir={self.work_dir / 'logs'}",
+            "-Djava.awt.headless=true",
+        ]
+
+    def _launch(self, java: Path, classpath: str, port: int, controller_port: int) -> None:
+        command = [
+            str(java),
+            f"-Xmx{self.heap}",
+            "-XX:+ExitOnOutOfMemoryError",
+            *self._log_options(),
+            "-cp",
+            classpath,
+            "kafka.Kafka",
+            str(self._config_file),
+        ]
+        with open(self._out_file, "ab") as out:
+            self._proc = subprocess.Popen(
+                command,
+                cwd=self.work_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own session and process group
+                close_fds=True,
+            )
+        self._pid = self._proc.pid
+        self._bootstrap = f"{_HOST}:{port}"
+        self._write_state(
+            {
+                "pid": self._pid,
+                "bootstrap": self._bootstrap,
+                "port": port,
+                "controller_port": controller_port,
+                "kafka_version": KAFKA_VERSION,
+                "started_at": time.time(),
+                "log": str(self.log_file),
+            }
+        )
+
+    def _wait_ready(self, deadline: float) -> None:
+        host, _, port = self.bootstrap.rpartition(":")
+        while not _can_connect(host, int(port)):
+            self._check_alive_while_starting()
+            if time.monotonic() > deadline:
+                raise self._start_failure("did not open its port in time")
+            time.sleep(0.05)
+
+        from confluent_kafka import KafkaException
+
+        admin = _admin_client(self.bootstrap)
+        while True:
+            self._check_alive_while_starting()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._start_failure("did not answer a metadata request in time")
+            try:
+                if admin.list_topics(timeout=min(2.0, max(remaining, 0.1))).brokers:
+                    return
+            except KafkaException:
+                pass
+            time.sleep(0.05)
+
+    def _check_alive_while_starting(self) -> None:
+        assert self._pid is not None
+        if not self._is_running(self._pid):
+            raise self._start_failure("exited during start-up")
+
+    def _start_failure(self, what: str) -> DevToolsError:
+        return DevToolsError(
+            f"The Kafka broker in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}"
+        )
+
+    def _kill_failed_start(self) -> None:
+        if self._pid is not None and self._is_running(self._pid):
+            self._signal(self._pid, signal.SIGKILL)
+            self._wait_exit(self._pid, 15.0)
+        self._forget_process()
+
+    def _log_tail(self) -> str:
+        parts = []
+        for path in (self._out_file, self.log_file):
+            if path.is_file() and path.stat().st_size:
+                parts.append(f"--- {path}\n{_tail(path.read_text(errors='replace'))}")
+        return "\n".join(parts) or "(no log output)"
+
+    # ------------------------------------------------------------------ internals: processes
+
+    def _is_running(self, pid: int) -> bool:
+        """Whether ``pid`` is alive and still this work dir's broker JVM (not a reused pid)."""
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is None
+        with contextlib.suppress(ChildProcessError):
+            reaped, _ = os.waitpid(pid, os.WNOHANG)  # our own child that exited: reap it
+            if reaped == pid:
+                return False
+        info = _process_info(pid)
+        if info is None:
+            return False
+        state, cmdline = info
+        return not state.startswith("Z") and "kafka.Kafka" in cmdline and str(self._config_file) in cmdline
+
+    def _wait_exit(self, pid: int, timeout: float) -> bool:
+        if self._proc is not None and self._proc.pid == pid:
+            try:
+                self._proc.wait(timeout)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+        deadline = time.monotonic() + timeout
+        while self._is_running(pid):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    @staticmethod
+    def _signal(pid: int, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+    def _forget_process(self) -> None:
+        self._proc = None
+        self._pid = None
+        self._bootstrap = None
+        state = self._read_state()
+        if state is not None and state.get("pid") is not None:
+            state["pid"] = None
+            state["bootstrap"] = None
+            self._write_state(state)
+
+    # ------------------------------------------------------------------ internals: files
+
+    def _read_state(self) -> dict[str, Any] | None:
+        try:
+            state = json.loads((self.work_dir / _STATE).read_text())
+        except (OSError, ValueError):
+            return None
+        return state if isinstance(state, dict) else None
+
+    def _write_state(self, state: Mapping[str, Any]) -> None:
+        _write_atomic(self.work_dir / _STATE, json.dumps(state, indent=2) + "\n")
+
+    def _read_properties(self) -> dict[str, str]:
+        try:
+            lines = self._config_file.read_text().splitlines()
+        except OSError:
+            return {}
+        props = {}
+        for line in lines:
+            if line.strip() and not line.lstrip().startswith("#") and "=" in line:
+                key, _, value = line.partition("=")
+                props[key.strip()] = value.strip()
+        return props
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _admin_client(bootstrap: str) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap, "logger": quiet_client_logger()})
+
+
+def create_topic(
+    bootstrap: str,
+    name: str,
+    partitions: int = 1,
+    *,
+    config: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+) -> None:
+    """Create a topic on the broker at ``bootstrap`` and wait until every partition has a leader.
+
+    Works for any broker (also one not started by this module); replication factor 1.
+    """
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    admin = _admin_client(bootstrap)
+    topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=dict(config or {}))
+    futures = admin.create_topics([topic], operation_timeout=timeout, request_timeout=timeout)
+    try:
+        futures[name].result(timeout=timeout)
+    except KafkaException as exc:
+        raise DevToolsError(f"Could not create topic {name!r}: {exc}") from exc
+    deadline = time.monotonic() + timeout
+    while True:
+        meta = admin.list_topics(topic=name, timeout=timeout).topics.get(name)
+        if (
+            meta is not None
+            and meta.error is None
+            and len(meta.partitions) == partitions
+            and all(p.leader >= 0 for p in meta.partitions.values())
+        ):
+            return
+        if time.monotonic() > deadline:
+            raise DevToolsError(f"Topic {name!r} has no leader after {timeout}s.")
+        time.sleep(0.05)
+
+
+def _random_cluster_id() -> str:
+    """A Kafka cluster id, as ``kafka-storage random-uuid`` makes (base64url, 22 chars)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+def _free_port(avoid: int | None = None) -> int:
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((_HOST, 0))
+            port = sock.getsockname()[1]
+        if port != avoid:
+            return int(port)
+
+
+def _reuse_if_free(port: int | None, avoid: int | None = None) -> int | None:
+    if port is None or port == avoid:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((_HOST, port))
+        except OSError:
+            return None
+    return port
+
+
+def _can_connect(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _process_info(pid: int) -> tuple[str, str] | None:
+    """(state, command line) of a process, or None if there is no such process."""
+    proc = Path("/proc") / str(pid)
+    if Path("/proc/self").exists():
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return None
+        return stat.rsplit(")", 1)[1].split()[0], cmdline
+    try:  # no /proc (macOS): ask ps
+        out = subprocess.run(
+            ["ps", "-o", "stat=", "-o", "command=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = out.stdout.strip()
+    if out.returncode != 0 or not line:
+        return None
+    state, _, cmdline = line.partition(" ")
+    return state, cmdline
+
+
+def _escape_property(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])

@@ -1,0 +1,313 @@
+"""The Kafka Connect REST API as a FastAPI application over a :class:`Herder`.
+
+Thin by design: each handler parses its input, calls one herder method and serialises
+the result. Handlers are plain ``def`` because herder methods block; FastAPI runs them
+in its thread pool. Request bodies are read by :func:`_json_body` rather than by
+FastAPI/pydantic models, so that every malformed request gets Kafka's error body (see
+:mod:`sluice.rest.errors` for the mapping and the list of deliberate deviations).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sluice.api.errors import NotFoundError
+from sluice.rest import entities
+from sluice.rest.errors import CatchAllMiddleware, install_error_handlers, jaxrs_message
+from sluice.runtime.herder.base import BadRequestError, ConnectRestError, Herder
+
+__all__ = ["create_app"]
+
+_HEALTH_STATUS_CODES = {"healthy": 200, "starting": 503, "unhealthy": 500}
+
+# Characters JAX-RS's UriBuilder.path() leaves unencoded in a path.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+_MISSING: Any = object()  # no request body
+
+
+# --------------------------------------------------------------------------- request helpers
+
+
+def _is_json_media_type(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+async def _json_body(request: Request) -> Any:
+    """The decoded JSON body, or ``_MISSING`` when the request has none."""
+    body = await request.body()
+    if not body.strip():
+        return _MISSING
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not _is_json_media_type(content_type):
+        raise ConnectRestError(
+            415,
+            f"{jaxrs_message(415)}: Content-Type {content_type} is not supported; send application/json",
+        )
+    try:
+        return entities.loads_json(body)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
+        raise BadRequestError(f"Request body is not valid JSON: {exc}") from None
+
+
+JsonBody = Annotated[Any, Depends(_json_body)]
+
+
+def _require_body(body: Any) -> Any:
+    if body is _MISSING:
+        raise BadRequestError("Request body is missing: expected a JSON object")
+    return body
+
+
+def _java_bool(request: Request, name: str, default: bool) -> bool:
+    """A boolean query parameter as JAX-RS reads it: the first value, ``Boolean.valueOf``
+    (only ``true``, case-insensitive, is true); absent or blank → ``default``."""
+    values = request.query_params.getlist(name)
+    if not values or not values[0].strip():
+        return default
+    return values[0].lower() == "true"
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def _task_id(task: str) -> int:
+    """A ``{task}`` path segment as JAX-RS converts it to ``Integer``; anything else is 404."""
+    if _INT_RE.fullmatch(task):
+        value = int(task)
+        if -(2**31) <= value < 2**31:
+            return value
+    raise ConnectRestError(404, jaxrs_message(404))
+
+
+def _check_and_put_name(connector_name: str, config: dict[str, str | None]) -> None:
+    """``ConnectorsResource.checkAndPutConnectorConfigName``."""
+    included = config.get("name")
+    if included is not None:
+        if included != connector_name:
+            raise BadRequestError(
+                f"Connector name configuration ({included}) doesn't match connector name "
+                f"in the URL ({connector_name})"
+            )
+    else:
+        config["name"] = connector_name
+
+
+def _location(request: Request, name: str) -> str:
+    """``Location`` of a created connector, resolved against the request base as Jersey does."""
+    return str(request.base_url).rstrip("/") + "/connectors/" + quote(name, safe=_PATH_SAFE)
+
+
+def _normalized_plugin_name(name: str) -> str:
+    suffix = "Connector"
+    if name.endswith(suffix) and len(name) > len(suffix):
+        return name[: -len(suffix)]
+    return name
+
+
+def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(content, status_code=status_code, headers=headers)
+
+
+# --------------------------------------------------------------------------- middleware
+
+
+class _StripTrailingSlash:
+    """Serve ``/connectors/`` as ``/connectors`` (Jersey tolerates a trailing slash)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path: str = scope["path"]
+            if len(path) > 1 and path.endswith("/"):
+                scope = dict(scope)
+                scope["path"] = path.rstrip("/") or "/"
+                raw = scope.get("raw_path")
+                if raw:
+                    scope["raw_path"] = raw.rstrip(b"/") or b"/"
+        await self.app(scope, receive, send)
+
+
+# --------------------------------------------------------------------------- application
+
+
+def create_app(herder: Herder) -> FastAPI:
+    """The REST API of one worker, operating ``herder``."""
+    app = FastAPI(
+        title="Sluice (Kafka Connect REST API)",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        redirect_slashes=False,
+    )
+    app.state.herder = herder
+    install_error_handlers(app)
+    # add_middleware prepends: the last added is outermost. Both sit inside Starlette's
+    # ServerErrorMiddleware and outside the exception handlers and the router.
+    app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(_StripTrailingSlash)
+
+    def get(path: str):  # GET, and HEAD as JAX-RS serves it for every GET resource
+        return app.api_route(path, methods=["GET", "HEAD"])
+
+    # ---- root
+
+    @get("/")
+    def server_info() -> Response:
+        return _json(herder.server_info())
+
+    @get("/health")
+    def health() -> Response:
+        status, message = herder.health()
+        code = _HEALTH_STATUS_CODES.get(status, 500)
+        return _json({"status": status, "message": message}, status_code=code)
+
+    # ---- connectors
+
+    @get("/connectors")
+    def list_connectors(request: Request) -> Response:
+        names = herder.connectors()
+        if "expand" not in request.query_params:
+            return _json(list(names))
+        expansions = request.query_params.getlist("expand")
+        out: dict[str, dict[str, Any]] = {}
+        for name in names:
+            try:
+                expanded: dict[str, Any] = {}
+                for expansion in expansions:
+                    if expansion == "status":
+                        expanded["status"] = entities.connector_state_json(herder.connector_status(name))
+                    elif expansion == "info":
+                        expanded["info"] = entities.connector_info_json(herder.connector_info(name))
+                    # unknown expansions are ignored, as in Kafka
+                out[name] = expanded
+            except NotFoundError:
+                # removed while we looked it up: left out, as in Kafka
+                continue
+        return _json(out)
+
+    @app.post("/connectors")
+    def create_connector(request: Request, body: JsonBody) -> Response:
+        name, config, initial_state = entities.parse_create_request(_require_body(body))
+        _check_and_put_name(name, config)
+        _created, info = herder.put_connector_config(
+            name, config, allow_replace=False, initial_state=initial_state
+        )
+        return _json(
+            entities.connector_info_json(info),
+            status_code=201,
+            headers={"Location": _location(request, name)},
+        )
+
+    @get("/connectors/{connector}")
+    def get_connector(connector: str) -> Response:
+        return _json(entities.connector_info_json(herder.connector_info(connector)))
+
+    @app.delete("/connectors/{connector}")
+    def delete_connector(connector: str) -> Response:
+        herder.delete_connector(connector)
+        return Response(status_code=204)
+
+    @get("/connectors/{connector}/config")
+    def get_connector_config(connector: str) -> Response:
+        return _json(dict(herder.connector_config(connector)))
+
+    @app.put("/connectors/{connector}/config")
+    def put_connector_config(request: Request, connector: str, body: JsonBody) -> Response:
+        config = entities.parse_config_map(_require_body(body))
+        _check_and_put_name(connector, config)
+        created, info = herder.put_connector_config(connector, config, allow_replace=True)
+        if created:
+            return _json(
+                entities.connector_info_json(info),
+                status_code=201,
+                headers={"Location": _location(request, connector)},
+            )
+        return _json(entities.connector_info_json(info))
+
+    @app.patch("/connectors/{connector}/config")
+    def patch_connector_config(connector: str, body: JsonBody) -> Response:
+        patch = entities.parse_config_map(_require_body(body))
+        return _json(entities.connector_info_json(herder.patch_connector_config(connector, patch)))
+
+    @get("/connectors/{connector}/status")
+    def connector_status(connector: str) -> Response:
+        return _json(entities.connector_state_json(herder.connector_status(connector)))
+
+    @app.post("/connectors/{connector}/restart")
+    def restart_connector(request: Request, connector: str) -> Response:
+        include_tasks = _java_bool(request, "includeTasks", False)
+        only_failed = _java_bool(request, "onlyFailed", False)
+        state = herder.restart_connector(connector, include_tasks, only_failed)
+        if state is None:
+            return Response(status_code=204)
+        return _json(entities.connector_state_json(state), status_code=202)
+
+    @app.put("/connectors/{connector}/pause")
+    def pause_connector(connector: str) -> Response:
+        herder.pause_connector(connector)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{connector}/resume")
+    def resume_connector(connector: str) -> Response:
+        herder.resume_connector(connector)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{connector}/stop")
+    def stop_connector(connector: str) -> Response:
+        herder.stop_connector(connector)
+        return Response(status_code=204)
+
+    @get("/connectors/{connector}/topics")
+    def connector_topics(connector: str) -> Response:
+        topics = list(herder.connector_active_topics(connector))
+        return _json({connector: {"topics": topics}})
+
+    # ---- tasks
+
+    @get("/connectors/{connector}/tasks")
+    def task_configs(connector: str) -> Response:
+        return _json([entities.task_info_json(t) for t in herder.task_configs(connector)])
+
+    @get("/connectors/{connector}/tasks-config")
+    def tasks_config(connector: str) -> Response:
+        # Deprecated in Kafka: {"<c>-<n>": {config}}.
+        return _json({str(t.id): dict(t.config) for t in herder.task_configs(connector)})
+
+    @get("/connectors/{connector}/tasks/{task}/status")
+    def task_status(connector: str, task: str) -> Response:
+        return _json(entities.task_state_json(herder.task_status(connector, _task_id(task))))
+
+    @app.post("/connectors/{connector}/tasks/{task}/restart")
+    def restart_task(connector: str, task: str) -> Response:
+        herder.restart_task(connector, _task_id(task))
+        return Response(status_code=204)
+
+    # ---- plugins
+
+    @get("/connector-plugins")
+    def connector_plugins(request: Request) -> Response:
+        connectors_only = _java_bool(request, "connectorsOnly", True)
+        plugins = herder.connector_plugins(connectors_only=connectors_only)
+        return _json([entities.plugin_info_json(p) for p in plugins])
+
+    @app.put("/connector-plugins/{plugin}/config/validate")
+    def validate_config(plugin: str, body: JsonBody) -> Response:
+        config = entities.parse_config_map(_require_body(body))
+        included = config.get("connector.class")
+        if included is not None and not _normalized_plugin_name(included).endswith(
+            _normalized_plugin_name(plugin)
+        ):
+            raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
+        return _json(entities.config_infos_json(herder.validate_connector_config(config)))
+
+    return app

@@ -1,0 +1,367 @@
+"""StandaloneHerder: one worker, configs from files and REST, offsets in a file.
+
+Every operation runs under one lock, so REST calls, command-line connectors and
+reconfiguration requests never interleave.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sluice import __version__
+from sluice.api.errors import AlreadyExistsError, NotFoundError
+from sluice.runtime.herder.base import (
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    Herder,
+    PluginInfo,
+    State,
+    StateInfo,
+    TargetState,
+    TaskInfo,
+    TaskStateInfo,
+)
+from sluice.runtime.herder.validation import (
+    BadRequestError,
+    invalid_config_message,
+    resolve_connector_class,
+    validate_connector_config,
+)
+from sluice.runtime.worker import Worker
+from sluice.storage.base import ConfigBackingStore, StatusBackingStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StandaloneHerder"]
+
+
+class StandaloneHerder(Herder):
+    def __init__(
+        self,
+        worker: Worker,
+        config_store: ConfigBackingStore,
+        status_store: StatusBackingStore,
+        kafka_cluster_id: Callable[[], str | None],
+    ) -> None:
+        self.worker = worker
+        self.config_store = config_store
+        self.status_store = status_store
+        self._cluster_id = kafka_cluster_id
+        self._lock = threading.RLock()
+        self._ready = False
+        worker._reconfigure_cb = self._on_reconfiguration_request
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every connector already in the config store (restored after a restart)."""
+        with self._lock:
+            snapshot = self.config_store.snapshot()
+            for name in snapshot.connectors():
+                self._start_connector(name)
+
+    def ready(self) -> None:
+        self._ready = True
+
+    def stop(self) -> None:
+        with self._lock:
+            for name in self.config_store.snapshot().connectors():
+                self.worker.stop_connector(name)
+                self._mark_unassigned(name)
+
+    def _mark_unassigned(self, name: str) -> None:
+        from sluice.storage.base import ConnectorStatus
+
+        current = self.status_store.get_connector(name)
+        if current is not None and current.state != State.FAILED.value:
+            self.status_store.put_connector(
+                ConnectorStatus(name, State.UNASSIGNED.value, self.worker.worker_id, None, current.generation)
+            )
+
+    # -- info -----------------------------------------------------------------------
+
+    def server_info(self) -> dict[str, Any]:
+        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id()}
+
+    def health(self) -> tuple[str, str]:
+        if not self._ready:
+            return ("starting", "Worker is still starting up.")
+        return ("healthy", "Worker has completed startup and is ready to handle requests.")
+
+    def connectors(self) -> list[str]:
+        return self.config_store.snapshot().connectors()
+
+    def _require(self, name: str) -> dict[str, str]:
+        config = self.config_store.snapshot().connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    def _type(self, name: str, config: dict[str, str]) -> str:
+        kind = self.worker.connector_type(name)
+        if kind:
+            return kind
+        try:
+            return self.worker.plugins.resolve_connector(config.get("connector.class", "")).type
+        except Exception:
+            return "unknown"
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        config = self._require(name)
+        tasks = [ConnectorTaskId(name, i) for i in range(self.config_store.snapshot().task_count(name))]
+        return ConnectorInfo(name, dict(config), tasks, self._type(name, config))
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._require(name))
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        self._require(name)
+        snapshot = self.config_store.snapshot()
+        return [TaskInfo(ConnectorTaskId(name, i), dict(cfg)) for i, cfg in enumerate(snapshot.tasks(name))]
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        status = self.status_store.get_connector(name)
+        config = self.config_store.snapshot().connector_config(name)
+        if status is None or config is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        tasks = [
+            TaskStateInfo(t.task, t.state, t.worker_id, t.trace or None) for t in self.status_store.get_all_tasks(name)
+        ]
+        return ConnectorStateInfo(
+            name, StateInfo(status.state, status.worker_id, status.trace or None), tasks, self._type(name, config)
+        )
+
+    def task_status(self, name: str, task: int) -> TaskStateInfo:
+        status = self.status_store.get_task(name, task)
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return TaskStateInfo(status.task, status.state, status.worker_id, status.trace or None)
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
+        order = ["sink", "source"] if connectors_only else [
+            "sink", "source", "transformation", "predicate", "converter", "header_converter"
+        ]
+        plugins = self.worker.plugins.all()
+        result = []
+        for kind in order:
+            for desc in plugins:
+                if desc.type == kind:
+                    result.append(PluginInfo(desc.class_name, desc.type, desc.version))
+        return result
+
+    def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
+        return validate_connector_config(self.worker.plugins, config)
+
+    # -- writes ---------------------------------------------------------------------
+
+    def put_connector_config(
+        self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
+    ) -> tuple[bool, ConnectorInfo]:
+        with self._lock:
+            infos = self.validate_connector_config(config)
+            if infos.error_count:
+                raise BadRequestError(invalid_config_message(infos))
+            exists = self.config_store.snapshot().contains(name)
+            if exists and not allow_replace:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            if exists:
+                self.worker.stop_connector(name)
+                self.config_store.put_connector_config(name, dict(config))
+            else:
+                target = (initial_state or TargetState.STARTED).value
+                self.config_store.put_connector_config(name, dict(config), target)
+            self._start_connector(name)
+            return (not exists, self.connector_info(name))
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        with self._lock:
+            merged = dict(self._require(name))
+            for key, value in patch.items():
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            return self.put_connector_config(name, merged, allow_replace=True)[1]
+
+    def delete_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name)
+            self.worker.stop_connector(name)
+            self.config_store.remove_connector_config(name)
+            self.status_store.delete_connector(name)
+
+    def _target(self, name: str) -> TargetState:
+        return TargetState(self.config_store.snapshot().target_state(name))
+
+    def _start_connector(self, name: str) -> None:
+        """(Re)start a configured connector and, unless stopped, its tasks."""
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        assert config is not None
+        target = TargetState(snapshot.target_state(name))
+        if not self.worker.start_connector(name, dict(config), target):
+            return
+        if target is TargetState.STOPPED:
+            self.config_store.put_task_configs(name, [])
+            return
+        self._generate_and_start_tasks(name)
+
+    def _generate_and_start_tasks(self, name: str) -> None:
+        config = self.config_store.snapshot().connector_config(name)
+        assert config is not None
+        try:
+            max_tasks = int(config.get("tasks.max", "1"))
+            task_configs = self.worker.connector_task_configs(name, max_tasks)
+        except Exception as exc:
+            self.worker.fail_connector(name, exc)
+            return
+        self.config_store.put_task_configs(name, task_configs)
+        self._start_tasks(name)
+
+    def _start_tasks(self, name: str) -> None:
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        assert config is not None
+        task_configs = snapshot.tasks(name)
+        target = TargetState(snapshot.target_state(name))
+        for old in self.status_store.get_all_tasks(name):
+            if old.task >= len(task_configs):
+                self.status_store.delete_task(name, old.task)
+        for task, task_config in enumerate(task_configs):
+            self.worker.start_task(name, task, dict(config), dict(task_config), target, len(task_configs))
+
+    def _on_reconfiguration_request(self, name: str) -> None:
+        def reconfigure() -> None:
+            with self._lock:
+                snapshot = self.config_store.snapshot()
+                config = snapshot.connector_config(name)
+                if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
+                    return
+                try:
+                    new_configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
+                except Exception as exc:
+                    self.worker.fail_connector(name, exc)
+                    return
+                if new_configs == snapshot.tasks(name):
+                    return
+                self.worker.stop_tasks(name)
+                self.config_store.put_task_configs(name, new_configs)
+                self._start_tasks(name)
+
+        threading.Thread(target=reconfigure, name=f"sluice-reconfigure-{name}", daemon=True).start()
+
+    def pause_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name)
+            self.config_store.put_target_state(name, TargetState.PAUSED.value)
+            self.worker.set_target_state(name, TargetState.PAUSED)
+
+    def resume_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name)
+            was_stopped = self._target(name) is TargetState.STOPPED
+            self.config_store.put_target_state(name, TargetState.STARTED.value)
+            self.worker.set_target_state(name, TargetState.STARTED)
+            if was_stopped and self.worker.is_running(name):
+                self._generate_and_start_tasks(name)
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            if self.config_store.snapshot().connector_config(name) is None:
+                # Kafka's standalone herder answers 500 here (IllegalArgumentException); 404 is
+                # the distributed answer and the one a client can act on (docs/compatibility.md).
+                raise NotFoundError(f"Unknown connector {name}")
+            self.worker.stop_tasks(name)
+            for task in self.status_store.get_all_tasks(name):
+                self.status_store.delete_task(name, task.task)
+            self.config_store.put_task_configs(name, [])
+            self.config_store.put_target_state(name, TargetState.STOPPED.value)
+            self.worker.set_target_state(name, TargetState.STOPPED)
+
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo | None:
+        with self._lock:
+            if self.config_store.snapshot().connector_config(name) is None:
+                raise NotFoundError(f"Unknown connector: {name}")
+            if not include_tasks and not only_failed:
+                self._restart_connector_instance(name)
+                return None
+            try:
+                before = self.connector_status(name)
+            except NotFoundError:
+                raise NotFoundError(f"Status for connector {name} not found") from None
+            restart_connector = not only_failed or before.connector.state == State.FAILED.value
+            restart_tasks = [
+                t.id for t in before.tasks if include_tasks and (not only_failed or t.state == State.FAILED.value)
+            ]
+            plan = ConnectorStateInfo(
+                before.name,
+                StateInfo(
+                    State.RESTARTING.value if restart_connector else before.connector.state,
+                    before.connector.worker_id,
+                    None if restart_connector else before.connector.trace,
+                ),
+                [
+                    TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id)
+                    if t.id in restart_tasks
+                    else t
+                    for t in before.tasks
+                ],
+                before.type,
+            )
+            if restart_connector:
+                self._restart_connector_instance(name, restart_tasks_too=bool(restart_tasks))
+            elif restart_tasks:
+                for task in restart_tasks:
+                    self._restart_task_instance(name, task)
+            return plan
+
+    def _restart_connector_instance(self, name: str, restart_tasks_too: bool = False) -> None:
+        if restart_tasks_too:
+            self.worker.stop_connector(name)
+            self._start_connector(name)
+            return
+        # Only the connector instance restarts; its running tasks are left alone.
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        assert config is not None
+        target = TargetState(snapshot.target_state(name))
+        tasks = self.worker.task_states(name)
+        if tasks:
+            wc = self.worker._connectors.pop(name)
+            try:
+                if wc.started:
+                    wc.connector.stop()
+            except Exception:
+                log.warning("Error stopping connector %s", name, exc_info=True)
+            if self.worker.start_connector(name, dict(config), target):
+                self.worker._connectors[name].tasks.update(wc.tasks)
+            else:
+                self.worker._connectors.setdefault(name, wc)
+        else:
+            self.worker.stop_connector(name)
+            self._start_connector(name)
+
+    def restart_task(self, name: str, task: int) -> None:
+        with self._lock:
+            snapshot = self.config_store.snapshot()
+            if snapshot.connector_config(name) is None:
+                raise NotFoundError(f"Connector {name} not found")
+            if snapshot.task_config(name, task) is None:
+                raise NotFoundError(f"Task {name}-{task} not found")
+            self._restart_task_instance(name, task)
+
+    def _restart_task_instance(self, name: str, task: int) -> None:
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        task_config = snapshot.task_config(name, task)
+        assert config is not None and task_config is not None
+        self.worker.stop_task(name, task)
+        self.worker.start_task(
+            name, task, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
+            snapshot.task_count(name),
+        )

@@ -1,0 +1,348 @@
+"""Worker tasks: the driver-side state machine of one Connect task.
+
+Each task owns one driver thread that loops over micro-batches — each one Spark
+job — and commits what the job reports (``WorkerTask`` in Kafka). The thread
+honours the target state (a paused task runs no batches), reports RUNNING /
+PAUSED / FAILED / UNASSIGNED, and on failure records the task's Python traceback
+as the status ``trace``. A failing task never affects its siblings: each has
+its own thread and its own Spark jobs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from sluice.runtime.herder.base import State, TargetState
+from sluice.spark.executor import TaskSpec
+from sluice.spark.runner import SparkSinkTaskRunner, SparkSourceTaskRunner
+from sluice.storage.base import OffsetBackingStore
+from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
+
+log = logging.getLogger(__name__)
+
+__all__ = ["WorkerSinkTask", "WorkerSourceTask", "WorkerTask", "new_incarnation"]
+
+StatusListener = Callable[[State, str | None], None]
+
+
+def new_incarnation() -> str:
+    return uuid.uuid4().hex
+
+
+class WorkerTask:
+    """Base: thread, target state, status reporting."""
+
+    kind = "task"
+
+    def __init__(
+        self,
+        spec: TaskSpec,
+        target_state: TargetState,
+        spark_provider: Callable[[], Any],
+        report: StatusListener,
+        settings: dict[str, Any],
+    ) -> None:
+        self.spec = spec
+        self.id = (spec.connector, spec.task)
+        self._target = target_state
+        self._spark_provider = spark_provider
+        self._report = report
+        self.settings = settings
+        self._wakeup = threading.Condition()
+        self._stopping = threading.Event()
+        self.state: State | None = None
+        self.trace: str | None = None
+        self._thread = threading.Thread(
+            target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True
+        )
+
+    # -- control (any thread) -----------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def transition_to(self, target: TargetState) -> None:
+        with self._wakeup:
+            self._target = target
+            self._wakeup.notify_all()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._wakeup:
+            self._wakeup.notify_all()
+
+    def join(self, timeout: float | None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # -- thread ---------------------------------------------------------------------
+
+    def _set_state(self, state: State, trace: str | None = None) -> None:
+        if self.state is state and trace is None:
+            return
+        self.state, self.trace = state, trace
+        self._report(state, trace)
+
+    def _wait(self, seconds: float) -> None:
+        with self._wakeup:
+            if not self._stopping.is_set():
+                self._wakeup.wait(seconds)
+
+    def _wait_while_paused(self) -> bool:
+        """Block while paused; False when the task is stopping."""
+        with self._wakeup:
+            while self._target is not TargetState.STARTED and not self._stopping.is_set():
+                if self.state is not State.PAUSED:
+                    self._wakeup.release()
+                    try:
+                        self._set_state(State.PAUSED)
+                    finally:
+                        self._wakeup.acquire()
+                self._wakeup.wait(1.0)
+        return not self._stopping.is_set()
+
+    def _run(self) -> None:
+        try:
+            if self._target is TargetState.PAUSED:
+                self._set_state(State.PAUSED)
+            spark = self._spark_provider()
+            if self._stopping.is_set():
+                return
+            self._prepare(spark)
+            while self._wait_while_paused():
+                if self.state is not State.RUNNING:
+                    self._set_state(State.RUNNING)
+                self._batch()
+        except _TaskFailed as failed:
+            self._set_state(State.FAILED, failed.trace)
+        except BaseException as exc:  # noqa: BLE001 - any error fails only this task
+            log.error("Task %s-%s failed", *self.id, exc_info=True)
+            self._set_state(State.FAILED, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        finally:
+            try:
+                self._close()
+            except Exception:
+                log.warning("Error closing task %s-%s", *self.id, exc_info=True)
+        if self._stopping.is_set() and self.state is not State.FAILED:
+            self._set_state(State.UNASSIGNED)
+
+    def _prepare(self, spark: Any) -> None:
+        raise NotImplementedError
+
+    def _batch(self) -> None:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        pass
+
+
+class _TaskFailed(Exception):
+    def __init__(self, trace: str) -> None:
+        super().__init__("task failed")
+        self.trace = trace
+
+
+class WorkerSourceTask(WorkerTask):
+    """Polls a source task on Spark and commits its offsets after Kafka acknowledged them."""
+
+    kind = "source"
+
+    def __init__(self, *args: Any, offset_store: OffsetBackingStore, kafka_options: dict[str, str], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.offset_store = offset_store
+        self.kafka_options = kafka_options
+        self.runner: SparkSourceTaskRunner | None = None
+        self.seq = 0
+        self._idle_backoff = 0.0
+        self.records_sent = 0
+
+    def _prepare(self, spark: Any) -> None:
+        self.runner = SparkSourceTaskRunner(spark, self.spec, self.kafka_options)
+        self.committed = {
+            _key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
+        }
+
+    def _batch(self) -> None:
+        assert self.runner is not None
+        result = self.runner.run_batch(
+            self.seq,
+            list(self.committed.values()),
+            self.settings["source_max_records"],
+            self.settings["source_max_wait_ms"],
+        )
+        if result.offsets:
+            updates = {}
+            for partition, offset in result.offsets:
+                updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
+                self.committed[_key(partition)] = (partition, offset)
+            self.offset_store.set(updates)
+        self.records_sent += result.count
+        self.seq += 1
+        if result.failure:
+            raise _TaskFailed(result.failure)
+        if result.count == 0:
+            # Nothing polled: back off a little so an idle source does not spin Spark jobs.
+            self._idle_backoff = min(1.0, self._idle_backoff * 2 or 0.05)
+            self._wait(self._idle_backoff)
+        else:
+            self._idle_backoff = 0.0
+
+    def _close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+
+
+def _key(partition: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(partition, sort_keys=True)
+
+
+class WorkerSinkTask(WorkerTask):
+    """Reads exact offset ranges with Spark, delivers them to a sink task on Spark and
+    commits the offsets its ``pre_commit`` returned to the group ``connect-<name>``."""
+
+    kind = "sink"
+    METADATA_REFRESH_S = 5.0
+
+    def __init__(
+        self,
+        *args: Any,
+        bootstrap_servers: str,
+        consumer_overrides: dict[str, str],
+        kafka_options: dict[str, str],
+        topics: list[str],
+        topics_regex: str | None,
+        task_count: int,
+        **kw: Any,
+    ) -> None:
+        super().__init__(*args, **kw)
+        self.bootstrap_servers = bootstrap_servers
+        self.consumer_overrides = consumer_overrides
+        self.kafka_options = kafka_options
+        self.topics = topics
+        self.topics_regex = topics_regex
+        self.task_count = task_count
+        self.group_id = consumer_overrides.get("group.id", f"connect-{self.spec.connector}")
+        self.runner: SparkSinkTaskRunner | None = None
+        self.seq = 0
+        self.assignment: list[tuple[str, int]] = []
+        self.positions: dict[tuple[str, int], int] = {}
+        self.committed: dict[tuple[str, int], int] = {}
+        self._metadata_at = 0.0
+        self.records_delivered = 0
+
+    def _prepare(self, spark: Any) -> None:
+        import re
+
+        self.runner = SparkSinkTaskRunner(spark, self.spec, self.kafka_options)
+        client_conf = {"bootstrap.servers": self.bootstrap_servers, "log_level": 3}
+        self.admin = AdminClient(dict(client_conf))
+        consumer_conf = dict(client_conf)
+        consumer_conf.update({k: v for k, v in self.consumer_overrides.items() if k not in ("group.id",)})
+        consumer_conf.update({"group.id": self.group_id, "enable.auto.commit": False})
+        self.consumer = Consumer(consumer_conf)
+        self._pattern = re.compile(self.topics_regex) if self.topics_regex else None
+        self._refresh_assignment(force=True)
+
+    def _refresh_assignment(self, force: bool = False) -> None:
+        import time
+
+        now = time.monotonic()
+        if not force and now - self._metadata_at < self.METADATA_REFRESH_S:
+            return
+        self._metadata_at = now
+        metadata = self.admin.list_topics(timeout=10)
+        if self._pattern is not None:
+            topics = sorted(t for t in metadata.topics if self._pattern.fullmatch(t) and not t.startswith("__"))
+        else:
+            topics = [t for t in self.topics if t in metadata.topics]
+        assignment: list[tuple[str, int]] = []
+        for topic in topics:
+            partitions = sorted(metadata.topics[topic].partitions)
+            # Range assignment per topic, like the consumer's default RangeAssignor.
+            per, extra = divmod(len(partitions), self.task_count)
+            i = self.spec.task
+            start = i * per + min(i, extra)
+            count = per + (1 if i < extra else 0)
+            assignment.extend((topic, p) for p in partitions[start : start + count])
+        if assignment == self.assignment:
+            return
+        new = [tp for tp in assignment if tp not in self.positions]
+        self.assignment = assignment
+        if new:
+            committed = self.consumer.committed([TopicPartition(t, p) for t, p in new], timeout=10)
+            missing = []
+            for tp in committed:
+                if tp.offset >= 0:
+                    self.committed[(tp.topic, tp.partition)] = tp.offset
+                    self.positions[(tp.topic, tp.partition)] = tp.offset
+                else:
+                    missing.append((tp.topic, tp.partition))
+            if missing:  # auto.offset.reset=earliest, as Connect configures its consumers
+                for tp, off in self._list_offsets(missing, OffsetSpec.earliest()).items():
+                    self.committed[tp] = off
+                    self.positions[tp] = off
+
+    def _list_offsets(self, tps: list[tuple[str, int]], spec: Any) -> dict[tuple[str, int], int]:
+        from confluent_kafka import TopicPartition as TP
+
+        futures = self.admin.list_offsets({TP(t, p): spec for t, p in tps}, request_timeout=10)
+        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+    def _batch(self) -> None:
+        assert self.runner is not None
+        self._refresh_assignment()
+        if not self.assignment:
+            self._wait(self.settings["sink_poll_interval_ms"] / 1000.0)
+            return
+        ends = self._list_offsets(self.assignment, OffsetSpec.latest())
+        limit = self.settings["sink_max_records"]
+        ranges = {
+            tp: (self.positions[tp], min(end, self.positions[tp] + limit))
+            for tp, end in ends.items()
+            if end > self.positions.get(tp, end)
+        }
+        if not ranges:
+            self._wait(self.settings["sink_poll_interval_ms"] / 1000.0)
+            return
+        result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
+        self.seq += 1
+        if result.failure:
+            raise _TaskFailed(result.failure)
+        for tp, (_, end) in ranges.items():
+            self.records_delivered += end - self.positions[tp]
+            self.positions[tp] = end
+        if result.commits:
+            self._commit(result.commits)
+        for tp, offset in result.rewinds.items():
+            self.positions[tp] = offset
+
+    def _commit(self, offsets: dict[tuple[str, int], int]) -> None:
+        changed = {tp: o for tp, o in offsets.items() if self.committed.get(tp) != o}
+        if not changed:
+            return
+        try:
+            self.consumer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in sorted(changed.items())], asynchronous=False
+            )
+        except KafkaException as exc:
+            raise _TaskFailed(f"Offset commit for group {self.group_id} failed: {exc}") from exc
+        self.committed.update(changed)
+
+    def _close(self) -> None:
+        consumer = getattr(self, "consumer", None)
+        if consumer is not None:
+            consumer.close()

@@ -1,0 +1,365 @@
+"""The Worker: starts and stops connectors and tasks, and knows nothing of coordination.
+
+Connectors run on the driver (this process); their tasks run on Spark through
+:mod:`sluice.runtime.tasks`. The SparkSession starts in the background when the
+worker starts, so the REST API answers before Spark is up; tasks wait for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.api.connector import Connector, ConnectorContext
+from sluice.api.sink import SinkConnector
+from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
+from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.plugins import Plugins
+from sluice.runtime.tasks import WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
+from sluice.spark.executor import PluginSpec, TaskSpec
+from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SparkProvider", "Worker"]
+
+PLUGIN_PATH_TASK_KEY = "__sluice.plugin.path"
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+class SparkProvider:
+    """Starts the SparkSession once, in the background, and hands it to whoever waits."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._ready = threading.Event()
+        self._session: Any = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._started = False
+
+    def start_async(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._build, name="sluice-spark-start", daemon=True).start()
+
+    def _build(self) -> None:
+        try:
+            self._session = self._factory()
+        except BaseException as exc:
+            log.error("Spark failed to start", exc_info=True)
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def __call__(self) -> Any:
+        self.start_async()
+        self._ready.wait()
+        if self._error is not None:
+            raise RuntimeError(f"Spark failed to start: {self._error}") from self._error
+        return self._session
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set() and self._error is None
+
+    def stop(self) -> None:
+        if self._ready.is_set() and self._session is not None:
+            self._session.stop()
+
+
+class _Context(ConnectorContext):
+    def __init__(self, worker: Worker, name: str) -> None:
+        self._worker = worker
+        self._name = name
+
+    def request_task_reconfiguration(self) -> None:
+        self._worker.on_reconfiguration_request(self._name)
+
+    def raise_error(self, error: BaseException) -> None:
+        self._worker.fail_connector(self._name, error)
+
+
+@dataclass
+class WorkerConnector:
+    name: str
+    config: dict[str, str]
+    connector: Connector
+    kind: str
+    state: State = State.UNASSIGNED
+    trace: str | None = None
+    started: bool = False
+    tasks: dict[int, WorkerTask] = field(default_factory=dict)
+
+
+class Worker:
+    def __init__(
+        self,
+        worker_id: str,
+        config: WorkerConfig,
+        plugins: Plugins,
+        offset_store: OffsetBackingStore,
+        status_store: StatusBackingStore,
+        spark: SparkProvider,
+        on_reconfiguration_request: Callable[[str], None] | None = None,
+    ) -> None:
+        self.worker_id = worker_id
+        self.config = config
+        self.plugins = plugins
+        self.offset_store = offset_store
+        self.status_store = status_store
+        self.spark = spark
+        self._reconfigure_cb = on_reconfiguration_request
+        self._connectors: dict[str, WorkerConnector] = {}
+        self._lock = threading.RLock()
+        self.generation = 0
+
+    # -- status ---------------------------------------------------------------------
+
+    def _put_connector_status(self, name: str, state: State, trace: str | None = None) -> None:
+        self.status_store.put_connector(ConnectorStatus(name, state.value, self.worker_id, trace, self.generation))
+
+    def _task_listener(self, name: str, task: int) -> Callable[[State, str | None], None]:
+        def report(state: State, trace: str | None) -> None:
+            self.status_store.put_task(TaskStatus(name, task, state.value, self.worker_id, trace, self.generation))
+
+        return report
+
+    # -- connectors -----------------------------------------------------------------
+
+    def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
+        """Instantiate and start a connector on the driver; False (FAILED) on error."""
+        with self._lock:
+            if name in self._connectors:
+                raise RuntimeError(f"Connector {name} already running on this worker")
+            try:
+                desc = self.plugins.resolve_connector(config["connector.class"])
+                connector: Connector = desc.cls()
+                wc = WorkerConnector(name, config, connector, desc.type)
+            except BaseException as exc:
+                self._put_connector_status(name, State.FAILED, _trace(exc))
+                return False
+            self._connectors[name] = wc
+            connector.initialize(_Context(self, name))
+            return self._transition_connector(wc, target)
+
+    def _transition_connector(self, wc: WorkerConnector, target: TargetState) -> bool:
+        try:
+            if target is TargetState.STOPPED:
+                if wc.started:
+                    wc.connector.stop()
+                    wc.started = False
+                wc.state, wc.trace = State.STOPPED, None
+            elif wc.state is State.FAILED:
+                return False  # a failed connector stays failed until restarted
+            else:
+                if not wc.started:
+                    wc.connector.start(dict(wc.config))
+                    wc.started = True
+                wc.state = State.RUNNING if target is TargetState.STARTED else State.PAUSED
+                wc.trace = None
+        except BaseException as exc:
+            log.error("Connector %s failed", wc.name, exc_info=True)
+            wc.state, wc.trace = State.FAILED, _trace(exc)
+        self._put_connector_status(wc.name, wc.state, wc.trace)
+        return wc.state is not State.FAILED
+
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        with self._lock:
+            wc = self._connectors.get(name)
+            if wc is None:
+                return
+            self._transition_connector(wc, target)
+            for task in wc.tasks.values():
+                task.transition_to(target)
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        with self._lock:
+            wc = self._connectors.get(name)
+            if wc is not None:
+                wc.state, wc.trace = State.FAILED, _trace(error)
+                self._put_connector_status(name, wc.state, wc.trace)
+
+    def on_reconfiguration_request(self, name: str) -> None:
+        if self._reconfigure_cb is not None:
+            self._reconfigure_cb(name)
+
+    def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
+        """Ask the running connector for its task configs, adding ``task.class``."""
+        with self._lock:
+            wc = self._connectors[name]
+            configs = wc.connector.task_configs(max_tasks)
+            task_cls = wc.connector.task_class()
+            task_class = f"{task_cls.__module__}.{task_cls.__qualname__}"
+            enforce = wc.config.get("tasks.max.enforce", "true").lower() != "false"
+            if enforce and len(configs) > max_tasks:
+                raise RuntimeError(
+                    f"The connector {name} has generated {len(configs)} tasks, which is greater than "
+                    f"{max_tasks}, the maximum number of tasks it is configured to create."
+                )
+            result = []
+            for cfg in configs:
+                task_config = dict(cfg)
+                task_config["task.class"] = task_class
+                if wc.kind == "sink":
+                    for key in ("topics", "topics.regex"):
+                        if key in wc.config:
+                            task_config[key] = wc.config[key]
+                result.append(task_config)
+            return result
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            wc = self._connectors.pop(name, None)
+        if wc is None:
+            return
+        self.stop_tasks(name, wc)
+        try:
+            if wc.started:
+                wc.connector.stop()
+        except Exception:
+            log.warning("Error stopping connector %s", name, exc_info=True)
+
+    def connector_type(self, name: str) -> str | None:
+        wc = self._connectors.get(name)
+        return wc.kind if wc else None
+
+    def is_running(self, name: str) -> bool:
+        return name in self._connectors
+
+    # -- tasks ----------------------------------------------------------------------
+
+    def _converter_spec(self, connector_config: dict[str, str], prefix: str, default_class: str | None) -> PluginSpec:
+        kinds = ("header_converter",) if prefix == "header.converter" else ("converter",)
+        if connector_config.get(prefix):
+            name, props = connector_config[prefix], converter_props(connector_config, prefix)
+        else:
+            name = self.config.raw.get(prefix) or default_class
+            props = converter_props(self.config.raw, prefix)
+        assert name is not None
+        desc = self.plugins.resolve(name, kinds)
+        if prefix != "header.converter":
+            props.setdefault("converter.type", prefix.split(".")[0])
+        return PluginSpec(desc.python_path, props)
+
+    def start_task(
+        self,
+        name: str,
+        task: int,
+        connector_config: dict[str, str],
+        task_config: dict[str, str],
+        target: TargetState,
+        task_count: int = 1,
+    ) -> None:
+        with self._lock:
+            wc = self._connectors[name]
+            report = self._task_listener(name, task)
+            try:
+                config = dict(task_config)
+                if self.config.plugin_path:
+                    config[PLUGIN_PATH_TASK_KEY] = ",".join(self.plugins.plugin_path)
+                spec = TaskSpec(
+                    connector=name,
+                    task=task,
+                    task_class=config["task.class"],
+                    task_config=config,
+                    incarnation=new_incarnation(),
+                    key_converter=self._converter_spec(connector_config, "key.converter", None),
+                    value_converter=self._converter_spec(connector_config, "value.converter", None),
+                    header_converter=self._converter_spec(connector_config, "header.converter", SIMPLE_HEADER_CONVERTER),
+                )
+                settings = {
+                    "source_max_records": self.config.get("sluice.source.batch.max.records"),
+                    "source_max_wait_ms": self.config.get("sluice.source.batch.max.wait.ms"),
+                    "sink_max_records": self.config.get("sluice.sink.batch.max.records"),
+                    "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
+                }
+                worker_task: WorkerTask
+                if wc.kind == "source":
+                    worker_task = WorkerSourceTask(
+                        spec, target, self.spark, report, settings,
+                        offset_store=self.offset_store,
+                        kafka_options=self._producer_options(connector_config),
+                    )
+                else:
+                    topics_regex = connector_config.get("topics.regex") or None
+                    topics = [t.strip() for t in connector_config.get("topics", "").split(",") if t.strip()]
+                    worker_task = WorkerSinkTask(
+                        spec, target, self.spark, report, settings,
+                        bootstrap_servers=self.config.bootstrap_servers,
+                        consumer_overrides=self._client_props(connector_config, "consumer"),
+                        kafka_options=self._consumer_options(connector_config),
+                        topics=topics,
+                        topics_regex=topics_regex,
+                        task_count=task_count,
+                    )
+            except BaseException as exc:
+                report(State.FAILED, _trace(exc))
+                return
+            wc.tasks[task] = worker_task
+            worker_task.start()
+
+    def _client_props(self, connector_config: dict[str, str], client: str) -> dict[str, str]:
+        props = self.config.prefixed(f"{client}.")
+        props.update({k[len(f"{client}.override."):]: v for k, v in connector_config.items()
+                      if k.startswith(f"{client}.override.")})
+        return props
+
+    def _producer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
+        # What Kafka Connect forces on its producers (Worker.baseProducerConfigs),
+        # then worker producer.* and connector producer.override.* settings.
+        props = {"acks": "all", "delivery.timeout.ms": str(2**31 - 1)}
+        props.update(self._client_props(connector_config, "producer"))
+        props["bootstrap.servers"] = self.config.bootstrap_servers
+        return {f"kafka.{k}": v for k, v in props.items()}
+
+    def _consumer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
+        props = self._client_props(connector_config, "consumer")
+        props.pop("group.id", None)  # Spark reads exact offset ranges; commits go to connect-<name>
+        props["bootstrap.servers"] = self.config.bootstrap_servers
+        return {f"kafka.{k}": v for k, v in props.items()}
+
+    def task_states(self, name: str) -> dict[int, WorkerTask]:
+        wc = self._connectors.get(name)
+        return dict(wc.tasks) if wc else {}
+
+    def stop_task(self, name: str, task: int, timeout: float | None = None) -> None:
+        with self._lock:
+            wc = self._connectors.get(name)
+            worker_task = wc.tasks.pop(task, None) if wc else None
+        if worker_task is None:
+            return
+        worker_task.stop()
+        if not worker_task.join(timeout if timeout is not None else self._graceful_s()):
+            log.warning("Task %s-%s did not stop in time", name, task)
+
+    def stop_tasks(self, name: str, wc: WorkerConnector | None = None) -> None:
+        wc = wc or self._connectors.get(name)
+        if wc is None:
+            return
+        tasks = list(wc.tasks.items())
+        wc.tasks.clear()
+        for _, task in tasks:
+            task.stop()
+        deadline_each = self._graceful_s()
+        for task_id, task in tasks:
+            if not task.join(deadline_each):
+                log.warning("Task %s-%s did not stop within task.shutdown.graceful.timeout.ms", name, task_id)
+
+    def _graceful_s(self) -> float:
+        # Batches are bounded, so a clean stop normally finishes the batch under way;
+        # allow at least 30 s for the Spark job in flight before giving up on it.
+        return max(30.0, self.config.get("task.shutdown.graceful.timeout.ms") / 1000.0)
+
+    def stop(self) -> None:
+        for name in list(self._connectors):
+            self.stop_connector(name)

@@ -1,0 +1,184 @@
+"""The driver side of the data plane: one Spark job per micro-batch of a task.
+
+Source batch::
+
+    range(1) ──mapInArrow(poll + convert)──▶ Spark's Kafka sink (JVM producer)
+                   │
+                   └─ accumulator: offsets of the rows, merged only if the job succeeded
+
+Sink batch::
+
+    Spark's Kafka source (JVM consumer, exact offset ranges)
+        ──coalesce(1)──mapInArrow(convert + put + pre_commit)──▶ collect(): offsets to commit
+
+The runtime calls these from one thread per task and commits the offsets they
+return: source offsets to the offset store after Kafka acknowledged the records,
+sink offsets to the consumer group after the task's ``pre_commit``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.accumulators import AccumulatorParam
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from sluice.spark.executor import (
+    SINK_OUTPUT_DDL,
+    SOURCE_OUTPUT_DDL,
+    SinkBatchSpec,
+    SourceBatchSpec,
+    TaskSpec,
+    run_sink_batch,
+    run_source_batch,
+    stop_host,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SinkBatchResult", "SourceBatchResult", "SparkSinkTaskRunner", "SparkSourceTaskRunner"]
+
+
+class _ListParam(AccumulatorParam):
+    def zero(self, value: list[Any]) -> list[Any]:
+        return []
+
+    def addInPlace(self, a: list[Any], b: list[Any]) -> list[Any]:  # noqa: N802 - PySpark's name
+        a.extend(b)
+        return a
+
+
+@dataclass
+class SourceBatchResult:
+    count: int
+    offsets: list[tuple[dict[str, Any], dict[str, Any]]]
+    failure: str | None
+    fresh: bool
+
+
+@dataclass
+class SinkBatchResult:
+    commits: dict[tuple[str, int], int] = field(default_factory=dict)
+    rewinds: dict[tuple[str, int], int] = field(default_factory=dict)
+    failure: str | None = None
+
+
+def _job_group(spark: SparkSession, task: TaskSpec) -> None:
+    spark.sparkContext.setJobGroup(
+        f"sluice:{task.connector}:{task.task}", f"Connect task {task.connector}-{task.task}", interruptOnCancel=True
+    )
+
+
+class SparkSourceTaskRunner:
+    """Runs micro-batches of one source task and writes them with Spark's Kafka sink."""
+
+    def __init__(self, spark: SparkSession, task: TaskSpec, kafka_options: dict[str, str]) -> None:
+        self.spark = spark
+        self.task = task
+        self.kafka_options = dict(kafka_options)
+
+    def run_batch(
+        self, seq: int, committed_offsets: list[tuple[dict[str, Any], dict[str, Any]]], max_records: int, max_wait_ms: int
+    ) -> SourceBatchResult:
+        spec = SourceBatchSpec(self.task, seq, committed_offsets, max_records, max_wait_ms)
+        report = self.spark.sparkContext.accumulator([], _ListParam())
+
+        def poll(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for _ in batches:  # the single driving row of range(1)
+                pass
+            yield from run_source_batch(spec, report)
+
+        _job_group(self.spark, self.task)
+        frame = self.spark.range(0, 1, 1, 1).mapInArrow(poll, SOURCE_OUTPUT_DDL)
+        writer = frame.write.format("kafka")
+        for key, value in self.kafka_options.items():
+            writer = writer.option(key, value)
+        writer.save()
+        entries = [e for e in report.value if e[1] == seq]
+        if not entries:
+            # The job succeeded but reported nothing: the partition never ran.
+            return SourceBatchResult(0, [], None, False)
+        _, _, offsets, count, failure, fresh = entries[-1]
+        return SourceBatchResult(count, offsets, failure, fresh)
+
+    def close(self) -> None:
+        """Best effort: stop the task instance in the Python worker that holds it."""
+        task = self.task
+
+        def stop(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for _ in batches:
+                pass
+            stopped = stop_host(task.connector, task.task, task.incarnation)
+            yield pa.RecordBatch.from_pydict({"stopped": [stopped]})
+
+        try:
+            _job_group(self.spark, task)
+            self.spark.range(0, 1, 1, 1).mapInArrow(stop, "stopped boolean").collect()
+        except Exception:
+            log.debug("Could not stop task instance %s-%s", task.connector, task.task, exc_info=True)
+
+
+class SparkSinkTaskRunner:
+    """Runs micro-batches of one sink task over exact Kafka offset ranges."""
+
+    def __init__(self, spark: SparkSession, task: TaskSpec, kafka_options: dict[str, str]) -> None:
+        self.spark = spark
+        self.task = task
+        self.kafka_options = dict(kafka_options)
+
+    def run_batch(
+        self,
+        seq: int,
+        assignment: list[tuple[str, int]],
+        committed: dict[tuple[str, int], int],
+        ranges: dict[tuple[str, int], tuple[int, int]],
+    ) -> SinkBatchResult:
+        spec = SinkBatchSpec(self.task, seq, assignment, dict(committed), {tp: r[0] for tp, r in ranges.items()})
+        topics: dict[str, list[int]] = {}
+        starting: dict[str, dict[str, int]] = {}
+        ending: dict[str, dict[str, int]] = {}
+        for (topic, partition), (start, end) in sorted(ranges.items()):
+            topics.setdefault(topic, []).append(partition)
+            starting.setdefault(topic, {})[str(partition)] = start
+            ending.setdefault(topic, {})[str(partition)] = end
+
+        def deliver(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            yield from run_sink_batch(spec, batches)
+
+        _job_group(self.spark, self.task)
+        reader = (
+            self.spark.read.format("kafka")
+            .option("assign", json.dumps(topics))
+            .option("startingOffsets", json.dumps(starting))
+            .option("endingOffsets", json.dumps(ending))
+            .option("includeHeaders", "true")
+            .option("failOnDataLoss", "false")
+        )
+        for key, value in self.kafka_options.items():
+            reader = reader.option(key, value)
+        frame = reader.load().select(
+            "key",
+            "value",
+            "topic",
+            "partition",
+            "offset",
+            F.expr("unix_millis(timestamp)").alias("ts_ms"),
+            F.col("timestampType").alias("ts_type"),
+            "headers",
+        )
+        rows = frame.coalesce(1).mapInArrow(deliver, SINK_OUTPUT_DDL).collect()
+        result = SinkBatchResult()
+        for row in rows:
+            if row.kind == "commit":
+                result.commits[(row.topic, row.partition)] = row.offset
+            elif row.kind == "rewind":
+                result.rewinds[(row.topic, row.partition)] = row.offset
+            elif row.kind == "error":
+                result.failure = row.trace
+        return result

@@ -1,0 +1,55 @@
+"""Builds the worker's SparkSession: Spark runs inside the worker process (the driver)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import SparkSession
+
+__all__ = ["build_spark_session", "spark_version"]
+
+DEFAULTS = {
+    "spark.master": "local[*]",
+    "spark.app.name": "sluice",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.scheduler.mode": "FAIR",
+    "spark.sql.shuffle.partitions": "4",
+    # Tasks are I/O bound and short: keep Python workers alive between batches so the
+    # task instance they hold can be reused.
+    "spark.python.worker.reuse": "true",
+}
+
+
+def spark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def build_spark_session(
+    conf: Mapping[str, str], jars: Sequence[str], extra_python_paths: Sequence[str] = ()
+) -> SparkSession:
+    """Start (or return) the process's SparkSession with ``spark.*`` settings from the
+    worker config and the Kafka connector jars. Executors run the same Python."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if extra_python_paths:
+        current = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        os.environ["PYTHONPATH"] = os.pathsep.join([*current, *[p for p in extra_python_paths if p not in current]])
+    settings = dict(DEFAULTS)
+    settings.update(conf)
+    master = settings["spark.master"]
+    if master.startswith("local"):
+        settings.setdefault("spark.driver.host", "127.0.0.1")
+        settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
+    user_jars = [j for j in settings.get("spark.jars", "").split(",") if j]
+    settings["spark.jars"] = ",".join([*jars, *user_jars])
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(settings.get("sluice.spark.log.level", "WARN"))
+    return spark

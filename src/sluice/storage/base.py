@@ -1,0 +1,239 @@
+"""The three store interfaces the runtime uses, and the values they hold.
+
+Each is a narrow, synchronous, thread-safe interface with memory, file and (later)
+Kafka-topic implementations, mirroring Kafka Connect's ``OffsetBackingStore``,
+``StatusBackingStore`` and ``ConfigBackingStore``:
+
+* :class:`OffsetBackingStore`: raw source offsets, keyed and valued by the JSON bytes of
+  spec 5.3 (see :mod:`sluice.storage.offset_codec` for the encoding).
+* :class:`StatusBackingStore`: the last reported state of every connector and task.
+* :class:`ConfigBackingStore`: connector configs, target states and task configs;
+  :meth:`ConfigBackingStore.snapshot` returns an immutable-by-convention copy.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+__all__ = [
+    "DESTROYED",
+    "TARGET_STATES",
+    "ClusterConfigState",
+    "ConfigBackingStore",
+    "ConnectorStatus",
+    "OffsetBackingStore",
+    "StatusBackingStore",
+    "TaskStatus",
+]
+
+#: The status state that means "remove this entry" (never visible to users).
+DESTROYED = "DESTROYED"
+
+#: Valid target states (``TargetState`` in Kafka).
+TARGET_STATES = ("STARTED", "PAUSED", "STOPPED")
+
+
+# --------------------------------------------------------------------------- offsets
+
+
+class OffsetBackingStore(ABC):
+    """Raw key/value storage for source offsets (``OffsetBackingStore`` in Kafka).
+
+    Keys and values are the exact bytes of spec 5.3. Implementations are thread-safe.
+    """
+
+    @abstractmethod
+    def start(self) -> None:
+        """Open the store (load persisted data)."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Close the store. Every completed :meth:`set` is already durable."""
+
+    @abstractmethod
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        """The value of every requested key; ``None`` for keys without a value."""
+
+    @abstractmethod
+    def set(self, values: dict[bytes, bytes | None]) -> None:
+        """Write all ``values`` at once, durable when this returns.
+
+        A ``None`` value deletes (tombstones) its key.
+        """
+
+    @abstractmethod
+    def all(self) -> dict[bytes, bytes]:
+        """Every key with a non-null value."""
+
+
+# --------------------------------------------------------------------------- statuses
+
+
+@dataclass(frozen=True)
+class ConnectorStatus:
+    """A connector's reported state (``ConnectorStatus``; status topic value of spec 5.2)."""
+
+    connector: str
+    state: str
+    worker_id: str
+    trace: str | None = None
+    generation: int = 0
+
+    def __post_init__(self) -> None:
+        _normalise_state(self)
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """A task's reported state (``TaskStatus``; status topic value of spec 5.2)."""
+
+    connector: str
+    task: int
+    state: str
+    worker_id: str
+    trace: str | None = None
+    generation: int = 0
+
+    def __post_init__(self) -> None:
+        _normalise_state(self)
+
+
+def _normalise_state(status: ConnectorStatus | TaskStatus) -> None:
+    """Store an enum state (``State.RUNNING``) as its name string (``"RUNNING"``)."""
+    if isinstance(status.state, enum.Enum):
+        object.__setattr__(status, "state", str(status.state.value))
+
+
+class StatusBackingStore(ABC):
+    """Connector and task statuses (``StatusBackingStore`` in Kafka). Thread-safe.
+
+    Writing a status whose state is ``"DESTROYED"`` removes that one entry: for a
+    connector, only the connector's own status (its tasks' statuses are removed by
+    their own DESTROYED writes or by :meth:`delete_connector`).
+    """
+
+    def start(self) -> None:
+        """Open the store. The default does nothing."""
+
+    def stop(self) -> None:
+        """Close the store. The default does nothing."""
+
+    @abstractmethod
+    def put_connector(self, status: ConnectorStatus) -> None: ...
+
+    @abstractmethod
+    def put_task(self, status: TaskStatus) -> None: ...
+
+    @abstractmethod
+    def get_connector(self, name: str) -> ConnectorStatus | None: ...
+
+    @abstractmethod
+    def get_task(self, name: str, task: int) -> TaskStatus | None: ...
+
+    @abstractmethod
+    def get_all_tasks(self, name: str) -> list[TaskStatus]:
+        """The connector's task statuses, sorted by task id."""
+
+    @abstractmethod
+    def delete_connector(self, name: str) -> None:
+        """Remove the connector's status and all of its tasks' statuses."""
+
+    @abstractmethod
+    def delete_task(self, name: str, task: int) -> None: ...
+
+    @abstractmethod
+    def connectors(self) -> set[str]:
+        """Names of the connectors that have a connector status."""
+
+
+# --------------------------------------------------------------------------- configs
+
+
+@dataclass
+class ClusterConfigState:
+    """A consistent copy of the config store (``ClusterConfigState`` in Kafka)."""
+
+    connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    target_states: dict[str, str] = field(default_factory=dict)
+    task_configs: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    def contains(self, name: str) -> bool:
+        """Whether the connector has a config."""
+        return name in self.connector_configs
+
+    def connectors(self) -> list[str]:
+        """Names of all connectors with a config, sorted."""
+        return sorted(self.connector_configs)
+
+    def connector_config(self, name: str) -> dict[str, str] | None:
+        return self.connector_configs.get(name)
+
+    def target_state(self, name: str) -> str:
+        """The connector's target state; ``"STARTED"`` when none was recorded."""
+        return self.target_states.get(name, "STARTED")
+
+    def tasks(self, name: str) -> list[dict[str, str]]:
+        """The connector's task configs in task-id order (empty when none)."""
+        return self.task_configs.get(name, [])
+
+    def task_count(self, name: str) -> int:
+        return len(self.tasks(name))
+
+    def task_config(self, name: str, task: int) -> dict[str, str] | None:
+        tasks = self.tasks(name)
+        return tasks[task] if 0 <= task < len(tasks) else None
+
+    def copy(self) -> ClusterConfigState:
+        return copy.deepcopy(self)
+
+
+class ConfigBackingStore(ABC):
+    """Connector configs, target states and task configs (``ConfigBackingStore``). Thread-safe.
+
+    A target state may be written for a connector whose config does not exist yet (the
+    distributed store writes ``target-state-`` before ``connector-``);
+    :meth:`remove_connector_config` removes the config, target state and task configs.
+    """
+
+    def start(self) -> None:
+        """Open the store. The default does nothing."""
+
+    def stop(self) -> None:
+        """Close the store. The default does nothing."""
+
+    @abstractmethod
+    def put_connector_config(
+        self, name: str, config: dict[str, str], target_state: str | None = None
+    ) -> None:
+        """Create or replace a connector config; ``target_state`` (if given) is set too.
+
+        Without ``target_state`` an existing connector keeps its target state.
+        """
+
+    @abstractmethod
+    def remove_connector_config(self, name: str) -> None:
+        """Delete the connector's config, target state and task configs."""
+
+    @abstractmethod
+    def put_target_state(self, name: str, state: str) -> None:
+        """Set the target state: ``STARTED``, ``PAUSED`` or ``STOPPED``."""
+
+    @abstractmethod
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Replace the connector's task configs (task ``i`` is ``configs[i]``)."""
+
+    @abstractmethod
+    def snapshot(self) -> ClusterConfigState:
+        """A deep copy of the current state."""
+
+
+def check_target_state(state: str) -> str:
+    """Validate a target state name (or ``TargetState`` member), returning the name."""
+    if isinstance(state, enum.Enum):
+        state = str(state.value)
+    if state not in TARGET_STATES:
+        raise ValueError(f"Invalid target state {state!r}; expected one of {', '.join(TARGET_STATES)}")
+    return state

@@ -1,0 +1,279 @@
+"""Kafka Connect's source-offset key and value bytes (spec 5.3).
+
+Kafka serialises offsets with its internal ``JsonConverter`` (``schemas.enable=false``),
+whose bytes come from Jackson's default ``ObjectMapper``. Keys are compared as exact
+bytes (compaction, partitioning, the standalone file's map), so this module writes the
+same JSON Jackson writes:
+
+* compact: no whitespace; object members in insertion order; UTF-8 with characters
+  of the Basic Multilingual Plane written raw (``ü`` is ``C3 BC``);
+* strings escape ``"`` and ``\\``, use ``\\b \\t \\n \\f \\r`` and otherwise ``\\u00XX`` with
+  **upper-case** hex for control characters below U+0020; ``/``, U+007F and other BMP
+  characters are not escaped; a character **outside the BMP** (an emoji) is written as
+  its escaped UTF-16 surrogate pair, ``\\uD83D\\uDE00``, because Jackson's
+  ``UTF8JsonGenerator`` escapes surrogates (lone surrogates are escaped likewise);
+* ``int`` is written as an integer (``bool`` as ``true``/``false``);
+* ``float`` is written like Java's ``Double.toString``: ``1.0``, ``0.001``, ``1.0E7``,
+  ``1.0E-4``, ``-0.0``; NaN and infinities as the strings ``"NaN"``, ``"Infinity"``,
+  ``"-Infinity"`` (Jackson's default ``QUOTE_NON_NUMERIC_NUMBERS``). The digits are the
+  shortest that round-trip (with Java's tie rule: ``Double.MIN_VALUE`` is ``4.9E-324``),
+  which is what Java 19+ prints. Java 17's older algorithm prints a superfluous digit
+  for some values of magnitude 1e16 to 1e26 and for some subnormals
+  (``1.61304845894623136E17`` where we write ``1.6130484589462314E17``), so a Java 17
+  worker's key for such a float differs from ours;
+* ``bytes`` become a base64 string (Jackson's ``BinaryNode``);
+* a mapping whose keys are not all strings is written as an array of ``[key, value]``
+  pairs, as ``JsonConverter`` does for schemaless maps;
+* anything else (``Decimal``, sets, arbitrary objects) raises :class:`DataError`, as
+  ``JsonConverter`` does for Java classes without a schema type.
+
+Reading follows ``JsonConverter.toConnectData``: integral numbers become ``int``, other
+numbers ``float``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from sluice.api.errors import DataError
+from sluice.storage.base import OffsetBackingStore
+
+__all__ = [
+    "connector_offsets",
+    "decode_offset_key",
+    "decode_offset_value",
+    "encode_json",
+    "encode_offset_key",
+    "encode_offset_value",
+    "java_double_to_string",
+]
+
+log = logging.getLogger(__name__)
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+for _code in range(0x20):
+    _ESCAPES.setdefault(chr(_code), f"\\u{_code:04X}")
+_ESCAPE_TABLE = str.maketrans(_ESCAPES)
+# Jackson's UTF8JsonGenerator escapes every UTF-16 surrogate it meets, so a character
+# outside the BMP becomes a \uD83D\uDE00-style pair (upper-case hex); lone surrogates too.
+_SURROGATES = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+def _escape_surrogates(match: re.Match[str]) -> str:
+    cp = ord(match.group())
+    if cp < 0x10000:
+        return f"\\u{cp:04X}"
+    cp -= 0x10000
+    return f"\\u{0xD800 | (cp >> 10):04X}\\u{0xDC00 | (cp & 0x3FF):04X}"
+
+
+def java_double_to_string(value: float) -> str:
+    """``Double.toString(value)`` (shortest round-trip digits, as in Java 19+)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0.0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    text = repr(magnitude)  # the shortest digits that round-trip
+    if len(Decimal(text).normalize().as_tuple().digits) == 1:
+        # Java picks, among the shortest candidates, also 2-digit ones when the shortest
+        # has one digit, and prints the closest: Double.MIN_VALUE is 4.9E-324, not 5.0E-324.
+        two_digits = f"{magnitude:.1e}"
+        if float(two_digits) == magnitude:
+            text = two_digits
+    _, digit_tuple, exponent = Decimal(text).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    assert isinstance(exponent, int)
+    sci = len(digits) + exponent - 1  # value = d.ddd x 10^sci
+    if 1e-3 <= magnitude < 1e7:
+        if sci >= 0:
+            whole = digits[: sci + 1].ljust(sci + 1, "0")
+            frac = digits[sci + 1 :] or "0"
+        else:
+            whole = "0"
+            frac = "0" * (-sci - 1) + digits
+        return f"{sign}{whole}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
+
+
+def _quote(text: str) -> str:
+    text = text.translate(_ESCAPE_TABLE)
+    if not text.isascii():
+        text = _SURROGATES.sub(_escape_surrogates, text)
+    return '"' + text + '"'
+
+
+def _write(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_quote(value))
+    elif isinstance(value, int):
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        text = java_double_to_string(float(value))
+        out.append(text if math.isfinite(value) else _quote(text))  # "NaN", "Infinity"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        out.append(_quote(base64.b64encode(bytes(value)).decode("ascii")))
+    elif isinstance(value, Mapping):
+        if all(isinstance(key, str) for key in value):
+            out.append("{")
+            first = True
+            for key, item in value.items():
+                if not first:
+                    out.append(",")
+                first = False
+                out.append(_quote(key))
+                out.append(":")
+                _write(item, out)
+            out.append("}")
+        else:
+            out.append("[")
+            first = True
+            for key, item in value.items():
+                if not first:
+                    out.append(",")
+                first = False
+                out.append("[")
+                _write(key, out)
+                out.append(",")
+                _write(item, out)
+                out.append("]")
+            out.append("]")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    else:
+        raise DataError(f"{type(value).__name__} does not have corresponding schema type.")
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact JSON bytes of ``value`` exactly as JsonConverter (schemas off) writes them."""
+    out: list[str] = []
+    _write(value, out)
+    return "".join(out).encode("utf-8")
+
+
+def _decode_json(data: bytes) -> Any:
+    return json.loads(bytes(data).decode("utf-8"))
+
+
+def encode_offset_key(connector: str, partition: Mapping[str, Any]) -> bytes:
+    """The offsets-topic key ``[<connector>,<partition>]``.
+
+    ``encode_offset_key("local-file-source", {"filename": "/mnt/connect.input"})`` is
+    ``b'["local-file-source",{"filename":"/mnt/connect.input"}]'``.
+    """
+    return encode_json([connector, partition])
+
+
+def decode_offset_key(key: bytes) -> tuple[str, dict[str, Any]] | None:
+    """``(connector, partition)``, or ``None`` for keys that are not a ``[string, map]`` list.
+
+    Such keys are ignored, as ``OffsetUtils.processPartitionKey`` ignores them.
+    """
+    if key is None:
+        return None
+    try:
+        value = _decode_json(key)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], dict)
+    ):
+        return value[0], value[1]
+    return None
+
+
+def encode_offset_value(offset: Mapping[str, Any] | None) -> bytes | None:
+    """The JSON bytes of a source offset; ``None`` (a tombstone) stays ``None``."""
+    if offset is None:
+        return None
+    return encode_json(offset)
+
+
+def decode_offset_value(value: bytes | None) -> dict[str, Any] | None:
+    """The source offset map; ``None`` for ``None`` or JSON ``null``.
+
+    Raises :class:`DataError` when the bytes are not JSON or not a JSON object.
+    """
+    if value is None:
+        return None
+    try:
+        decoded = _decode_json(value)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise DataError(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from e
+    if decoded is None:
+        return None
+    if not isinstance(decoded, dict):
+        raise DataError(f"Source offset is not a JSON object: {decoded!r}")
+    return decoded
+
+
+def connector_offsets(
+    store: OffsetBackingStore, connector: str
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every ``(partition, offset)`` of ``connector`` with a non-null offset.
+
+    Keys that are not ``[string, map]`` lists or name another connector are skipped, as
+    are values that are not JSON objects (with a warning). When several keys decode to
+    the same partition (e.g. a Java worker wrote a multi-key map in another order), the
+    one whose bytes equal :func:`encode_offset_key`'s — the one a lookup finds — wins.
+    """
+    found: dict[Any, tuple[dict[str, Any], dict[str, Any], bool]] = {}
+    for key, raw_value in store.all().items():
+        decoded = decode_offset_key(key)
+        if decoded is None or decoded[0] != connector:
+            continue
+        partition = decoded[1]
+        try:
+            offset = decode_offset_value(raw_value)
+        except DataError as e:
+            log.warning("Ignoring unreadable offset for %s partition %s: %s", connector, partition, e)
+            continue
+        if offset is None:
+            continue
+        canonical = encode_offset_key(connector, partition) == key
+        identity = _freeze(partition)
+        previous = found.get(identity)
+        if previous is None or canonical or not previous[2]:
+            found[identity] = (partition, offset, canonical)
+    return [(partition, offset) for partition, offset, _ in found.values()]
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in with Java's ``equals`` semantics for decoded JSON."""
+    if isinstance(value, dict):
+        return ("map", frozenset((key, _freeze(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(_freeze(item) for item in value))
+    return (type(value).__name__, value)

@@ -1,0 +1,57 @@
+"""Fixtures shared by the whole test suite.
+
+- ``kafka_broker`` / ``kafka_bootstrap``: one real Kafka broker (KRaft, free loopback port)
+  per test session, started by the project's own tooling (``sluice.devtools.kafka``) and
+  stopped at the end. Set ``SLUICE_TEST_BOOTSTRAP=host:port`` to use an already running
+  broker instead (for example one from ``./dev kafka start``).
+- ``unique_name``: a topic/connector/group name unique to the test.
+
+Wait on conditions with ``tests.helpers.wait_until``, never with fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from sluice.devtools.kafka import KafkaBroker
+
+BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """The session's Kafka broker (started on first use, stopped when the session ends)."""
+    if os.environ.get(BOOTSTRAP_ENV):
+        pytest.skip(f"{BOOTSTRAP_ENV} is set: tests use that broker, not one they start")
+    from sluice.devtools.kafka import KafkaBroker
+
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka"))
+    broker.start(timeout=120)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(request: pytest.FixtureRequest) -> str:
+    """``host:port`` of the session's Kafka broker."""
+    external = os.environ.get(BOOTSTRAP_ENV)
+    if external:
+        return external
+    broker: KafkaBroker = request.getfixturevalue("kafka_broker")
+    return broker.bootstrap
+
+
+@pytest.fixture
+def unique_name(request: pytest.FixtureRequest) -> str:
+    """A name unique to this test, valid as a Kafka topic, group and connector name."""
+    base = re.sub(r"[^A-Za-z0-9-]+", "-", request.node.name).strip("-")[:80]
+    return f"{base}-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,48 @@
+"""Helpers shared by the test suite (``from tests.helpers import wait_until``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["wait_until"]
+
+T = TypeVar("T")
+
+
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float = 30.0,
+    message: str | Callable[[], str] = "condition not met",
+    *,
+    interval: float = 0.02,
+    max_interval: float = 0.25,
+    ignore: tuple[type[BaseException], ...] = (),
+) -> T:
+    """Poll ``predicate`` until it returns something truthy, and return that value.
+
+    Polls with a short, growing interval up to a deadline, so a test waits exactly as long
+    as the condition needs and no longer (never synchronise with fixed sleeps). Exceptions
+    of the types in ``ignore`` count as "not yet"; others propagate. On timeout raises
+    ``AssertionError`` with ``message`` (a string, or a callable for a message built at
+    failure time), the last value and the last ignored exception.
+    """
+    deadline = time.monotonic() + timeout
+    last: object = None
+    last_error: BaseException | None = None
+    while True:
+        try:
+            last = predicate()
+        except ignore as exc:
+            last_error = exc
+        else:
+            if last:
+                return last  # type: ignore[return-value]
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            text = message() if callable(message) else message
+            detail = f"; last error: {last_error!r}" if last_error is not None else ""
+            raise AssertionError(f"{text} (waited {timeout}s; last value: {last!r}{detail})")
+        time.sleep(min(interval, remaining))
+        interval = min(interval * 1.5, max_interval)

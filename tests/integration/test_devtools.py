@@ -1,0 +1,186 @@
+"""The project's own tooling for local services: jar fetching, the Kafka broker, `sluice dev`."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+
+from sluice.devtools import DevToolsError, jars
+from sluice.devtools.kafka import KafkaBroker, create_topic, quiet_client_logger
+from tests.helpers import wait_until
+
+
+def _client_config(bootstrap: str, **extra: object) -> dict[str, object]:
+    return {"bootstrap.servers": bootstrap, "logger": quiet_client_logger(), **extra}
+
+
+def _process_gone(pid: int) -> bool:
+    """No such process, or only a zombie left for its parent to reap."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _topics(bootstrap: str) -> set[str]:
+    return set(AdminClient(_client_config(bootstrap)).list_topics(timeout=10).topics)
+
+
+@pytest.mark.integration
+def test_produce_and_consume_through_the_session_broker(kafka_bootstrap: str, unique_name: str) -> None:
+    create_topic(kafka_bootstrap, unique_name, partitions=2)
+
+    delivered: list[object] = []
+    producer = Producer(_client_config(kafka_bootstrap))
+    producer.produce(unique_name, key=b"k", value=b"hello", on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(30) == 0
+    assert delivered == [None]
+
+    consumer = Consumer(
+        _client_config(kafka_bootstrap, **{"group.id": unique_name, "auto.offset.reset": "earliest"})
+    )
+    try:
+        consumer.subscribe([unique_name])
+
+        def one_message() -> object:
+            msg = consumer.poll(0.5)
+            return msg if msg is not None and msg.error() is None else None
+
+        msg = wait_until(one_message, timeout=60, message=f"no message consumed from {unique_name}")
+        assert (msg.key(), msg.value(), msg.topic()) == (b"k", b"hello", unique_name)  # type: ignore[attr-defined]
+    finally:
+        consumer.close()
+
+
+@pytest.mark.integration
+def test_stop_ends_the_process_and_a_restart_keeps_data_and_port(tmp_path: Path) -> None:
+    work_dir = tmp_path / "kafka"
+    broker = KafkaBroker(work_dir)
+    try:
+        bootstrap = broker.start()
+        pid = broker.pid
+        assert pid is not None
+        broker.create_topic("kept", partitions=3)
+
+        # A second object, as another process would build it, sees and stops the broker.
+        other = KafkaBroker.from_state(work_dir)
+        status = other.status()
+        assert (status.running, status.pid, status.bootstrap) == (True, pid, bootstrap)
+        assert other.stop() is True
+        assert _process_gone(pid)
+        assert not broker.status().running
+        assert other.stop() is False  # idempotent
+
+        assert broker.start() == bootstrap  # same port when still free
+        assert broker.pid not in (None, pid)
+        assert "kept" in _topics(bootstrap)
+    finally:
+        restarted_pid = broker.pid
+        broker.stop()
+    assert restarted_pid is not None and _process_gone(restarted_pid)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sluice.devtools.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.mark.integration
+def test_cli_start_status_stop_round_trip(tmp_path: Path) -> None:
+    work_dir = str(tmp_path / "kafka")
+    try:
+        started = _cli("kafka", "start", "--dir", work_dir)
+        assert started.returncode == 0, started.stderr
+        bootstrap = started.stdout.strip()
+        assert re.fullmatch(r"127\.0\.0\.1:\d+", bootstrap), started.stdout
+        pid = KafkaBroker.from_state(work_dir).pid
+        assert pid is not None
+
+        again = _cli("kafka", "start", "--dir", work_dir)  # already running: same broker
+        assert (again.returncode, again.stdout.strip()) == (0, bootstrap)
+        assert KafkaBroker.from_state(work_dir).pid == pid
+
+        status = _cli("kafka", "status", "--dir", work_dir)
+        assert status.returncode == 0, status.stderr
+        assert f"pid={pid}" in status.stdout and bootstrap in status.stdout
+
+        assert _topics(bootstrap) is not None  # answers clients after the CLI has exited
+
+        stopped = _cli("kafka", "stop", "--dir", work_dir)
+        assert (stopped.returncode, stopped.stdout.strip()) == (0, "stopped"), stopped.stderr
+        assert _process_gone(pid)
+
+        status = _cli("kafka", "status", "--dir", work_dir)
+        assert status.returncode == 1 and status.stdout.startswith("stopped")
+        assert _cli("kafka", "stop", "--dir", work_dir).returncode == 0
+    finally:
+        KafkaBroker(work_dir).stop()
+
+
+@pytest.mark.integration
+def test_jar_sets_are_cached_and_need_no_java_once_fetched(monkeypatch: pytest.MonkeyPatch) -> None:
+    broker_jars = jars.kafka_broker_classpath()
+    spark_jars = jars.spark_kafka_jars()
+
+    def no_java() -> Path:
+        raise AssertionError("a cached jar set must not need Java or the network")
+
+    monkeypatch.setattr(jars, "java_executable", no_java)
+    assert jars.kafka_broker_classpath() == broker_jars
+    assert jars.spark_kafka_jars() == spark_jars
+
+    assert all(p.is_file() for p in broker_jars + spark_jars)
+    assert f"kafka_2.13-{jars.KAFKA_VERSION}.jar" in {p.name for p in broker_jars}
+    names = {p.name for p in spark_jars}
+    assert f"spark-sql-kafka-0-10_2.13-{jars.SPARK_VERSION}.jar" in names
+    assert any(n.startswith("kafka-clients-") for n in names)
+    bundled = {p.name for p in jars.pyspark_jars_dir().glob("*.jar")}
+    assert not names & bundled, "jars PySpark already bundles must not be added again"
+
+
+def test_a_failed_fetch_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty_repo = tmp_path / "empty-repo"
+    empty_repo.mkdir()
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(
+        '<ivysettings><settings defaultResolver="empty"/><resolvers>'
+        f'<filesystem name="empty"><ivy pattern="{empty_repo}/[module]/ivy.xml"/>'
+        f'<artifact pattern="{empty_repo}/[module]/[artifact].[ext]"/></filesystem>'
+        "</resolvers></ivysettings>"
+    )
+    monkeypatch.setenv("SLUICE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(jars.IVY_SETTINGS_ENV, str(settings))
+
+    with pytest.raises(DevToolsError, match="org.apache.kafka:kafka_2.13") as failure:
+        jars.kafka_broker_classpath()
+    assert "not found" in str(failure.value)
+    jvm = tmp_path / "cache" / "jvm"
+    leftovers = {p.name for p in jvm.iterdir()} - {"ivy-cache", "ivy-home", f".kafka-{jars.KAFKA_VERSION}.lock"}
+    assert leftovers == set()
+
+
+def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    with pytest.raises(DevToolsError, match="JAVA_HOME"):
+        jars.java_executable()
+
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(DevToolsError, match="no `java` is on PATH"):
+        jars.java_executable()

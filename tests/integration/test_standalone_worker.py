@@ -1,0 +1,132 @@
+"""Acceptance: a real standalone worker process — Python-path plugins on Spark, task
+failure and restart, REST errors, and pause surviving a restart."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx2
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.helpers import wait_until
+from tests.integration.workers import StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+SEQUENCE = "sluice_test_plugins.SequenceSourceConnector"
+
+
+@pytest.fixture(scope="module")
+def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
+    w = StandaloneWorker(tmp_path_factory.mktemp("standalone"), kafka_bootstrap, "worker")
+    w.start()
+    yield w
+    assert w.stop() == 0, w.log()
+
+
+def _payloads(bootstrap: str, topic: str, count: int) -> list[str]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[str] = []
+
+    def more() -> bool:
+        msg = consumer.poll(0.5)
+        if msg is not None and msg.error() is None:
+            values.append(json.loads(msg.value())["payload"])
+        return len(values) >= count
+
+    try:
+        wait_until(more, timeout=90, message=f"{count} records on {topic}")
+    finally:
+        consumer.close()
+    return values
+
+
+def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> httpx2.Response:
+    return httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+
+
+def test_python_path_connector_from_outside_the_package_runs_on_spark(worker, kafka_bootstrap, unique_name):
+    topic = f"{unique_name}-t"
+    r = _create(worker, unique_name, {"connector.class": SEQUENCE, "topic": topic, "count": "25", "report.spark": "true"})
+    assert r.status_code == 201, r.text
+    assert r.headers["location"].endswith(f"/connectors/{unique_name}")
+    assert r.json()["type"] == "source"
+    assert r.json()["tasks"] == [{"connector": unique_name, "task": 0}]
+    values = _payloads(kafka_bootstrap, topic, 25)
+    assert [v.split("@")[0] for v in values] == [f"seq-{i}" for i in range(25)]
+    assert all(re.fullmatch(r"seq-\d+@spark-stage-\d+", v) for v in values), values[:3]
+
+
+def test_failing_poll_fails_only_that_task_and_task_restart_recovers(worker, kafka_bootstrap, unique_name, tmp_path):
+    marker = tmp_path / "fail-once"
+    marker.write_text("fail the first poll")
+    topic = f"{unique_name}-t"
+    healthy = f"{unique_name}-healthy"
+    assert _create(worker, healthy, {"connector.class": SEQUENCE, "topic": f"{topic}-2", "count": "5"}).status_code == 201
+    r = _create(worker, unique_name, {"connector.class": SEQUENCE, "topic": topic, "count": "10", "fail.marker": str(marker)})
+    assert r.status_code == 201, r.text
+
+    wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
+    status = worker.get(f"/connectors/{unique_name}/status").json()
+    assert status["connector"]["state"] == "RUNNING"
+    trace = status["tasks"][0]["trace"]
+    assert "Traceback (most recent call last)" in trace and "poll failed on purpose" in trace
+    assert "sluice_test_plugins.py" in trace
+    # the worker keeps serving, and the sibling connector keeps running
+    assert worker.get("/").status_code == 200
+    wait_until(lambda: worker.task_state(healthy) == "RUNNING", timeout=60, message="sibling RUNNING")
+    assert _payloads(kafka_bootstrap, f"{topic}-2", 5) == [f"seq-{i}" for i in range(5)]
+
+    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/tasks/0/restart", timeout=30)
+    assert r.status_code == 204, r.text
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING again")
+    assert "trace" not in worker.get(f"/connectors/{unique_name}/tasks/0/status").json()
+    assert _payloads(kafka_bootstrap, topic, 10) == [f"seq-{i}" for i in range(10)]
+
+
+def test_rest_errors_use_the_connect_error_body(worker, unique_name):
+    config = {"connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "1"}
+    assert _create(worker, unique_name, config).status_code == 201
+
+    duplicate = _create(worker, unique_name, config)
+    assert duplicate.status_code == 409
+    assert duplicate.json() == {"error_code": 409, "message": f"Connector {unique_name} already exists"}
+
+    missing = worker.get("/connectors/no-such-connector")
+    assert missing.status_code == 404
+    assert missing.json() == {"error_code": 404, "message": "Connector no-such-connector not found"}
+    for path in ("/status", "/config", "/tasks"):
+        r = worker.get(f"/connectors/no-such-connector{path}")
+        assert r.status_code == 404 and r.json()["error_code"] == 404
+
+    malformed = httpx2.post(f"{worker.url}/connectors", content=b'{"name": "x", "config": {',
+                            headers={"content-type": "application/json"}, timeout=10)
+    assert 400 <= malformed.status_code < 500
+    assert malformed.json()["error_code"] == malformed.status_code and malformed.json()["message"]
+
+    no_class = _create(worker, f"{unique_name}-nc", {"topic": "t"})
+    assert no_class.status_code == 400
+    body = no_class.json()
+    assert body["error_code"] == 400 and "contains no connector type" in body["message"]
+
+
+def test_pause_survives_a_worker_restart(kafka_bootstrap, unique_name, tmp_path: Path):
+    w = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "pausing")
+    try:
+        w.start()
+        assert _create(w, unique_name, {"connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "3"}).status_code == 201
+        wait_until(lambda: w.task_state(unique_name) == "RUNNING", timeout=90, message="RUNNING")
+        assert httpx2.put(f"{w.url}/connectors/{unique_name}/pause", timeout=10).status_code == 202
+        wait_until(lambda: w.task_state(unique_name) == "PAUSED", timeout=60, message="PAUSED")
+        assert w.stop() == 0
+        w.start()
+        wait_until(lambda: w.task_state(unique_name) == "PAUSED", timeout=90, message="PAUSED after restart")
+        assert w.get(f"/connectors/{unique_name}/status").json()["connector"]["state"] == "PAUSED"
+        assert httpx2.put(f"{w.url}/connectors/{unique_name}/resume", timeout=10).status_code == 202
+        wait_until(lambda: w.task_state(unique_name) == "RUNNING", timeout=60, message="RUNNING after resume")
+    finally:
+        w.kill()

@@ -1,0 +1,104 @@
+"""Run real ``sluice standalone`` worker processes for integration tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_PLUGINS = REPO / "tests" / "plugins"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_properties(path: Path, props: dict[str, str]) -> Path:
+    import javaproperties
+
+    with path.open("w", encoding="latin-1") as out:
+        javaproperties.dump(props, out, timestamp=None)
+    return path
+
+
+class StandaloneWorker:
+    """A ``sluice standalone`` process with its own REST port and offsets file."""
+
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str] | None = None) -> None:
+        self.work_dir = work_dir
+        self.name = name
+        self.port = free_port()
+        work_dir.mkdir(parents=True, exist_ok=True)
+        props = {
+            "bootstrap.servers": bootstrap,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "offset.storage.file.filename": str(work_dir / f"{name}.offsets"),
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "plugin.path": str(TEST_PLUGINS),
+            "spark.master": "local[2]",
+            "spark.driver.memory": "512m",
+        }
+        props.update(extra or {})
+        self.worker_file = write_properties(work_dir / f"{name}.worker.properties", props)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = work_dir / f"{name}.log"
+
+    def start(self, *connector_files: Path, timeout: float = 120.0) -> StandaloneWorker:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "sluice.cli.main", "standalone", str(self.worker_file), *map(str, connector_files)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.work_dir,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"worker {self.name} exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                if httpx2.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return self
+            except httpx2.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"worker {self.name} did not become healthy:\n{self.log()}")
+
+    def stop(self, timeout: float = 90.0) -> int:
+        """SIGTERM and wait: a clean shutdown exits with 0."""
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError(f"worker {self.name} did not stop on SIGTERM:\n{self.log()}") from None
+        return self.process.returncode
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-20000:] if self.log_path.exists() else ""
+
+    def get(self, path: str) -> httpx2.Response:
+        return httpx2.get(self.url + path, timeout=10)
+
+    def task_state(self, connector: str, task: int = 0) -> str | None:
+        r = self.get(f"/connectors/{connector}/tasks/{task}/status")
+        return r.json()["state"] if r.status_code == 200 else None

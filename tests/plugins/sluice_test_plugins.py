@@ -1,0 +1,94 @@
+"""Connectors written outside the sluice package, loaded by Python path in tests.
+
+They live in a plain directory that the tests put on ``plugin.path``, the way a
+user ships their own connectors.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sluice.api import (
+    ConfigDef,
+    ConfigType,
+    Importance,
+    Schema,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
+
+
+class SequenceSourceTask(SourceTask):
+    """Emits ``count`` string records ``<prefix>-<i>``; resumes after its last committed one.
+
+    When the file named by ``fail.marker`` exists, the next poll deletes it and raises,
+    so a test can fail the task once and then restart it.
+    """
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic = props["topic"]
+        self.count = int(props.get("count", "10"))
+        self.prefix = props.get("prefix", "seq")
+        self.marker = props.get("fail.marker")
+        self.report_spark = props.get("report.spark", "false") == "true"
+        committed = self.context.offset_storage_reader().offset({"sequence": self.prefix})
+        self.next = int(committed["next"]) if committed else 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.marker and os.path.exists(self.marker):
+            os.remove(self.marker)
+            raise RuntimeError(f"poll failed on purpose (marker {self.marker})")
+        if self.next >= self.count:
+            time.sleep(0.1)
+            return None
+        records = []
+        suffix = ""
+        if self.report_spark:
+            # Proof for tests that poll() runs inside a Spark task, on an executor.
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            suffix = f"@spark-stage-{context.stageId()}" if context is not None else "@not-in-spark"
+        while self.next < self.count and len(records) < 100:
+            records.append(
+                SourceRecord(
+                    {"sequence": self.prefix},
+                    {"next": self.next + 1},
+                    self.topic,
+                    value_schema=Schema.STRING_SCHEMA,
+                    value=f"{self.prefix}-{self.next}{suffix}",
+                )
+            )
+            self.next += 1
+        return records
+
+    def stop(self) -> None:
+        pass
+
+
+class SequenceSourceConnector(SourceConnector):
+    def start(self, props: dict[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type[SourceTask]:
+        return SequenceSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return (
+            ConfigDef()
+            .define("topic", ConfigType.STRING, importance=Importance.HIGH, documentation="Topic to write to.")
+            .define("count", ConfigType.INT, 10, importance=Importance.MEDIUM, documentation="Records to emit.")
+            .define("prefix", ConfigType.STRING, "seq", importance=Importance.LOW, documentation="Value prefix.")
+            .define("fail.marker", ConfigType.STRING, None, importance=Importance.LOW,
+                    documentation="Fail one poll while this file exists.")
+            .define("report.spark", ConfigType.BOOLEAN, False, importance=Importance.LOW,
+                    documentation="Append the Spark stage that ran poll() to each value.")
+        )

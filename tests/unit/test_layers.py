@@ -1,0 +1,81 @@
+"""The layers of design.md, enforced: imports point downward only, and only
+``sluice.spark`` imports PySpark."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "sluice"
+
+# What each package may import from sluice (besides itself). design.md:
+#   cli > rest > runtime > storage > spark > api; plugins import api only.
+ALLOWED: dict[str, set[str]] = {
+    "api": set(),
+    "connectors": {"api"},
+    "converters": {"api"},
+    "transforms": {"api"},
+    "spark": {"api"},
+    "storage": {"api"},
+    "devtools": {"api"},
+    "runtime": {"api", "spark", "storage", "devtools", "runtime"},
+    "rest": {"api", "runtime.herder.base"},
+    "testing": {"api", "runtime", "storage"},
+    "cli": {"api", "spark", "storage", "runtime", "rest", "devtools", "cli", "connectors", "converters"},
+}
+TOP_LEVEL_OK = {"sluice"}  # `from sluice import __version__`
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _package_of(path: Path) -> str:
+    return path.relative_to(SRC).parts[0]
+
+
+SOURCES = sorted(p for p in SRC.rglob("*.py") if len(p.relative_to(SRC).parts) > 1)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(SRC)))
+def test_module_imports_respect_layers(path: Path) -> None:
+    package = _package_of(path)
+    allowed = ALLOWED[package]
+    violations = []
+    for name in _imports(path):
+        root = name.split(".")[0]
+        if root == "pyspark" and package != "spark":
+            violations.append(f"{name} (only sluice.spark may import pyspark)")
+        if root != "sluice" or name in TOP_LEVEL_OK:
+            continue
+        parts = name.split(".")
+        if len(parts) < 2 or parts[1] == package:
+            continue
+        target = ".".join(parts[1:])
+        if name == "sluice.__version__":
+            continue
+        if not any(target == a or target.startswith(a + ".") or a == parts[1] for a in allowed):
+            violations.append(name)
+    assert not violations, f"{path.relative_to(SRC)} imports upward or sideways: {violations}"
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages <= set(ALLOWED), f"packages without a layer rule: {packages - set(ALLOWED)}"
+
+
+def test_the_check_catches_an_upward_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from sluice.runtime.worker import Worker\nimport pyspark\n")
+    assert "sluice.runtime.worker" in _imports(bad)
+    assert "pyspark" in _imports(bad)
