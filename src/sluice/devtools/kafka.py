@@ -398,25 +398,35 @@ class KafkaBroker:
         """Whether ``pid`` is alive and still this work dir's broker JVM (not a reused pid)."""
         if self._proc is not None and self._proc.pid == pid:
             return self._proc.poll() is None
-        with contextlib.suppress(ChildProcessError):
-            reaped, _ = os.waitpid(pid, os.WNOHANG)  # our own child that exited: reap it
-            if reaped == pid:
-                return False
+        reaped = _reap_if_child(pid)
+        if reaped:
+            return False
         info = _process_info(pid)
         if info is None:
             return False
         state, cmdline = info
+        if reaped is False:  # our unreaped child: its pid cannot have been reused
+            return True
         return not state.startswith("Z") and "kafka.Kafka" in cmdline and str(self._config_file) in cmdline
 
-    def _wait_exit(self, pid: int, timeout: float) -> bool:
+    def _has_exited(self, pid: int) -> bool:
+        """Whether ``pid`` is gone: reaped if it is our child, else gone or a zombie.
+
+        Unlike ``_is_running`` this ignores the command line, which reads as empty while a
+        process exits; and a child counts only once reaped, because a multi-threaded
+        process shows as a zombie before its last thread has exited and it can be reaped.
+        """
         if self._proc is not None and self._proc.pid == pid:
-            try:
-                self._proc.wait(timeout)
-                return True
-            except subprocess.TimeoutExpired:
-                return False
+            return self._proc.poll() is not None
+        reaped = _reap_if_child(pid)
+        if reaped is not None:
+            return reaped
+        info = _process_info(pid)
+        return info is None or info[0].startswith("Z")
+
+    def _wait_exit(self, pid: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while self._is_running(pid):
+        while not self._has_exited(pid):
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.05)
@@ -542,6 +552,18 @@ def _can_connect(host: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def _reap_if_child(pid: int) -> bool | None:
+    """Reap ``pid`` if it is an exited child of this process (started by another object).
+
+    True: reaped now; False: a child of ours that has not exited; None: not our child.
+    """
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return reaped == pid
 
 
 def _process_info(pid: int) -> tuple[str, str] | None:

@@ -78,22 +78,24 @@ def python_path(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def plugin_type(cls: type) -> str | None:
+def plugin_types(cls: type) -> list[str]:
+    """Every plugin type a class implements (a converter is often a header converter too)."""
     if not inspect.isclass(cls) or inspect.isabstract(cls):
-        return None
+        return []
+    kinds = []
     if issubclass(cls, SourceConnector):
-        return "source"
+        kinds.append("source")
     if issubclass(cls, SinkConnector):
-        return "sink"
-    if issubclass(cls, HeaderConverter):
-        return "header_converter"
+        kinds.append("sink")
     if issubclass(cls, Converter):
-        return "converter"
+        kinds.append("converter")
+    if issubclass(cls, HeaderConverter):
+        kinds.append("header_converter")
     if issubclass(cls, Transformation):
-        return "transformation"
+        kinds.append("transformation")
     if issubclass(cls, Predicate):
-        return "predicate"
-    return None
+        kinds.append("predicate")
+    return kinds
 
 
 def _version(cls: type) -> str | None:
@@ -115,8 +117,8 @@ class Plugins:
 
     def __init__(self, plugin_path: list[str] | None = None) -> None:
         self.plugin_path = [str(Path(p).resolve()) for p in (plugin_path or []) if p]
-        self._by_name: dict[str, PluginDesc] = {}
-        self._aliases: dict[str, PluginDesc | None] = {}
+        self._by_name: dict[str, dict[str, PluginDesc]] = {}  # name -> type -> plugin
+        self._aliases: dict[str, dict[str, PluginDesc] | None] = {}  # None: ambiguous
         self.load_errors: list[tuple[str, str]] = []
         self._discover()
 
@@ -149,37 +151,39 @@ class Plugins:
         found = []
         for _, value in inspect.getmembers(module, inspect.isclass):
             own = value.__module__ == name or (is_package and value.__module__.startswith(name + "."))
-            if own and plugin_type(value):
+            if own and plugin_types(value):
                 found.append(value)
         return found
 
     def _register(self, cls: type) -> None:
-        kind = plugin_type(cls)
-        if kind is None:
+        kinds = plugin_types(cls)
+        if not kinds:
             return
         path = python_path(cls)
         class_name = KAFKA_CLASS_NAMES.get(path, path)
         if class_name in self._by_name:
             return
-        desc = PluginDesc(class_name, path, kind, _version(cls), cls)
-        self._by_name[class_name] = desc
-        self._by_name[path] = desc
+        version = _version(cls)
+        descs = {kind: PluginDesc(class_name, path, kind, version, cls) for kind in kinds}
+        self._by_name[class_name] = descs
+        self._by_name[path] = descs
         simple = cls.__name__
-        suffix = _SUFFIXES[kind]
         aliases = {simple}
-        cut = simple.rfind(suffix)
-        if cut > 0:
-            aliases.add(simple[:cut])
+        for kind in kinds:
+            cut = simple.rfind(_SUFFIXES[kind])
+            if cut > 0:
+                aliases.add(simple[:cut])
         for alias in aliases:
-            if alias in self._aliases and self._aliases[alias] is not desc:
-                self._aliases[alias] = None  # ambiguous across all plugin types: dropped
+            if alias in self._aliases and self._aliases[alias] is not descs:
+                self._aliases[alias] = None  # claimed by two classes: dropped, as in Kafka
             else:
-                self._aliases[alias] = desc
+                self._aliases[alias] = descs
 
     # -- queries -------------------------------------------------------------------
 
     def all(self) -> list[PluginDesc]:
-        return sorted({d.class_name: d for d in self._by_name.values()}.values(), key=lambda d: d.class_name)
+        unique = {(d.class_name, d.type): d for descs in self._by_name.values() for d in descs.values()}
+        return sorted(unique.values(), key=lambda d: (d.class_name, d.type))
 
     def connectors(self) -> list[PluginDesc]:
         return [d for d in self.all() if d.type in ("source", "sink")]
@@ -187,31 +191,29 @@ class Plugins:
     def resolve(self, name: str, kinds: tuple[str, ...]) -> PluginDesc:
         """The plugin of one of ``kinds`` that ``name`` designates."""
         name = name.strip()
-        desc = self._by_name.get(name)
-        if desc is None:
-            alias = self._aliases.get(name)
-            desc = alias
-        if desc is None and "." in name:
-            desc = self._load_python_path(name)
-        if desc is None or desc.type not in kinds:
-            raise UnknownPluginError(self._unknown_message(name, kinds))
-        return desc
+        descs = self._by_name.get(name) or self._aliases.get(name)
+        if descs is None and "." in name:
+            descs = self._load_python_path(name)
+        for kind in kinds:
+            if descs and kind in descs:
+                return descs[kind]
+        raise UnknownPluginError(self._unknown_message(name, kinds))
 
     def resolve_connector(self, name: str) -> PluginDesc:
         return self.resolve(name, ("source", "sink"))
 
-    def _load_python_path(self, name: str) -> PluginDesc | None:
+    def _load_python_path(self, name: str) -> dict[str, PluginDesc] | None:
         module_name, _, attr = name.rpartition(".")
         try:
             cls = getattr(importlib.import_module(module_name), attr)
         except Exception:
             return None
-        kind = plugin_type(cls)
-        if kind is None:
+        kinds = plugin_types(cls)
+        if not kinds:
             return None
-        desc = PluginDesc(name, python_path(cls), kind, _version(cls), cls)
-        self._by_name.setdefault(name, desc)
-        return desc
+        descs = {kind: PluginDesc(name, python_path(cls), kind, _version(cls), cls) for kind in kinds}
+        self._by_name.setdefault(name, descs)
+        return descs
 
     def _unknown_message(self, name: str, kinds: tuple[str, ...]) -> str:
         if "source" in kinds or "sink" in kinds:
