@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Callable
@@ -176,6 +177,7 @@ class WorkerSourceTask(WorkerTask):
 
     def _batch(self) -> None:
         assert self.runner is not None
+        started = time.monotonic()
         result = self.runner.run_batch(
             self.seq,
             list(self.committed.values()),
@@ -189,6 +191,8 @@ class WorkerSourceTask(WorkerTask):
                 self.committed[_key(partition)] = (partition, offset)
             self.offset_store.set(updates)
         self.records_sent += result.count
+        log.debug("Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
+                  *self.id, self.seq, result.count, time.monotonic() - started, result.fresh)
         self.seq += 1
         if result.failure:
             raise _TaskFailed(result.failure)
@@ -318,7 +322,10 @@ class WorkerSinkTask(WorkerTask):
         if not ranges:
             self._wait(self.settings["sink_poll_interval_ms"] / 1000.0)
             return
+        started = time.monotonic()
         result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
+        log.debug("Sink task %s-%s batch %d: %d records in %.3f s", *self.id, self.seq,
+                  sum(end - start for start, end in ranges.values()), time.monotonic() - started)
         self.seq += 1
         if result.failure:
             raise _TaskFailed(result.failure)

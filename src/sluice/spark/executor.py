@@ -79,6 +79,7 @@ SINK_OUTPUT_SCHEMA = pa.schema(
 SINK_OUTPUT_DDL = "kind string, topic string, partition int, offset long, trace string"
 
 ARROW_CHUNK_ROWS = 10_000
+LINGER_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -354,9 +355,11 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     deadline = time.monotonic() + spec.max_wait_ms / 1000.0
     columns = _SourceColumns()
     while count < spec.max_records:
-        # Wait for the first records up to the deadline; after that take only what is
-        # already there, so a batch never waits on a slow poll once it has data.
-        wait = max(0.0, deadline - time.monotonic()) if count == 0 else 0.0
+        # Wait for the first records up to the deadline; after that linger only briefly
+        # for the next poll, so a busy source fills the batch while a batch that has data
+        # never waits long on a slow or idle poll.
+        remaining = max(0.0, deadline - time.monotonic())
+        wait = remaining if count == 0 else min(remaining, LINGER_S)
         item = host.next_records(wait)
         if item is None:
             break
@@ -558,8 +561,11 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
         for batch in batches:
             records = _to_sink_records(batch, host)
             _put_with_retries(host, records)
+            last: dict[tuple[str, int], int] = {}
             for r in records:
-                host.positions[TopicPartition(r.topic, r.kafka_partition)] = r.kafka_offset + 1
+                last[(r.topic, r.kafka_partition)] = r.kafka_offset
+            for (topic, partition), offset in last.items():
+                host.positions[TopicPartition(topic, partition)] = offset + 1
         committed = host.task.pre_commit(dict(host.positions)) or {}
     except BaseException as exc:
         _drop_host(task_spec, host)

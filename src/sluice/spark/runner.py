@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +71,31 @@ class SinkBatchResult:
     failure: str | None = None
 
 
+AFFINITY_ENV = "SLUICE_TASK_AFFINITY"
+_ENVIRONMENT_LOCK = threading.Lock()
+
+
+def _map_in_arrow(frame: Any, func: Callable[..., Any], schema: str, task: TaskSpec) -> Any:
+    """``frame.mapInArrow`` with a per-task marker in the Python UDF's environment.
+
+    Spark keeps one pool of Python workers per distinct UDF environment and hands idle
+    workers out first-in first-out. With one shared pool, consecutive batches of a task
+    alternate between workers and each would restart the task; with its own pool, a
+    task's batches (one at a time) always find the worker that holds its instance.
+    """
+    environment = frame.sparkSession.sparkContext.environment
+    with _ENVIRONMENT_LOCK:
+        previous = environment.get(AFFINITY_ENV)
+        environment[AFFINITY_ENV] = f"{task.connector}/{task.task}"
+        try:
+            return frame.mapInArrow(func, schema)
+        finally:
+            if previous is None:
+                environment.pop(AFFINITY_ENV, None)
+            else:
+                environment[AFFINITY_ENV] = previous
+
+
 def _job_group(spark: SparkSession, task: TaskSpec) -> None:
     spark.sparkContext.setJobGroup(
         f"sluice:{task.connector}:{task.task}", f"Connect task {task.connector}-{task.task}", interruptOnCancel=True
@@ -95,7 +122,7 @@ class SparkSourceTaskRunner:
             yield from run_source_batch(spec, report)
 
         _job_group(self.spark, self.task)
-        frame = self.spark.range(0, 1, 1, 1).mapInArrow(poll, SOURCE_OUTPUT_DDL)
+        frame = _map_in_arrow(self.spark.range(0, 1, 1, 1), poll, SOURCE_OUTPUT_DDL, self.task)
         writer = frame.write.format("kafka")
         for key, value in self.kafka_options.items():
             writer = writer.option(key, value)
@@ -119,7 +146,7 @@ class SparkSourceTaskRunner:
 
         try:
             _job_group(self.spark, task)
-            self.spark.range(0, 1, 1, 1).mapInArrow(stop, "stopped boolean").collect()
+            _map_in_arrow(self.spark.range(0, 1, 1, 1), stop, "stopped boolean", task).collect()
         except Exception:
             log.debug("Could not stop task instance %s-%s", task.connector, task.task, exc_info=True)
 
@@ -172,7 +199,7 @@ class SparkSinkTaskRunner:
             F.col("timestampType").alias("ts_type"),
             "headers",
         )
-        rows = frame.coalesce(1).mapInArrow(deliver, SINK_OUTPUT_DDL).collect()
+        rows = _map_in_arrow(frame.coalesce(1), deliver, SINK_OUTPUT_DDL, self.task).collect()
         result = SinkBatchResult()
         for row in rows:
             if row.kind == "commit":
