@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -171,7 +172,7 @@ def test_a_failed_fetch_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
         jars.kafka_broker_classpath()
     assert "not found" in str(failure.value)
     jvm = tmp_path / "cache" / "jvm"
-    leftovers = {p.name for p in jvm.iterdir()} - {"ivy-cache", "ivy-home", f".kafka-{jars.KAFKA_VERSION}.lock"}
+    leftovers = {p.name for p in jvm.iterdir()} - {"ivy-cache", "ivy-home", ".fetch.lock"}
     assert leftovers == set()
 
 
@@ -184,3 +185,12 @@ def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(DevToolsError, match="no `java` is on PATH"):
         jars.java_executable()
+
+
+def test_a_busy_explicit_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(DevToolsError, match=f"Port {port} .* is in use"):
+            KafkaBroker(tmp_path / "kafka", port=port).start()

@@ -49,6 +49,9 @@ def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-
 def run_quickstart(lines: int = 5, exit_after: bool = False, work_dir: str | None = None) -> int:
     work = Path(work_dir) if work_dir else cache_dir() / "run" / "quickstart"
     if work.exists():
+        # A broker left running by an interrupted quickstart is stopped (by its pid)
+        # before its directory is wiped: each run starts from a clean slate.
+        KafkaBroker(work / "kafka").stop()
         shutil.rmtree(work)
     work.mkdir(parents=True)
     source_file, sink_file = work / "test.txt", work / "test.sink.txt"

@@ -5,6 +5,7 @@ Resolution runs Apache Ivy's command line (the ``ivy-*.jar`` that PySpark ships 
 into a temporary directory next to its final place, a marker file listing the jars is
 written, and the directory is renamed into place: a set is either complete or absent.
 A file lock serialises concurrent fetches (Ivy's cache is not safe for parallel writers).
+Ivy's own cache keeps only metadata afterwards: the jars would be a second copy.
 
 Set ``SLUICE_IVY_SETTINGS`` to an ``ivysettings.xml`` to resolve through a mirror instead
 of Ivy's default chain.
@@ -226,7 +227,7 @@ def _jar_set(
     cached = _read_complete(dest, modules)
     if cached is not None:
         return cached
-    with _file_lock(root / f".{name}.lock"):
+    with _file_lock(root / ".fetch.lock"):
         cached = _read_complete(dest, modules)  # another process may have finished meanwhile
         if cached is not None:
             return cached
@@ -246,7 +247,7 @@ def _jar_set(
                     os.replace(jar, out / jar.name)
                     jars.append(jar.name)
             if not jars:
-                raise DevToolsError(f"Resolving {_coords(modules)} retrieved no jars (see {work}).")
+                raise DevToolsError(f"Resolving {_coords(modules)} with Ivy retrieved no jars.")
             marker = {"modules": [list(m) for m in modules], "jars": jars}
             (out / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
             if dest.exists():  # a partial set left by an older, interrupted layout
@@ -254,10 +255,17 @@ def _jar_set(
             os.rename(out, dest)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        _drop_cached_artifacts(root / "ivy-cache")
         log.info("Fetched %s (%d jars) in %.1fs", name, len(jars), time.monotonic() - started)
     result = _read_complete(dest, modules)
     assert result is not None
     return result
+
+
+def _drop_cached_artifacts(ivy_cache: Path) -> None:
+    """Delete the jars in Ivy's cache (``<org>/<module>/<type>s/*.jar``), keeping its metadata."""
+    for jar in ivy_cache.glob("*/*/*s/*.jar"):
+        jar.unlink(missing_ok=True)
 
 
 def _read_complete(dest: Path, modules: Sequence[Module]) -> list[Path] | None:

@@ -248,8 +248,10 @@ class KafkaBroker:
                         return int(address.rsplit(":", 1)[1])
             return None
 
-        port = self.port or _reuse_if_free(previous_port("PLAINTEXT")) or _free_port()
-        controller = _reuse_if_free(previous_port("CONTROLLER"), avoid=port) or _free_port(avoid=port)
+        if self.port is not None and _port_if_free(self.port) is None:
+            raise DevToolsError(f"Port {self.port} on {_HOST} is in use; choose another or omit the port.")
+        port = self.port or _port_if_free(previous_port("PLAINTEXT")) or _free_port()
+        controller = _port_if_free(previous_port("CONTROLLER"), avoid=port) or _free_port(avoid=port)
         return port, controller
 
     def _write_config(self, port: int, controller_port: int) -> None:
@@ -322,7 +324,7 @@ class KafkaBroker:
             "kafka.Kafka",
             str(self._config_file),
         ]
-        with open(self._out_file, "ab") as out:
+        with open(self._out_file, "wb") as out:
             self._proc = subprocess.Popen(
                 command,
                 cwd=self.work_dir,
@@ -535,7 +537,7 @@ def _free_port(avoid: int | None = None) -> int:
             return int(port)
 
 
-def _reuse_if_free(port: int | None, avoid: int | None = None) -> int | None:
+def _port_if_free(port: int | None, avoid: int | None = None) -> int | None:
     if port is None or port == avoid:
         return None
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
