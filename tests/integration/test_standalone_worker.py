@@ -130,3 +130,31 @@ def test_pause_survives_a_worker_restart(kafka_bootstrap, unique_name, tmp_path:
         wait_until(lambda: w.task_state(unique_name) == "RUNNING", timeout=60, message="RUNNING after resume")
     finally:
         w.kill()
+
+
+def test_connector_restart_variants(worker, kafka_bootstrap, unique_name, tmp_path):
+    marker = tmp_path / "fail-once"
+    marker.write_text("fail the first poll")
+    config = {"connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "4", "fail.marker": str(marker)}
+    assert _create(worker, unique_name, config).status_code == 201
+    wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
+
+    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart?includeTasks=true&onlyFailed=true", timeout=30)
+    assert r.status_code == 202, r.text
+    plan = r.json()
+    assert plan["name"] == unique_name and plan["type"] == "source"
+    assert plan["connector"]["state"] == "RUNNING"  # not failed: not restarted
+    assert [t["state"] for t in plan["tasks"]] == ["RESTARTING"]
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING")
+    assert _payloads(kafka_bootstrap, f"{unique_name}-t", 4) == [f"seq-{i}" for i in range(4)]
+
+    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart", timeout=30)
+    assert r.status_code == 204 and r.content == b""
+    assert worker.get(f"/connectors/{unique_name}/status").json()["connector"]["state"] == "RUNNING"
+    assert worker.task_state(unique_name) == "RUNNING"  # the plain restart leaves tasks alone
+
+    unknown = httpx2.post(f"{worker.url}/connectors/nope/restart?includeTasks=true", timeout=30)
+    assert unknown.status_code == 404 and unknown.json() == {"error_code": 404, "message": "Unknown connector: nope"}
+    unknown_task = httpx2.post(f"{worker.url}/connectors/{unique_name}/tasks/7/restart", timeout=30)
+    assert unknown_task.status_code == 404
+    assert unknown_task.json()["message"] == f"Task {unique_name}-7 not found"

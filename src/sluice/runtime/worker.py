@@ -182,6 +182,26 @@ class Worker:
             for task in wc.tasks.values():
                 task.transition_to(target)
 
+    def restart_connector_instance(self, name: str, config: dict[str, str], target: TargetState) -> bool:
+        """Stop and start the connector object only; its tasks keep running."""
+        with self._lock:
+            wc = self._connectors[name]
+            try:
+                if wc.started:
+                    wc.connector.stop()
+            except Exception:
+                log.warning("Error stopping connector %s", name, exc_info=True)
+            wc.started, wc.state, wc.trace, wc.config = False, State.UNASSIGNED, None, dict(config)
+            try:
+                desc = self.plugins.resolve_connector(config["connector.class"])
+                wc.connector = desc.cls()
+                wc.connector.initialize(_Context(self, name))
+            except BaseException as exc:
+                wc.state, wc.trace = State.FAILED, _trace(exc)
+                self._put_connector_status(name, wc.state, wc.trace)
+                return False
+            return self._transition_connector(wc, target)
+
     def fail_connector(self, name: str, error: BaseException) -> None:
         with self._lock:
             wc = self._connectors.get(name)

@@ -321,7 +321,7 @@ class StandaloneHerder(Herder):
             return plan
 
     def _restart_connector_instance(self, name: str, restart_tasks_too: bool = False) -> None:
-        if restart_tasks_too:
+        if restart_tasks_too or not self.worker.task_states(name):
             self.worker.stop_connector(name)
             self._start_connector(name)
             return
@@ -329,22 +329,7 @@ class StandaloneHerder(Herder):
         snapshot = self.config_store.snapshot()
         config = snapshot.connector_config(name)
         assert config is not None
-        target = TargetState(snapshot.target_state(name))
-        tasks = self.worker.task_states(name)
-        if tasks:
-            wc = self.worker._connectors.pop(name)
-            try:
-                if wc.started:
-                    wc.connector.stop()
-            except Exception:
-                log.warning("Error stopping connector %s", name, exc_info=True)
-            if self.worker.start_connector(name, dict(config), target):
-                self.worker._connectors[name].tasks.update(wc.tasks)
-            else:
-                self.worker._connectors.setdefault(name, wc)
-        else:
-            self.worker.stop_connector(name)
-            self._start_connector(name)
+        self.worker.restart_connector_instance(name, dict(config), TargetState(snapshot.target_state(name)))
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
