@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from sluice.runtime.herder.base import State, TargetState
@@ -208,6 +208,38 @@ class WorkerSourceTask(WorkerTask):
             self.runner.close()
 
 
+RETRIABLE_KAFKA_ERRORS = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.REQUEST_TIMED_OUT,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._TIMED_OUT,
+    KafkaError._TRANSPORT,
+    KafkaError._ALL_BROKERS_DOWN,
+}
+
+
+def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.Event, timeout_s: float = 120.0) -> Any:
+    """Run a Kafka client call, retrying transient errors (a coordinator still loading on a
+    fresh broker, a leader election) with backoff until ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.1
+    while True:
+        try:
+            return call()
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            retriable = error is not None and (error.retriable() or error.code() in RETRIABLE_KAFKA_ERRORS)
+            if not retriable or time.monotonic() + delay > deadline or stopping.is_set():
+                raise
+            log.info("%s: %s; retrying", what, error)
+            stopping.wait(delay)
+            delay = min(delay * 2, 2.0)
+
+
 def _key(partition: dict[str, Any]) -> str:
     import json
 
@@ -245,6 +277,8 @@ class WorkerSinkTask(WorkerTask):
         self.assignment: list[tuple[str, int]] = []
         self.positions: dict[tuple[str, int], int] = {}
         self.committed: dict[tuple[str, int], int] = {}
+        self.paused_partitions: set[tuple[str, int]] = set()
+        self._last_batch_at = 0.0
         self._metadata_at = 0.0
         self.records_delivered = 0
 
@@ -268,7 +302,7 @@ class WorkerSinkTask(WorkerTask):
         if not force and now - self._metadata_at < self.METADATA_REFRESH_S:
             return
         self._metadata_at = now
-        metadata = self.admin.list_topics(timeout=10)
+        metadata = _with_kafka_retries(lambda: self.admin.list_topics(timeout=10), "Listing topics", self._stopping)
         if self._pattern is not None:
             topics = sorted(t for t in metadata.topics if self._pattern.fullmatch(t) and not t.startswith("__"))
         else:
@@ -287,7 +321,11 @@ class WorkerSinkTask(WorkerTask):
         new = [tp for tp in assignment if tp not in self.positions]
         self.assignment = assignment
         if new:
-            committed = self.consumer.committed([TopicPartition(t, p) for t, p in new], timeout=10)
+            committed = _with_kafka_retries(
+                lambda: self.consumer.committed([TopicPartition(t, p) for t, p in new], timeout=10),
+                f"Reading committed offsets of group {self.group_id}",
+                self._stopping,
+            )
             missing = []
             for tp in committed:
                 if tp.offset >= 0:
@@ -303,8 +341,11 @@ class WorkerSinkTask(WorkerTask):
     def _list_offsets(self, tps: list[tuple[str, int]], spec: Any) -> dict[tuple[str, int], int]:
         from confluent_kafka import TopicPartition as TP
 
-        futures = self.admin.list_offsets({TP(t, p): spec for t, p in tps}, request_timeout=10)
-        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+        def call() -> dict[tuple[str, int], int]:
+            futures = self.admin.list_offsets({TP(t, p): spec for t, p in tps}, request_timeout=10)
+            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+        return _with_kafka_retries(call, "Listing offsets", self._stopping)
 
     def _batch(self) -> None:
         assert self.runner is not None
@@ -317,12 +358,16 @@ class WorkerSinkTask(WorkerTask):
         ranges = {
             tp: (self.positions[tp], min(end, self.positions[tp] + limit))
             for tp, end in ends.items()
-            if end > self.positions.get(tp, end)
+            if end > self.positions.get(tp, end) and tp not in self.paused_partitions
         }
+        if not ranges and self.paused_partitions and time.monotonic() - self._last_batch_at >= 1.0:
+            # Only paused partitions have data: an empty batch lets the task resume them.
+            tp = next(iter(sorted(self.paused_partitions)))
+            ranges = {tp: (self.positions[tp], self.positions[tp])}
         if not ranges:
             self._wait(self.settings["sink_poll_interval_ms"] / 1000.0)
             return
-        started = time.monotonic()
+        started = self._last_batch_at = time.monotonic()
         result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
         log.debug("Sink task %s-%s batch %d: %d records in %.3f s", *self.id, self.seq,
                   sum(end - start for start, end in ranges.values()), time.monotonic() - started)
@@ -336,14 +381,19 @@ class WorkerSinkTask(WorkerTask):
             self._commit(result.commits)
         for tp, offset in result.rewinds.items():
             self.positions[tp] = offset
+        self.paused_partitions = result.paused
 
     def _commit(self, offsets: dict[tuple[str, int], int]) -> None:
         changed = {tp: o for tp, o in offsets.items() if self.committed.get(tp) != o}
         if not changed:
             return
         try:
-            self.consumer.commit(
-                offsets=[TopicPartition(t, p, o) for (t, p), o in sorted(changed.items())], asynchronous=False
+            _with_kafka_retries(
+                lambda: self.consumer.commit(
+                    offsets=[TopicPartition(t, p, o) for (t, p), o in sorted(changed.items())], asynchronous=False
+                ),
+                f"Committing offsets of group {self.group_id}",
+                self._stopping,
             )
         except KafkaException as exc:
             raise _TaskFailed(f"Offset commit for group {self.group_id} failed: {exc}") from exc

@@ -69,7 +69,7 @@ SOURCE_OUTPUT_DDL = (
 # One row per committed partition offset, or one row carrying a failure or rewind.
 SINK_OUTPUT_SCHEMA = pa.schema(
     [
-        ("kind", pa.string()),  # "commit" | "rewind" | "error"
+        ("kind", pa.string()),  # "commit" | "rewind" | "paused" | "error"
         ("topic", pa.string()),
         ("partition", pa.int32()),
         ("offset", pa.int64()),
@@ -558,7 +558,9 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
     assert isinstance(host, _SinkHost)
     host.last_seq = spec.seq
     try:
+        delivered = False
         for batch in batches:
+            delivered = True
             records = _to_sink_records(batch, host)
             _put_with_retries(host, records)
             last: dict[tuple[str, int], int] = {}
@@ -566,6 +568,10 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
                 last[(r.topic, r.kafka_partition)] = r.kafka_offset
             for (topic, partition), offset in last.items():
                 host.positions[TopicPartition(topic, partition)] = offset + 1
+        if not delivered:
+            # As Kafka Connect does when a poll returns nothing: a task that paused its
+            # partitions gets the chance to resume them from put().
+            _put_with_retries(host, [])
         committed = host.task.pre_commit(dict(host.positions)) or {}
     except BaseException as exc:
         _drop_host(task_spec, host)
@@ -574,6 +580,9 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
     rows = [(tp.topic, tp.partition, off) for tp, off in sorted(committed.items())]
     if rows:
         yield _sink_rows("commit", rows)  # type: ignore[arg-type]
+    if host.context.paused:
+        # Partitions the task paused through its context: the driver skips them until resumed.
+        yield _sink_rows("paused", [(tp.topic, tp.partition, None) for tp in sorted(host.context.paused)])
     if host.context.rewinds:
         rewinds = [(tp.topic, tp.partition, off) for tp, off in sorted(host.context.rewinds.items())]
         host.context.rewinds.clear()

@@ -68,6 +68,7 @@ class SourceBatchResult:
 class SinkBatchResult:
     commits: dict[tuple[str, int], int] = field(default_factory=dict)
     rewinds: dict[tuple[str, int], int] = field(default_factory=dict)
+    paused: set[tuple[str, int]] = field(default_factory=set)
     failure: str | None = None
 
 
@@ -206,6 +207,8 @@ class SparkSinkTaskRunner:
                 result.commits[(row.topic, row.partition)] = row.offset
             elif row.kind == "rewind":
                 result.rewinds[(row.topic, row.partition)] = row.offset
+            elif row.kind == "paused":
+                result.paused.add((row.topic, row.partition))
             elif row.kind == "error":
                 result.failure = row.trace
         return result

@@ -1,0 +1,174 @@
+"""The executor side of the data plane, driven directly (no Spark, no JVM): how task
+instances are kept or restarted between batches, and what each batch reports."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from sluice.api import Schema, SinkRecord, SinkTask, SourceRecord, SourceTask, TopicPartition
+from sluice.spark import executor
+from sluice.spark.executor import PluginSpec, SinkBatchSpec, SourceBatchSpec, TaskSpec, run_sink_batch, run_source_batch
+
+STRING = PluginSpec("sluice.converters.string.StringConverter", {})
+HEADERS = PluginSpec("sluice.converters.simple_header.SimpleHeaderConverter", {})
+EVENTS: list[str] = []
+
+
+class CountingSourceTask(SourceTask):
+    """Emits 'v<i>' with offset {"i": i + 1}; fails on a configured value of i."""
+
+    def start(self, props):
+        committed = self.context.offset_storage_reader().offset({"p": 1})
+        self.i = committed["i"] if committed else 0
+        self.fail_at = int(props.get("fail.at", "-1"))
+        EVENTS.append(f"start@{self.i}")
+
+    def poll(self):
+        if self.i == self.fail_at:
+            raise ValueError(f"bad record {self.i}")
+        if self.i >= int(self.context.configs()["count"]):
+            return None
+        self.i += 1
+        return [SourceRecord({"p": 1}, {"i": self.i}, "t", value_schema=Schema.STRING_SCHEMA, value=f"v{self.i - 1}")]
+
+    def commit(self):
+        EVENTS.append("commit")
+
+    def stop(self):
+        EVENTS.append("stop")
+
+
+class PausingSinkTask(SinkTask):
+    """Collects values; pauses its partition after the first record; resumes on an empty put."""
+
+    def start(self, props):
+        self.seen = []
+        EVENTS.append("sink-start")
+
+    def put(self, records):
+        if not records:
+            EVENTS.append("empty-put")
+            self.context.resume(*self.context.assignment())
+            return
+        self.seen.extend(r.value for r in records)
+        self.context.pause(TopicPartition("t", 0))
+
+    def pre_commit(self, offsets):
+        return {tp: o for tp, o in offsets.items()}
+
+    def stop(self):
+        EVENTS.append("sink-stop")
+
+
+class FailingSinkTask(SinkTask):
+    def start(self, props):
+        pass
+
+    def put(self, records):
+        if records:
+            raise RuntimeError("cannot write")
+
+    def stop(self):
+        pass
+
+
+class Report:
+    def __init__(self):
+        self.value = []
+
+    def add(self, items):
+        self.value.extend(items)
+
+
+@pytest.fixture(autouse=True)
+def clean_registry():
+    EVENTS.clear()
+    yield
+    for key in list(executor._HOSTS):
+        executor._HOSTS.pop(key).stop()
+
+
+def _source_spec(seq, incarnation="a", committed=(), **config):
+    task = TaskSpec("c", 0, f"{__name__}.CountingSourceTask", {"count": "5", **config}, incarnation,
+                    STRING, STRING, HEADERS)
+    return SourceBatchSpec(task, seq, list(committed), max_records=2, max_wait_ms=500)
+
+
+def _values(batches):
+    return [v.decode() for b in batches for v in b.column("value").to_pylist()]
+
+
+def test_source_instance_is_reused_batch_after_batch_and_offsets_reported():
+    report = Report()
+    assert _values(run_source_batch(_source_spec(0), report)) == ["v0", "v1"]
+    assert _values(run_source_batch(_source_spec(1), report)) == ["v2", "v3"]
+    assert EVENTS == ["start@0", "commit"]  # one instance; commit() after the first batch's offsets
+    assert report.value[0][:5] == (0, 0, [({"p": 1}, {"i": 2})], 2, None)
+    assert report.value[1][2] == [({"p": 1}, {"i": 4})] and report.value[1][5] is False
+
+
+def test_source_restarts_from_committed_offsets_on_new_incarnation_or_gap():
+    report = Report()
+    list(run_source_batch(_source_spec(0), report))
+    # a restart (new incarnation) starts a fresh instance from the committed offsets
+    out = _values(run_source_batch(_source_spec(0, "b", committed=[({"p": 1}, {"i": 2})]), report))
+    assert out == ["v2", "v3"] and EVENTS == ["start@0", "stop", "start@2"]
+    # a batch that is not the successor of the last one served (ran elsewhere) restarts too
+    out = _values(run_source_batch(_source_spec(5, "b", committed=[({"p": 1}, {"i": 4})]), report))
+    assert out == ["v4"] and EVENTS[-2:] == ["stop", "start@4"] and report.value[-1][5] is True
+
+
+def test_source_failure_keeps_earlier_records_and_reports_the_traceback():
+    report = Report()
+    out = _values(run_source_batch(_source_spec(0, **{"fail.at": "1"}), report))
+    assert out == ["v0"]
+    _, _, offsets, count, trace, _ = report.value[0]
+    assert offsets == [({"p": 1}, {"i": 1})] and count == 1
+    assert "Traceback" in trace and "ValueError: bad record 1" in trace
+    assert ("c", 0) not in executor._HOSTS  # the failed instance was stopped and dropped
+
+
+def _kafka_batch(values, first_offset=0):
+    n = len(values)
+    headers = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+    return pa.RecordBatch.from_pydict({
+        "key": pa.array([None] * n, pa.binary()), "value": pa.array([v.encode() for v in values], pa.binary()),
+        "topic": pa.array(["t"] * n), "partition": pa.array([0] * n, pa.int32()),
+        "offset": pa.array(range(first_offset, first_offset + n), pa.int64()),
+        "ts_ms": pa.array([1] * n, pa.int64()), "ts_type": pa.array([0] * n, pa.int32()),
+        "headers": pa.array([None] * n, headers)})
+
+
+def _sink_spec(seq, cls="PausingSinkTask", committed=0, start=0):
+    task = TaskSpec("s", 0, f"{__name__}.{cls}", {"topics": "t"}, "x", STRING, STRING, HEADERS)
+    return SinkBatchSpec(task, seq, [("t", 0)], {("t", 0): committed}, {("t", 0): start})
+
+
+def _rows(batches):
+    rows = []
+    for b in batches:
+        rows.extend(zip(*b.to_pydict().values()))
+    return rows
+
+
+def test_sink_commits_what_pre_commit_returns_and_reports_paused_partitions():
+    rows = _rows(run_sink_batch(_sink_spec(0), iter([_kafka_batch(["a", "b"])])))
+    assert ("commit", "t", 0, 2, None) in rows
+    assert ("paused", "t", 0, None, None) in rows
+    host = executor._HOSTS[("s", 0)]
+    assert host.task.seen == ["a", "b"]
+    # an empty batch calls put([]); the task resumes, so no partition is reported paused
+    rows = _rows(run_sink_batch(_sink_spec(1, committed=2, start=2), iter([])))
+    assert "empty-put" in EVENTS and not [r for r in rows if r[0] == "paused"]
+
+
+def test_fresh_sink_instance_behind_the_read_position_asks_for_a_rewind():
+    rows = _rows(run_sink_batch(_sink_spec(3, committed=5, start=9), iter([_kafka_batch(["x"], 9)])))
+    assert rows == [("rewind", "t", 0, 5, None)]
+
+
+def test_sink_put_failure_is_an_error_row_with_the_traceback():
+    rows = _rows(run_sink_batch(_sink_spec(0, cls="FailingSinkTask"), iter([_kafka_batch(["a"])])))
+    assert len(rows) == 1 and rows[0][0] == "error"
+    assert "RuntimeError: cannot write" in rows[0][4]
