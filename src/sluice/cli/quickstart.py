@@ -103,6 +103,9 @@ def run_quickstart(lines: int = 5, exit_after: bool = False, work_dir: str | Non
                 if r.status_code != 200:
                     return False
                 body = r.json()
+                for part in [body["connector"], *body["tasks"]]:
+                    if part["state"] == "FAILED":
+                        raise RuntimeError(f"{name} failed:\n{part.get('trace', '(no trace)')}")
                 states = [body["connector"]["state"]] + [t["state"] for t in body["tasks"]]
                 if not body["tasks"] or any(s != "RUNNING" for s in states):
                     return False
