@@ -10,7 +10,9 @@ its own thread and its own Spark jobs.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import threading
 import time
 import traceback
@@ -241,8 +243,6 @@ def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.
 
 
 def _key(partition: dict[str, Any]) -> str:
-    import json
-
     return json.dumps(partition, sort_keys=True)
 
 
@@ -283,8 +283,6 @@ class WorkerSinkTask(WorkerTask):
         self.records_delivered = 0
 
     def _prepare(self, spark: Any) -> None:
-        import re
-
         self.runner = SparkSinkTaskRunner(spark, self.spec, self.kafka_options)
         client_conf = {"bootstrap.servers": self.bootstrap_servers, "log_level": 3}
         self.admin = AdminClient(dict(client_conf))
@@ -296,8 +294,6 @@ class WorkerSinkTask(WorkerTask):
         self._refresh_assignment(force=True)
 
     def _refresh_assignment(self, force: bool = False) -> None:
-        import time
-
         now = time.monotonic()
         if not force and now - self._metadata_at < self.METADATA_REFRESH_S:
             return
@@ -339,10 +335,8 @@ class WorkerSinkTask(WorkerTask):
                     self.positions[tp] = off
 
     def _list_offsets(self, tps: list[tuple[str, int]], spec: Any) -> dict[tuple[str, int], int]:
-        from confluent_kafka import TopicPartition as TP
-
         def call() -> dict[tuple[str, int], int]:
-            futures = self.admin.list_offsets({TP(t, p): spec for t, p in tps}, request_timeout=10)
+            futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in tps}, request_timeout=10)
             return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
 
         return _with_kafka_retries(call, "Listing offsets", self._stopping)
