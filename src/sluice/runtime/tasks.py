@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 __all__ = ["WorkerSinkTask", "WorkerSourceTask", "WorkerTask", "new_incarnation"]
 
 StatusListener = Callable[[State, str | None], None]
+IDLE_SOURCE_MAX_WAIT_MS = 3000
 
 
 def new_incarnation() -> str:
@@ -168,7 +169,7 @@ class WorkerSourceTask(WorkerTask):
         self.kafka_options = kafka_options
         self.runner: SparkSourceTaskRunner | None = None
         self.seq = 0
-        self._idle_backoff = 0.0
+        self._wait_ms = self.settings["source_max_wait_ms"]
         self.records_sent = 0
 
     def _prepare(self, spark: Any) -> None:
@@ -184,7 +185,7 @@ class WorkerSourceTask(WorkerTask):
             self.seq,
             list(self.committed.values()),
             self.settings["source_max_records"],
-            self.settings["source_max_wait_ms"],
+            self._wait_ms,
         )
         if result.offsets:
             updates = {}
@@ -198,12 +199,19 @@ class WorkerSourceTask(WorkerTask):
         self.seq += 1
         if result.failure:
             raise _TaskFailed(result.failure)
-        if result.count == 0:
-            # Nothing polled: back off a little so an idle source does not spin Spark jobs.
-            self._idle_backoff = min(1.0, self._idle_backoff * 2 or 0.05)
-            self._wait(self._idle_backoff)
+        # An idle source long-polls: each empty batch waits longer inside the executor
+        # (no CPU, the poll thread keeps polling) so an idle task runs few Spark jobs,
+        # while a record that arrives during the wait ends the batch at once.
+        # Long-polling holds a Spark task slot, so it is used only while the worker runs
+        # fewer tasks than Spark has slots; otherwise an idle source waits on the driver.
+        base = self.settings["source_max_wait_ms"]
+        if result.count > 0:
+            self._wait_ms = base
+        elif self.settings["slots_to_spare"]():
+            self._wait_ms = min(IDLE_SOURCE_MAX_WAIT_MS, self._wait_ms * 2)
         else:
-            self._idle_backoff = 0.0
+            self._wait_ms = base
+            self._wait(min(1.0, base / 1000.0))
 
     def _close(self) -> None:
         if self.runner is not None:

@@ -173,6 +173,14 @@ class Worker:
         self._put_connector_status(wc.name, wc.state, wc.trace)
         return wc.state is not State.FAILED
 
+    def _slots_to_spare(self) -> bool:
+        """True while this worker runs fewer tasks than Spark has task slots."""
+        session = self.spark() if self.spark.ready else None
+        if session is None:
+            return False
+        running = sum(len(wc.tasks) for wc in list(self._connectors.values()))
+        return running < session.sparkContext.defaultParallelism
+
     def set_target_state(self, name: str, target: TargetState) -> None:
         with self._lock:
             wc = self._connectors.get(name)
@@ -302,6 +310,7 @@ class Worker:
                     "source_max_wait_ms": self.config.get("sluice.source.batch.max.wait.ms"),
                     "sink_max_records": self.config.get("sluice.sink.batch.max.records"),
                     "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
+                    "slots_to_spare": self._slots_to_spare,
                 }
                 worker_task: WorkerTask
                 if wc.kind == "source":

@@ -11,7 +11,9 @@ from pyspark.sql import SparkSession
 __all__ = ["build_spark_session", "spark_version"]
 
 DEFAULTS = {
-    "spark.master": "local[*]",
+    # Connect tasks mostly wait on I/O (an idle source long-polls inside its Spark task),
+    # so local mode gets more task slots than cores; set spark.master to override.
+    "spark.master": f"local[{max(4, 2 * (os.cpu_count() or 1))}]",
     "spark.app.name": "sluice",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
