@@ -39,12 +39,14 @@ from sluice.devtools.cache import jvm_dir
 __all__ = [
     "JAVA_MIN_VERSION",
     "KAFKA_BROKER_MODULES",
+    "KAFKA_CONNECT_MODULES",
     "KAFKA_VERSION",
     "LOG4J_VERSION",
     "SPARK_VERSION",
     "fetch_all",
     "java_executable",
     "kafka_broker_classpath",
+    "kafka_connect_classpath",
     "pyspark_jars_dir",
     "spark_kafka_jars",
     "spark_kafka_module",
@@ -67,6 +69,21 @@ KAFKA_BROKER_MODULES: tuple[Module, ...] = (
     ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
     ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
 )
+
+# Apache Kafka Connect's runtime (with its JsonConverter) and the same log4j2 backend, for
+# side-by-side benchmarks. A set of its own: Spark's kafka-clients 3.9.0 must never be on
+# this classpath (connect-runtime 4.3.1 does not run with it).
+KAFKA_CONNECT_MODULES: tuple[Module, ...] = (
+    ("org.apache.kafka", "connect-runtime", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-json", KAFKA_VERSION),
+    ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
+)
+
+# The reference file connectors: not on Connect's classpath since Kafka 3.2, loaded from a
+# plugin.path directory. Only the connect-file jar itself is kept (its dependencies are
+# Connect's own).
+KAFKA_CONNECT_FILE_MODULE: Module = ("org.apache.kafka", "connect-file", KAFKA_VERSION)
 
 _MARKER = ".sluice-complete.json"
 
@@ -192,6 +209,23 @@ def kafka_broker_classpath() -> list[Path]:
     return _jar_set(f"kafka-{KAFKA_VERSION}", KAFKA_BROKER_MODULES)
 
 
+def kafka_connect_classpath() -> tuple[list[Path], Path]:
+    """Apache Kafka Connect: the runtime's jars (``java -cp``) and a ``plugin.path`` directory.
+
+    The directory holds ``connect-file-<version>.jar`` (FileStreamSource/FileStreamSink)
+    and nothing else that Connect would load. Both are fetched on first use. Run the
+    worker with ``org.apache.kafka.connect.cli.ConnectStandalone`` on this classpath
+    only: it must not be mixed with :func:`spark_kafka_jars`.
+    """
+    runtime = _jar_set(f"kafka-connect-{KAFKA_VERSION}", KAFKA_CONNECT_MODULES)
+    plugin = _jar_set(
+        f"kafka-connect-file-{KAFKA_VERSION}",
+        (KAFKA_CONNECT_FILE_MODULE,),
+        keep=lambda artifact: artifact == KAFKA_CONNECT_FILE_MODULE[1],
+    )
+    return runtime, plugin[0].parent
+
+
 def spark_kafka_jars() -> list[Path]:
     """Jars to add to ``spark.jars`` so PySpark can read and write Kafka.
 
@@ -210,9 +244,11 @@ def spark_kafka_jars() -> list[Path]:
 
 def fetch_all() -> dict[str, list[Path]]:
     """Fetch every jar set the project uses; a no-op (and offline) once cached."""
+    connect_classpath, connect_plugins = kafka_connect_classpath()  # the benchmarks' reference
     return {
         "kafka-broker": kafka_broker_classpath(),
         "spark-kafka": spark_kafka_jars(),
+        "kafka-connect": [*connect_classpath, connect_plugins],
     }
 
 

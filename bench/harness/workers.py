@@ -1,0 +1,220 @@
+"""The two systems under test, each as one standalone worker process with its own REST port.
+
+* :class:`ConnectWorker` — Apache Kafka Connect 4.3.1, ``ConnectStandalone`` on the jars of
+  :func:`sluice.devtools.jars.kafka_connect_classpath` (kept apart from Spark's Kafka
+  jars), with the JVM options of Kafka's ``bin/connect-standalone.sh``.
+* :class:`SluiceWorker` — ``sluice standalone`` with the worker settings of the test
+  suite's :class:`tests.integration.workers.StandaloneWorker` (``local[2]`` Spark).
+
+Both take connector property files on the command line (started with the worker, as
+``connect-standalone worker.properties conn.properties…`` does) and are driven through
+the same Kafka Connect REST API afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from sluice.devtools.jars import java_executable, kafka_connect_classpath
+from tests.integration.workers import StandaloneWorker, free_port, write_properties
+
+HERE = Path(__file__).resolve().parent
+CONNECT_LOG4J = HERE.parent / "jvm" / "log4j2.properties"
+
+# bin/connect-standalone.sh (KAFKA_HEAP_OPTS) and bin/kafka-run-class.sh (KAFKA_JVM_PERFORMANCE_OPTS)
+CONNECT_JVM_OPTIONS = [
+    "-Xms256M",
+    "-Xmx2G",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+    "-Djava.awt.headless=true",
+]
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+
+
+class WorkerFailed(Exception):
+    """The worker process exited or did not answer in time."""
+
+
+class BenchWorker:
+    """Common part: process start, REST readiness, connector calls, stop."""
+
+    system = ""
+    label = ""
+
+    def __init__(self, work_dir: Path, name: str) -> None:
+        self.work_dir = work_dir
+        self.name = name
+        self.url = ""
+        self.log_path = work_dir / f"{name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_level = "INFO"  # Sluice's --log-level (Kafka Connect logs at WARN, bench/jvm/log4j2.properties)
+        self.started_at = 0.0  # time.monotonic() just before the process was spawned
+
+    # -- to implement
+    def command(self, connector_files: list[Path]) -> list[str]:
+        raise NotImplementedError
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    # -- lifecycle
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def launch(self, *connector_files: Path) -> None:
+        command = self.command(list(connector_files))
+        with self.log_path.open("ab") as log:
+            self.started_at = time.monotonic()
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=self.work_dir, env=self.env(),
+            )
+
+    def wait_rest_ready(self, timeout: float = 180.0) -> float:
+        """Poll ``GET /`` until it answers 200; the monotonic time it first did."""
+        deadline = time.monotonic() + timeout
+        with httpx2.Client(timeout=2.0) as client:
+            while True:
+                self.check_alive()
+                try:
+                    if client.get(self.url + "/").status_code == 200:
+                        return time.monotonic()
+                except httpx2.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise WorkerFailed(f"{self.label} did not answer GET / within {timeout:.0f} s\n{self.log_tail()}")
+                time.sleep(0.02)
+
+    def check_alive(self) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            raise WorkerFailed(f"{self.label} exited with code {self.process.returncode}\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 90.0) -> None:
+        """SIGTERM, then SIGKILL after ``timeout``; only this worker's own process."""
+        proc = self.process
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    # -- REST
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        self.check_alive()
+        return httpx2.request(method, self.url + path, timeout=120, **kwargs)
+
+    def create_connector(self, config: dict[str, str]) -> None:
+        r = self._request("POST", "/connectors", json={"name": config["name"], "config": config})
+        if r.status_code != 201:
+            raise WorkerFailed(f"{self.label}: creating {config['name']} answered {r.status_code}: {r.text}")
+
+    def delete_connector(self, name: str) -> None:
+        r = self._request("DELETE", f"/connectors/{name}")
+        if r.status_code not in (200, 204):
+            raise WorkerFailed(f"{self.label}: deleting {name} answered {r.status_code}: {r.text}")
+
+    def task_states(self, name: str) -> list[str]:
+        r = self._request("GET", f"/connectors/{name}/status")
+        if r.status_code != 200:
+            return []
+        return [t.get("state", "") for t in r.json().get("tasks", [])]
+
+    def failure_trace(self, name: str) -> str | None:
+        """The trace of a FAILED connector or task of ``name``, if any."""
+        r = self._request("GET", f"/connectors/{name}/status")
+        if r.status_code != 200:
+            return None
+        body = r.json()
+        for entry in [body.get("connector", {}), *body.get("tasks", [])]:
+            if entry.get("state") == "FAILED":
+                return str(entry.get("trace", "FAILED"))[-3000:]
+        return None
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+class ConnectWorker(BenchWorker):
+    """Apache Kafka Connect's ``ConnectStandalone``."""
+
+    system = "connect"
+    label = "Kafka Connect"
+
+    def __init__(self, work_dir: Path, bootstrap: str, name: str) -> None:
+        super().__init__(work_dir, name)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        self.classpath, plugin_dir = kafka_connect_classpath()
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        # Kafka's config/connect-standalone.properties, on this broker and port
+        self.worker_file = write_properties(work_dir / f"{name}.worker.properties", {
+            "bootstrap.servers": bootstrap,
+            "key.converter": JSON_CONVERTER,
+            "value.converter": JSON_CONVERTER,
+            "key.converter.schemas.enable": "true",
+            "value.converter.schemas.enable": "true",
+            "offset.storage.file.filename": str(work_dir / f"{name}.offsets"),
+            "offset.flush.interval.ms": "10000",
+            "listeners": self.url,
+            "plugin.path": str(plugin_dir),
+        })
+
+    def command(self, connector_files: list[Path]) -> list[str]:
+        return [
+            str(java_executable()),
+            *CONNECT_JVM_OPTIONS,
+            f"-Dlog4j2.configurationFile=file:{CONNECT_LOG4J}",
+            "-cp",
+            os.pathsep.join(str(p) for p in self.classpath),
+            "org.apache.kafka.connect.cli.ConnectStandalone",
+            str(self.worker_file),
+            *map(str, connector_files),
+        ]
+
+
+class SluiceWorker(BenchWorker):
+    """``sluice standalone``, configured like the test suite's workers."""
+
+    system = "sluice"
+    label = "Sluice"
+
+    def __init__(self, work_dir: Path, bootstrap: str, name: str) -> None:
+        super().__init__(work_dir, name)
+        # StandaloneWorker writes the worker properties and picks the REST port
+        self._standalone = StandaloneWorker(work_dir, bootstrap, name)
+        self.url = self._standalone.url
+        self.worker_file = self._standalone.worker_file
+
+    def command(self, connector_files: list[Path]) -> list[str]:
+        return [sys.executable, "-m", "sluice.cli.main", "--log-level", self.log_level, "standalone",
+                str(self.worker_file),
+                *map(str, connector_files)]
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+SYSTEMS: dict[str, type[BenchWorker]] = {"connect": ConnectWorker, "sluice": SluiceWorker}
+LABELS = {"connect": ConnectWorker.label, "sluice": SluiceWorker.label}
