@@ -22,7 +22,6 @@ import os
 import platform
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.procs import PeakRss  # noqa: E402
 from sluice.devtools.kafka import KafkaBroker  # noqa: E402
 from tests.integration.workers import StandaloneWorker  # noqa: E402
 
@@ -38,46 +38,6 @@ CONVERTERS = {
     "string": {"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
     "json": {"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
 }
-
-
-def tree_rss_bytes(root_pid: int) -> int:
-    """RSS of a process and all its descendants, from /proc."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/statm") as f:
-                rss[int(entry)] = int(f.read().split()[1]) * page
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    total, stack = 0, [root_pid]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, []))
-    return total
-
-
-class PeakSampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.peak, self._stopping = pid, 0, threading.Event()
-
-    def run(self) -> None:
-        while not self._stopping.is_set():
-            self.peak = max(self.peak, tree_rss_bytes(self.pid))
-            self._stopping.wait(0.2)
-
-    def stop(self) -> int:
-        self._stopping.set()
-        self.join()
-        return self.peak
 
 
 def count_lines(path: Path) -> int:
@@ -134,7 +94,7 @@ def main() -> None:
                 worker.start()
                 try:
                     run_pipeline(worker, work, f"warmup-{conv}", 1000, CONVERTERS[conv], 180)
-                    sampler = PeakSampler(worker.process.pid)  # type: ignore[union-attr]
+                    sampler = PeakRss(worker.process.pid)  # type: ignore[union-attr]
                     sampler.start()
                     elapsed = run_pipeline(worker, work, f"run-{conv}", args.lines, CONVERTERS[conv], 1800)
                     peak = sampler.stop()

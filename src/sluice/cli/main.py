@@ -12,7 +12,6 @@ import logging
 import signal
 import sys
 import threading
-from pathlib import Path
 
 __all__ = ["connect_distributed", "connect_standalone", "main"]
 

@@ -5,25 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
-from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
+from sluice.api.config import ConfigDef
+from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import Schema, Type
 from sluice.api.errors import DataError
+from sluice.converters._common import ConvertsHeadersAsValues, converter_config_def
 
 __all__ = ["ByteArrayConverter"]
 
 
-class ByteArrayConverter(Converter, HeaderConverter):
+class ByteArrayConverter(Converter, ConvertsHeadersAsValues):
     """Passes ``bytes`` through; the Connect schema is OPTIONAL_BYTES on the way in."""
 
     def config(self) -> ConfigDef:
-        return ConfigDef().define(
-            "converter.type",
-            ConfigType.STRING,
-            validator=ValidString.in_("key", "value", "header"),
-            importance=Importance.LOW,
-            documentation="How this converter will be used.",
-        )
+        return converter_config_def()
 
     def configure(self, configs: dict[str, Any], is_key: bool | None = None) -> None:
         pass
@@ -41,12 +36,6 @@ class ByteArrayConverter(Converter, HeaderConverter):
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, value)
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
 
     def close(self) -> None:
         pass

@@ -38,7 +38,7 @@ from json.encoder import encode_basestring as _encode_basestring  # type: ignore
 from typing import Any
 
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString, Width
-from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
+from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import (
     Date,
     Decimal,
@@ -53,10 +53,10 @@ from sluice.api.data import (
     java_string,
 )
 from sluice.api.errors import DataError
+from sluice.converters._common import TYPE_CONFIG, ConvertsHeadersAsValues, converter_config_def
 
 __all__ = ["JsonConverter"]
 
-TYPE_CONFIG = "converter.type"
 SCHEMAS_ENABLE_CONFIG = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
 DECIMAL_FORMAT_CONFIG = "decimal.format"
@@ -73,14 +73,7 @@ SERIALIZE_ERROR = "Converting Kafka Connect data to byte[] failed due to seriali
 
 def _config_def() -> ConfigDef:
     return (
-        ConfigDef()
-        .define(
-            TYPE_CONFIG,
-            ConfigType.STRING,
-            validator=ValidString.in_("key", "value", "header"),
-            importance=Importance.LOW,
-            documentation="How this converter will be used.",
-        )
+        converter_config_def()
         .define(
             SCHEMAS_ENABLE_CONFIG,
             ConfigType.BOOLEAN,
@@ -336,7 +329,7 @@ _PRIMITIVE_BUILDERS: dict[str, Callable[[], SchemaBuilder]] = {
 _INT_BITS = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
 
 
-class JsonConverter(Converter, HeaderConverter):
+class JsonConverter(Converter, ConvertsHeadersAsValues):
     """Connect data ⇄ JSON bytes. Configs: ``schemas.enable`` (true),
     ``schemas.cache.size`` (1000), ``decimal.format`` (BASE64 | NUMERIC),
     ``replace.null.with.default`` (true)."""
@@ -388,9 +381,6 @@ class JsonConverter(Converter, HeaderConverter):
             return text.encode("utf-8")
         except UnicodeEncodeError as e:
             raise DataError(SERIALIZE_ERROR) from e
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
 
     def as_json_schema(self, schema: Schema | None) -> dict[str, Any] | None:
         """The schema's JSON form as a dict (``asJsonSchema``)."""
@@ -504,9 +494,6 @@ class JsonConverter(Converter, HeaderConverter):
             schema = self.as_connect_schema(schema_node)
             self._cache_put(self._to_cache, key, schema)
         return SchemaAndValue(schema, self._to_connect(schema, payload))
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """A Connect schema from its JSON form (``asConnectSchema``); ``None`` for null."""

@@ -12,14 +12,14 @@ from __future__ import annotations
 import codecs
 from typing import Any
 
-from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString, Width
-from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
+from sluice.api.config import ConfigDef, ConfigType, Importance, Width
+from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import Schema, java_string
 from sluice.api.errors import ConfigError, DataError
+from sluice.converters._common import ConvertsHeadersAsValues, converter_config_def
 
 __all__ = ["StringConverter"]
 
-TYPE_CONFIG = "converter.type"
 ENCODING_CONFIG = "converter.encoding"
 ENCODING_DEFAULT = "UTF-8"
 
@@ -39,14 +39,7 @@ def _codec(encoding: str) -> tuple[str, bool]:
 
 def _config_def() -> ConfigDef:
     return (
-        ConfigDef()
-        .define(
-            TYPE_CONFIG,
-            ConfigType.STRING,
-            validator=ValidString.in_("key", "value", "header"),
-            importance=Importance.LOW,
-            documentation="How this converter will be used.",
-        )
+        converter_config_def()
         .define(
             ENCODING_CONFIG,
             ConfigType.STRING,
@@ -59,7 +52,7 @@ def _config_def() -> ConfigDef:
     )
 
 
-class StringConverter(Converter, HeaderConverter):
+class StringConverter(Converter, ConvertsHeadersAsValues):
     """Values as strings. Config: ``converter.encoding`` (``encoding`` is accepted too)."""
 
     def __init__(self) -> None:
@@ -102,13 +95,6 @@ class StringConverter(Converter, HeaderConverter):
         except Exception as e:  # pragma: no cover
             raise DataError("Failed to deserialize string: ") from e
         return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)
-
-    # HeaderConverter
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
 
     def close(self) -> None:
         pass

@@ -10,7 +10,6 @@ its own thread and its own Spark jobs.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from sluice.api.source import partition_key
 from sluice.runtime.herder.base import State, TargetState
 from sluice.spark.executor import TaskSpec
 from sluice.spark.runner import SparkSinkTaskRunner, SparkSourceTaskRunner
@@ -170,12 +170,11 @@ class WorkerSourceTask(WorkerTask):
         self.runner: SparkSourceTaskRunner | None = None
         self.seq = 0
         self._wait_ms = self.settings["source_max_wait_ms"]
-        self.records_sent = 0
 
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSourceTaskRunner(spark, self.spec, self.kafka_options)
         self.committed = {
-            _key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
+            partition_key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
         }
 
     def _batch(self) -> None:
@@ -191,9 +190,8 @@ class WorkerSourceTask(WorkerTask):
             updates = {}
             for partition, offset in result.offsets:
                 updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
-                self.committed[_key(partition)] = (partition, offset)
+                self.committed[partition_key(partition)] = (partition, offset)
             self.offset_store.set(updates)
-        self.records_sent += result.count
         log.debug("Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
                   *self.id, self.seq, result.count, time.monotonic() - started, result.fresh)
         self.seq += 1
@@ -250,10 +248,6 @@ def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.
             delay = min(delay * 2, 2.0)
 
 
-def _key(partition: dict[str, Any]) -> str:
-    return json.dumps(partition, sort_keys=True)
-
-
 class WorkerSinkTask(WorkerTask):
     """Reads exact offset ranges with Spark, delivers them to a sink task on Spark and
     commits the offsets its ``pre_commit`` returned to the group ``connect-<name>``."""
@@ -288,7 +282,6 @@ class WorkerSinkTask(WorkerTask):
         self.paused_partitions: set[tuple[str, int]] = set()
         self._last_batch_at = 0.0
         self._metadata_at = 0.0
-        self.records_delivered = 0
 
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSinkTaskRunner(spark, self.spec, self.kafka_options)
@@ -377,7 +370,6 @@ class WorkerSinkTask(WorkerTask):
         if result.failure:
             raise _TaskFailed(result.failure)
         for tp, (_, end) in ranges.items():
-            self.records_delivered += end - self.positions[tp]
             self.positions[tp] = end
         if result.commits:
             self._commit(result.commits)

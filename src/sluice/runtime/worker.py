@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
-from sluice.api.sink import SinkConnector
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
 from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.plugins import Plugins

@@ -19,7 +19,6 @@ that the functions pickle small and import fast on executors.
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import queue
 import sys
@@ -349,7 +348,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     host.last_seq = spec.seq
     host.last_drain = time.monotonic()
 
-    last_offsets: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    last_offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
     failure: str | None = None
     count = 0
     deadline = time.monotonic() + spec.max_wait_ms / 1000.0
@@ -373,8 +372,10 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
             for record in item:
                 columns.append(record, host)
                 if record.source_partition is not None:
-                    key = json.dumps(record.source_partition, sort_keys=True)
-                    last_offsets[key] = (record.source_partition, record.source_offset)  # type: ignore[assignment]
+                    last_offsets[partition_key(record.source_partition)] = (
+                        record.source_partition,
+                        record.source_offset,  # type: ignore[assignment]
+                    )
         except BaseException as exc:  # conversion failed: errors.tolerance=none fails the task
             failure = _format_trace(exc)
             break

@@ -39,9 +39,9 @@ import logging
 import math
 import re
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
+from sluice.api.data import java_double_string
 from sluice.api.errors import DataError
 from sluice.storage.base import OffsetBackingStore
 
@@ -82,36 +82,9 @@ def _escape_surrogates(match: re.Match[str]) -> str:
     return f"\\u{0xD800 | (cp >> 10):04X}\\u{0xDC00 | (cp & 0x3FF):04X}"
 
 
-def java_double_to_string(value: float) -> str:
-    """``Double.toString(value)`` (shortest round-trip digits, as in Java 19+)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    magnitude = abs(value)
-    text = repr(magnitude)  # the shortest digits that round-trip
-    if len(Decimal(text).normalize().as_tuple().digits) == 1:
-        # Java picks, among the shortest candidates, also 2-digit ones when the shortest
-        # has one digit, and prints the closest: Double.MIN_VALUE is 4.9E-324, not 5.0E-324.
-        two_digits = f"{magnitude:.1e}"
-        if float(two_digits) == magnitude:
-            text = two_digits
-    _, digit_tuple, exponent = Decimal(text).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    assert isinstance(exponent, int)
-    sci = len(digits) + exponent - 1  # value = d.ddd x 10^sci
-    if 1e-3 <= magnitude < 1e7:
-        if sci >= 0:
-            whole = digits[: sci + 1].ljust(sci + 1, "0")
-            frac = digits[sci + 1 :] or "0"
-        else:
-            whole = "0"
-            frac = "0" * (-sci - 1) + digits
-        return f"{sign}{whole}.{frac}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
+# Java's Double.toString, as Jackson writes doubles; one implementation serves the API
+# (JsonConverter, java_string) and these offsets.
+java_double_to_string = java_double_string
 
 
 def _quote(text: str) -> str:

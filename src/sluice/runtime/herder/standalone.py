@@ -14,6 +14,7 @@ from typing import Any
 from sluice import __version__
 from sluice.api.errors import AlreadyExistsError, NotFoundError
 from sluice.runtime.herder.base import (
+    BadRequestError,
     ConfigInfos,
     ConnectorInfo,
     ConnectorStateInfo,
@@ -26,12 +27,7 @@ from sluice.runtime.herder.base import (
     TaskInfo,
     TaskStateInfo,
 )
-from sluice.runtime.herder.validation import (
-    BadRequestError,
-    invalid_config_message,
-    resolve_connector_class,
-    validate_connector_config,
-)
+from sluice.runtime.herder.validation import invalid_config_message, validate_connector_config
 from sluice.runtime.worker import Worker
 from sluice.storage.base import ConfigBackingStore, StatusBackingStore
 
