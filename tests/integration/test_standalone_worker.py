@@ -158,3 +158,33 @@ def test_connector_restart_variants(worker, kafka_bootstrap, unique_name, tmp_pa
     unknown_task = httpx2.post(f"{worker.url}/connectors/{unique_name}/tasks/7/restart", timeout=30)
     assert unknown_task.status_code == 404
     assert unknown_task.json()["message"] == f"Task {unique_name}-7 not found"
+
+
+def test_sink_tasks_receive_record_headers(worker, kafka_bootstrap, unique_name, tmp_path):
+    from confluent_kafka import Producer
+
+    topic = f"{unique_name}-t"
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic, b'"plain"')
+    producer.produce(topic, b'"with headers"', headers=[("trace", b"abc"), ("empty", None), ("trace", b"\xff\x00")])
+    producer.produce(topic, b'"last"', headers=[("n", b"42")])
+    assert producer.flush(30) == 0
+    del producer
+    out = tmp_path / "recorded.jsonl"
+    config = {"connector.class": "sluice_test_plugins.RecordingSinkConnector", "topics": topic,
+              "record.file": str(out), "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    assert _create(worker, unique_name, config).status_code == 201
+
+    def recorded() -> list[dict]:
+        return [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+
+    wait_until(lambda: len(recorded()) >= 3, timeout=90,
+               message=lambda: f"3 records at the sink task; status {worker.get(f'/connectors/{unique_name}/status').json()}")
+    records = recorded()
+    assert [r["value"] for r in records] == ["plain", "with headers", "last"]
+    assert records[0]["headers"] == []
+    # SimpleHeaderConverter reads header bytes as UTF-8 text (invalid bytes become U+FFFD,
+    # as Java's String does) and parses scalars out of it; a null value stays null.
+    assert records[1]["headers"] == [["trace", "abc", "string"], ["empty", None, None], ["trace", "\ufffd\x00", "string"]]
+    assert records[2]["headers"] == [["n", 42, "int8"]]

@@ -6,6 +6,7 @@ user ships their own connectors.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -14,6 +15,9 @@ from sluice.api import (
     ConfigType,
     Importance,
     Schema,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
     SourceConnector,
     SourceRecord,
     SourceTask,
@@ -91,4 +95,44 @@ class SequenceSourceConnector(SourceConnector):
                     documentation="Fail one poll while this file exists.")
             .define("report.spark", ConfigType.BOOLEAN, False, importance=Importance.LOW,
                     documentation="Append the Spark stage that ran poll() to each value.")
+        )
+
+
+class RecordingSinkTask(SinkTask):
+    """Appends every record it is given, headers included, as one JSON line to ``record.file``."""
+
+    def start(self, props: dict[str, str]) -> None:
+        self.path = props["record.file"]
+
+    def put(self, records: list[SinkRecord]) -> None:
+        with open(self.path, "a", encoding="utf-8") as out:
+            for r in records:
+                headers = [
+                    [h.key, h.value.hex() if isinstance(h.value, bytes) else h.value,
+                     None if h.schema is None else h.schema.type.value]
+                    for h in r.headers
+                ]
+                out.write(json.dumps({"topic": r.topic, "partition": r.kafka_partition, "offset": r.kafka_offset,
+                                      "value": r.value, "headers": headers}) + "\n")
+
+    def stop(self) -> None:
+        pass
+
+
+class RecordingSinkConnector(SinkConnector):
+    def start(self, props: dict[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type[SinkTask]:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(
+            "record.file", ConfigType.STRING, importance=Importance.HIGH, documentation="File the records go to."
         )

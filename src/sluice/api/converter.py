@@ -41,6 +41,20 @@ class Converter(ABC):
     def to_connect_data(self, topic: str, value: bytes | None, headers: Headers | None = None) -> SchemaAndValue:
         """Deserialise bytes read from the given topic."""
 
+    # Optional batch forms. A converter whose results never depend on the record headers
+    # may override them to convert a whole batch in one call (no per-record method call or
+    # SchemaAndValue); the framework then uses them instead of the per-record methods.
+    # Returning None means "not supported": the framework falls back to the per-record
+    # methods, with headers.
+
+    def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
+        """Deserialise many values of one topic: ``(schemas, values)``, one entry per input."""
+        return None
+
+    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+        """Serialise many values for one topic, one result per input."""
+        return None
+
     def config(self) -> ConfigDef:
         from sluice.api.config import ConfigDef
 

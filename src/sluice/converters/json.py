@@ -382,6 +382,18 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         except UnicodeEncodeError as e:
             raise DataError(SERIALIZE_ERROR) from e
 
+    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+        if self._schemas_enable:
+            return [self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)]
+        to_json = self._to_json
+        try:
+            return [
+                None if s is None and v is None else to_json(s, v).encode("utf-8")
+                for s, v in zip(schemas, values, strict=True)
+            ]
+        except UnicodeEncodeError as e:
+            raise DataError(SERIALIZE_ERROR) from e
+
     def as_json_schema(self, schema: Schema | None) -> dict[str, Any] | None:
         """The schema's JSON form as a dict (``asJsonSchema``)."""
         return json.loads(self._schema_json(schema))
@@ -494,6 +506,27 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             schema = self.as_connect_schema(schema_node)
             self._cache_put(self._to_cache, key, schema)
         return SchemaAndValue(schema, self._to_connect(schema, payload))
+
+    def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
+        if self._schemas_enable:
+            pairs = [self.to_connect_data(topic, v) for v in values]
+            return [p.schema for p in pairs], [p.value for p in pairs]
+        to_connect = self._to_connect
+        out: list[Any] = []
+        append = out.append
+        for value in values:
+            if value is None:
+                append(None)
+                continue
+            try:
+                text = value.decode("utf-8") if isinstance(value, bytes) else bytes(value).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DataError(DESERIALIZE_ERROR) from e
+            if text[:1] == "\ufeff":
+                text = text[1:]
+            decoder = _DECIMAL_DECODER if Decimal.LOGICAL_NAME in text else _DECODER
+            append(to_connect(None, _parse(text, decoder)))
+        return [None] * len(values), out
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """A Connect schema from its JSON form (``asConnectSchema``); ``None`` for null."""

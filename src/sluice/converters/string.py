@@ -96,5 +96,22 @@ class StringConverter(Converter, ConvertsHeadersAsValues):
             raise DataError("Failed to deserialize string: ") from e
         return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)
 
+    def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
+        if self._utf16:
+            return None
+        codec = self._codec
+        try:
+            texts = [None if v is None else bytes(v).decode(codec, "replace") for v in values]
+        except Exception as e:  # pragma: no cover
+            raise DataError("Failed to deserialize string: ") from e
+        return [Schema.OPTIONAL_STRING_SCHEMA] * len(values), texts
+
+    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+        if self._codec != "utf-8":
+            return None
+        return [
+            None if v is None else (v if type(v) is str else java_string(v)).encode("utf-8", "replace") for v in values
+        ]
+
     def close(self) -> None:
         pass

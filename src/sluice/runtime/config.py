@@ -54,8 +54,9 @@ def _worker_def(standalone: bool) -> ConfigDef:
     d.define("rest.advertised.host.name", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.port", ConfigType.INT, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.listener", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
-    d.define("sluice.source.batch.max.records", ConfigType.INT, 200_000, Range.at_least(1), Importance.LOW,
-             "Most records one source micro-batch (one Spark job) carries.")
+    d.define("sluice.source.batch.max.records", ConfigType.INT, 500_000, Range.at_least(1), Importance.LOW,
+             "Most records one source micro-batch (one Spark job) carries; a batch ends earlier "
+             "as soon as the task has nothing more to hand over.")
     d.define("sluice.source.batch.max.wait.ms", ConfigType.INT, 500, Range.at_least(1), Importance.LOW,
              "How long a source micro-batch waits for its first records.")
     d.define("sluice.sink.batch.max.records", ConfigType.INT, 500_000, Range.at_least(1), Importance.LOW,

@@ -18,7 +18,9 @@ that the functions pickle small and import fast on executors.
 
 from __future__ import annotations
 
+import base64
 import importlib
+import json
 import logging
 import queue
 import sys
@@ -352,11 +354,12 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     failure: str | None = None
     count = 0
     deadline = time.monotonic() + spec.max_wait_ms / 1000.0
-    columns = _SourceColumns()
+    columns = _SourceColumns(host)
     while count < spec.max_records:
         # Wait for the first records up to the deadline; after that linger only briefly
-        # for the next poll, so a busy source fills the batch while a batch that has data
-        # never waits long on a slow or idle poll.
+        # for the next poll: a busy source keeps one batch (one Spark job) going up to
+        # max_records while records flow, and a batch that has data never waits long on
+        # a slow or idle poll (records are written as each chunk fills, not at the end).
         remaining = max(0.0, deadline - time.monotonic())
         wait = remaining if count == 0 else min(remaining, LINGER_S)
         item = host.next_records(wait)
@@ -368,75 +371,125 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
         room = spec.max_records - count
         if len(item) > room:
             item, host.carry = item[:room], item[room:]
-        try:
-            for record in item:
-                columns.append(record, host)
-                if record.source_partition is not None:
-                    last_offsets[partition_key(record.source_partition)] = (
-                        record.source_partition,
-                        record.source_offset,  # type: ignore[assignment]
-                    )
-        except BaseException as exc:  # conversion failed: errors.tolerance=none fails the task
-            failure = _format_trace(exc)
-            break
+        columns.extend(item)
         count += len(item)
         if len(columns) >= ARROW_CHUNK_ROWS:
-            yield columns.flush()
-        if time.monotonic() >= deadline and count > 0:
-            break
-    if len(columns):
-        yield columns.flush()
+            pending = len(columns)
+            chunk, delivered, error = columns.flush()
+            _track_offsets(delivered, last_offsets)
+            if chunk is not None:
+                yield chunk
+            if error is not None:  # conversion failed: errors.tolerance=none fails the task
+                failure, count = _format_trace(error), count - pending + len(delivered)
+                break
+    if len(columns):  # what was polled before a failed poll is still delivered
+        pending = len(columns)
+        chunk, delivered, error = columns.flush()
+        _track_offsets(delivered, last_offsets)
+        if chunk is not None:
+            yield chunk
+        if error is not None and failure is None:
+            failure = _format_trace(error)
+        if error is not None:
+            count = count - pending + len(delivered)
     if failure is not None:
         _drop_host(task_spec, host)
     report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh)])
 
 
 class _SourceColumns:
-    """Accumulates converted records column by column for one Arrow batch."""
+    """Collects polled records and converts them, a chunk at a time, into one Arrow batch."""
 
-    def __init__(self) -> None:
-        self._reset()
-
-    def _reset(self) -> None:
-        self.keys: list[bytes | None] = []
-        self.values: list[bytes | None] = []
-        self.topics: list[str] = []
-        self.partitions: list[int | None] = []
-        self.headers: list[list[dict[str, Any]] | None] = []
+    def __init__(self, host: _SourceHost) -> None:
+        self.host = host
+        self.records: list[SourceRecord] = []
 
     def __len__(self) -> int:
-        return len(self.topics)
+        return len(self.records)
 
-    def append(self, record: SourceRecord, host: _SourceHost) -> None:
-        topic = record.topic
-        headers = record._headers  # None for the common header-less record: skip building one
-        self.keys.append(host.key_converter.from_connect_data(topic, record.key_schema, record.key, headers))
-        self.values.append(host.value_converter.from_connect_data(topic, record.value_schema, record.value, headers))
-        self.topics.append(topic)
-        self.partitions.append(record.kafka_partition)
-        if headers is not None and len(headers):
-            self.headers.append(
-                [
-                    {"key": h.key, "value": host.header_converter.from_connect_header(topic, h.key, h.schema, h.value)}
-                    for h in headers
-                ]
-            )
-        else:
-            self.headers.append(None)
+    def extend(self, records: list[SourceRecord]) -> None:
+        self.records.extend(records)
 
-    def flush(self) -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_arrays(
+    def flush(self) -> tuple[pa.RecordBatch | None, list[SourceRecord], BaseException | None]:
+        """Convert what was collected: ``(batch, records in it, conversion error)``.
+
+        When the chunk fails to convert, the batch holds the records before the first
+        bad one, so they are delivered (and their offsets committed) before the task fails.
+        """
+        records, self.records = self.records, []
+        try:
+            return self._to_batch(records, batched=True), records, None
+        except BaseException:
+            pass
+        good: list[SourceRecord] = []
+        error: BaseException | None = None
+        for record in records:
+            try:
+                self._to_batch([record], batched=False)
+            except BaseException as exc:
+                error = exc
+                break
+            good.append(record)
+        return (self._to_batch(good, batched=False) if good else None), good, error
+
+    def _to_batch(self, records: list[SourceRecord], batched: bool) -> pa.RecordBatch:
+        host = self.host
+        topics = [r.topic for r in records]
+        headers = [r._headers for r in records]  # None for the common header-less record
+        key_schemas, keys = [r.key_schema for r in records], [r.key for r in records]
+        value_schemas, values = [r.value_schema for r in records], [r.value for r in records]
+        hc = host.header_converter
+        return pa.RecordBatch.from_arrays(
             [
-                pa.array(self.keys, pa.binary()),
-                pa.array(self.values, pa.binary()),
-                pa.array(self.topics, pa.string()),
-                pa.array(self.partitions, pa.int32()),
-                pa.array(self.headers, SOURCE_OUTPUT_SCHEMA.field("headers").type),
+                pa.array(_from_connect_column(host.key_converter, topics, key_schemas, keys, headers, batched), pa.binary()),
+                pa.array(
+                    _from_connect_column(host.value_converter, topics, value_schemas, values, headers, batched), pa.binary()
+                ),
+                pa.array(topics, pa.string()),
+                pa.array([r.kafka_partition for r in records], pa.int32()),
+                pa.array(
+                    [
+                        [{"key": h.key, "value": hc.from_connect_header(t, h.key, h.schema, h.value)} for h in hs]
+                        if hs
+                        else None
+                        for t, hs in zip(topics, headers, strict=True)
+                    ],
+                    SOURCE_OUTPUT_SCHEMA.field("headers").type,
+                ),
             ],
             schema=SOURCE_OUTPUT_SCHEMA,
         )
-        self._reset()
-        return batch
+
+
+def _from_connect_column(
+    converter: Converter,
+    topics: list[str],
+    schemas: list[Any],
+    values: list[Any],
+    headers: list[Headers | None],
+    batched: bool,
+) -> list[bytes | None]:
+    """Serialise one column: in one call when the converter has a batch form and the
+    records share a topic, else record by record with their headers."""
+    n = len(values)
+    if batched and n and topics.count(topics[0]) == n:
+        converted = converter.from_connect_batch(topics[0], schemas, values)
+        if converted is not None:
+            return converted
+    return [converter.from_connect_data(topics[i], schemas[i], values[i], headers[i]) for i in range(n)]
+
+
+def _track_offsets(records: list[SourceRecord], offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The last offset of each source partition among ``records``."""
+    previous: Any = None
+    key: Any = None
+    for record in records:
+        source_partition = record.source_partition
+        if source_partition is not None:
+            # Consecutive records mostly share their partition: build its key once.
+            if source_partition is not previous and source_partition != previous:
+                key, previous = partition_key(source_partition), source_partition
+            offsets[key] = (source_partition, record.source_offset)  # type: ignore[assignment]
 
 
 # --------------------------------------------------------------------------- sink side
@@ -524,7 +577,7 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
     Yields ``commit`` rows (offsets safe to commit, from ``pre_commit``), ``rewind``
     rows (where the driver must read from next) or one ``error`` row whose trace
     fails the task. Input columns: key, value, topic, partition, offset, ts_ms,
-    ts_type, headers.
+    ts_type, headers_json (the headers as JSON text, values base64, null when none).
     """
     task_spec = spec.task
     host = _take_host(task_spec, spec.seq)
@@ -608,36 +661,52 @@ def _put_with_retries(host: _SinkHost, records: list[SinkRecord]) -> None:
 
 def _to_sink_records(batch: pa.RecordBatch, host: _SinkHost) -> list[SinkRecord]:
     cols = batch.to_pydict()
-    keys, values, topics = cols["key"], cols["value"], cols["topic"]
-    partitions, offsets = cols["partition"], cols["offset"]
-    ts, ts_types, headers_col = cols["ts_ms"], cols["ts_type"], cols["headers"]
-    kc, vc, hc = host.key_converter, host.value_converter, host.header_converter
-    records: list[SinkRecord] = []
-    for i in range(batch.num_rows):
-        topic = topics[i]
-        raw_headers = headers_col[i]
-        headers = Headers()
-        if raw_headers:
-            for h in raw_headers:
-                sv = hc.to_connect_header(topic, h["key"], h["value"])
-                headers.add(h["key"], sv.value, sv.schema)
-        key = kc.to_connect_data(topic, keys[i], headers)
-        value = vc.to_connect_data(topic, values[i], headers)
-        records.append(
-            SinkRecord(
-                topic,
-                partitions[i],
-                key.schema,
-                key.value,
-                value.schema,
-                value.value,
-                offsets[i],
-                ts[i],
-                _TIMESTAMP_TYPES.get(ts_types[i], TimestampType.NO_TIMESTAMP_TYPE),
-                headers,
-            )
-        )
-    return records
+    n = batch.num_rows
+    topics, partitions, offsets = cols["topic"], cols["partition"], cols["offset"]
+    ts, ts_types, headers_col = cols["ts_ms"], cols["ts_type"], cols["headers_json"]
+    headers = [_sink_headers(topics[i], raw, host.header_converter) if raw else None for i, raw in enumerate(headers_col)]
+    key_schemas, keys = _to_connect_column(host.key_converter, topics, cols["key"], headers, batch.column("key").null_count == n)
+    value_schemas, values = _to_connect_column(host.value_converter, topics, cols["value"], headers, False)
+    types = [_TIMESTAMP_TYPES.get(t, TimestampType.NO_TIMESTAMP_TYPE) for t in ts_types]
+    return [
+        SinkRecord(topics[i], partitions[i], key_schemas[i], keys[i], value_schemas[i], values[i], offsets[i], ts[i],
+                   types[i], headers[i])
+        for i in range(n)
+    ]
+
+
+def _sink_headers(topic: str, raw: str, converter: HeaderConverter) -> Headers:
+    headers = Headers()
+    for h in json.loads(raw):
+        raw_value = h.get("value")
+        sv = converter.to_connect_header(topic, h["key"], None if raw_value is None else base64.b64decode(raw_value))
+        headers.add(h["key"], sv.value, sv.schema)
+    return headers
+
+
+def _to_connect_column(
+    converter: Converter, topics: list[str], raw: list[bytes | None], headers: list[Headers | None], all_null: bool
+) -> tuple[list[Any], list[Any]]:
+    """Convert one column of a batch: in one call per topic when the converter has a batch
+    form (it then never looks at headers), else record by record with headers."""
+    n = len(raw)
+    first_topic = topics[0] if n else ""
+    if n and (topics.count(first_topic) == n):
+        if all_null:
+            one = converter.to_connect_batch(first_topic, [None])
+            if one is not None:
+                return one[0] * n, one[1] * n
+        else:
+            both = converter.to_connect_batch(first_topic, raw)
+            if both is not None:
+                return both
+    schemas: list[Any] = []
+    values: list[Any] = []
+    for i in range(n):
+        sv = converter.to_connect_data(topics[i], raw[i], headers[i] if headers[i] is not None else Headers())
+        schemas.append(sv.schema)
+        values.append(sv.value)
+    return schemas, values
 
 
 _TIMESTAMP_TYPES = {0: TimestampType.CREATE_TIME, 1: TimestampType.LOG_APPEND_TIME}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 
 import pytest
 
@@ -425,3 +426,49 @@ def test_simple_header_converter_composites() -> None:
     schema = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
     assert c.from_connect_header("t", "h", schema, Struct(schema).put("a", 1)) == b'{"a":1}'
     assert c.to_connect_header("t", "h", b"[1,2]") == SchemaAndValue(Schema.STRING_SCHEMA, "[1,2]")
+
+
+# -- batch forms: the same result as the per-record methods ------------------------------
+
+BATCH_CASES = [
+    (Schema.STRING_SCHEMA, "plain"),
+    (Schema.OPTIONAL_STRING_SCHEMA, None),
+    (None, None),
+    (Schema.STRING_SCHEMA, "ünïcødé \U0001f600"),
+    (Schema.INT64_SCHEMA, 42),
+    (Schema.FLOAT64_SCHEMA, 0.1),
+    (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(), {"a": 1}),
+    (Decimal.schema(2), decimal.Decimal("1.25")),
+]
+
+
+@pytest.mark.parametrize("converter", [
+    json_converter(), json_converter(schemas_enable="false"), StringConverter(), ByteArrayConverter()
+], ids=["json", "json-schemaless", "string", "bytearray"])
+def test_batch_forms_equal_the_per_record_methods(converter) -> None:
+    if isinstance(converter, StringConverter):
+        converter.configure({}, False)
+    if isinstance(converter, ByteArrayConverter):
+        cases = [(Schema.BYTES_SCHEMA, b"\x00\xff"), (None, None), (Schema.OPTIONAL_BYTES_SCHEMA, b"")]
+    else:
+        cases = BATCH_CASES
+    schemas, values = [s for s, _ in cases], [v for _, v in cases]
+    encoded = converter.from_connect_batch("t", schemas, values)
+    assert encoded == [converter.from_connect_data("t", s, v) for s, v in cases]
+    decoded = converter.to_connect_batch("t", [*encoded, b"\xff not utf-8" if isinstance(converter, StringConverter) else None])
+    expected = [converter.to_connect_data("t", e) for e in encoded]
+    if isinstance(converter, StringConverter):
+        expected.append(converter.to_connect_data("t", b"\xff not utf-8"))
+    else:
+        expected.append(converter.to_connect_data("t", None))
+    assert decoded is not None
+    assert [SchemaAndValue(s, v) for s, v in zip(*decoded, strict=True)] == expected
+
+
+def test_batch_forms_raise_the_per_record_errors(jc: JsonConverter, plain: JsonConverter) -> None:
+    with pytest.raises(DataError, match="Invalid type for STRING"):
+        plain.from_connect_batch("t", [Schema.STRING_SCHEMA, Schema.STRING_SCHEMA], ["ok", 5])
+    with pytest.raises(DataError, match=re.escape(DESERIALIZE_ERROR)):
+        plain.to_connect_batch("t", [b'"ok"', b"{not json"])
+    with pytest.raises(DataError):
+        jc.to_connect_batch("t", [b'"no envelope"'])

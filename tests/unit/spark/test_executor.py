@@ -39,6 +39,16 @@ class CountingSourceTask(SourceTask):
         EVENTS.append("stop")
 
 
+class BadValueSourceTask(CountingSourceTask):
+    """Like CountingSourceTask, but the value at ``bad.at`` is not a string."""
+
+    def poll(self):
+        records = super().poll()
+        if records and self.i - 1 == int(self.context.configs()["bad.at"]):
+            records = [r.new_record(value=12345) for r in records]
+        return records
+
+
 class PausingSinkTask(SinkTask):
     """Collects values; pauses its partition after the first record; resumes on an empty put."""
 
@@ -131,13 +141,12 @@ def test_source_failure_keeps_earlier_records_and_reports_the_traceback():
 
 def _kafka_batch(values, first_offset=0):
     n = len(values)
-    headers = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
     return pa.RecordBatch.from_pydict({
         "key": pa.array([None] * n, pa.binary()), "value": pa.array([v.encode() for v in values], pa.binary()),
         "topic": pa.array(["t"] * n), "partition": pa.array([0] * n, pa.int32()),
         "offset": pa.array(range(first_offset, first_offset + n), pa.int64()),
         "ts_ms": pa.array([1] * n, pa.int64()), "ts_type": pa.array([0] * n, pa.int32()),
-        "headers": pa.array([None] * n, headers)})
+        "headers_json": pa.array([None] * n, pa.string())})
 
 
 def _sink_spec(seq, cls="PausingSinkTask", committed=0, start=0):
@@ -172,3 +181,15 @@ def test_sink_put_failure_is_an_error_row_with_the_traceback():
     rows = _rows(run_sink_batch(_sink_spec(0, cls="FailingSinkTask"), iter([_kafka_batch(["a"])])))
     assert len(rows) == 1 and rows[0][0] == "error"
     assert "RuntimeError: cannot write" in rows[0][4]
+
+
+def test_a_record_that_fails_to_convert_fails_the_task_after_the_records_before_it():
+    json_values = PluginSpec("sluice.converters.json.JsonConverter", {"schemas.enable": "false"})
+    task = TaskSpec("c", 0, f"{__name__}.BadValueSourceTask", {"count": "5", "bad.at": "2"}, "a",
+                    STRING, json_values, HEADERS)
+    report = Report()
+    out = _values(run_source_batch(SourceBatchSpec(task, 0, [], max_records=5, max_wait_ms=500), report))
+    assert out == ['"v0"', '"v1"']  # delivered; the bad third record and everything after it are not
+    _, _, offsets, count, trace, _ = report.value[0]
+    assert offsets == [({"p": 1}, {"i": 2})] and count == 2
+    assert "DataError" in trace and "Invalid type for STRING: class int" in trace
