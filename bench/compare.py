@@ -94,6 +94,12 @@ def _machine() -> dict[str, Any]:
     }
 
 
+def _sluice_default_master() -> str:
+    from sluice.spark.session import DEFAULTS
+
+    return DEFAULTS["spark.master"]
+
+
 def _command_line(argv: list[str]) -> str:
     return shlex.join([".venv/bin/python", "bench/compare.py", *argv])
 
@@ -152,6 +158,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             "date": date,
             "command": _command_line(argv),
             "machine": machine,
+            "sluice_spark_master": _sluice_default_master(),
             "lines": args.lines,
             "latency_seconds": args.latency_seconds,
             "warmup_lines": warmup_lines,

@@ -80,11 +80,12 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
     runs = _index(results)
     bounds = results.get("bounds", {})
     m = meta["machine"]
+    master = meta.get("sluice_spark_master", "local[2]")
     out: list[str] = [BEGIN, "", "## Apache Kafka Connect and Sluice, side by side", ""]
     out.append(
         f"Run of {meta['date']} ({meta['duration_s'] / 60:.0f} min). Machine: {m['cpu']}, {m['cores']} cores, "
         f"{m['memory_gb']:.0f} GB RAM, {m['os']}; Python {m['python']}, {m['java']}; Kafka {m['kafka']} "
-        f"(broker, Kafka Connect and its tools), Spark {m['spark']} in local mode (`local[2]`) for Sluice. "
+        f"(broker, Kafka Connect and its tools), Spark {m['spark']} in local mode (`{master}`) for Sluice. "
         "Broker, worker and the harness share the machine"
         + (f" (load average {meta['load_before'][0]:.1f} at the start, {meta['load_after'][0]:.1f} at the end)"
            if meta.get("load_before") and meta.get("load_after") else "") + ".")
@@ -95,7 +96,9 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         "once on Sluice, alternating which goes first, every run on a **fresh worker process** with fresh "
         "topics, files, connector names, offsets and consumer groups. Kafka Connect is Apache Kafka's own "
         f"`ConnectStandalone` {m['kafka']} with `connect-file` from Maven Central and the JVM options of "
-        "`bin/connect-standalone.sh`; Sluice is `sluice standalone` with `spark.master=local[2]` and "
+        "`bin/connect-standalone.sh`; Sluice is `sluice standalone` with "
+        f"`spark.master={master}` (its default on this machine: "
+        "more task slots than cores, since tasks mostly wait) and "
         "`spark.driver.memory=512m`. Both keep every other setting at its default.")
     out.append("")
     out.append(

@@ -4,7 +4,7 @@
   :func:`sluice.devtools.jars.kafka_connect_classpath` (kept apart from Spark's Kafka
   jars), with the JVM options of Kafka's ``bin/connect-standalone.sh``.
 * :class:`SluiceWorker` — ``sluice standalone`` with the worker settings of the test
-  suite's :class:`tests.integration.workers.StandaloneWorker` (``local[2]`` Spark).
+  suite's :class:`tests.integration.workers.StandaloneWorker`, with Sluice's default Spark master.
 
 Both take connector property files on the command line (started with the worker, as
 ``connect-standalone worker.properties conn.properties…`` does) and are driven through
@@ -202,8 +202,9 @@ class SluiceWorker(BenchWorker):
 
     def __init__(self, work_dir: Path, bootstrap: str, name: str) -> None:
         super().__init__(work_dir, name)
-        # StandaloneWorker writes the worker properties and picks the REST port
-        self._standalone = StandaloneWorker(work_dir, bootstrap, name)
+        # StandaloneWorker writes the worker properties and picks the REST port. Spark's
+        # master is left at Sluice's default (more task slots than cores: tasks mostly wait).
+        self._standalone = StandaloneWorker(work_dir, bootstrap, name, extra={"spark.master": None})
         self.url = self._standalone.url
         self.worker_file = self._standalone.worker_file
 

@@ -33,7 +33,7 @@ def write_properties(path: Path, props: dict[str, str]) -> Path:
 class StandaloneWorker:
     """A ``sluice standalone`` process with its own REST port and offsets file."""
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str] | None = None) -> None:
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str | None] | None = None) -> None:
         self.work_dir = work_dir
         self.name = name
         self.port = free_port()
@@ -48,7 +48,11 @@ class StandaloneWorker:
             "spark.master": "local[2]",
             "spark.driver.memory": "512m",
         }
-        props.update(extra or {})
+        for key, value in (extra or {}).items():  # None removes a key: Sluice's default applies
+            if value is None:
+                props.pop(key, None)
+            else:
+                props[key] = value
         self.worker_file = write_properties(work_dir / f"{name}.worker.properties", props)
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None

@@ -17,13 +17,14 @@ ALLOWED: dict[str, set[str]] = {
     "connectors": {"api"},
     "converters": {"api"},
     "transforms": {"api"},
+    "providers": {"api"},
     "spark": {"api"},
     "storage": {"api"},
     "devtools": {"api"},
     "runtime": {"api", "spark", "storage", "devtools", "runtime"},
     "rest": {"api", "runtime.herder.base"},
     "testing": {"api", "runtime", "storage"},
-    "cli": {"api", "spark", "storage", "runtime", "rest", "devtools", "cli", "connectors", "converters"},
+    "cli": {"api", "spark", "storage", "runtime", "rest", "devtools", "cli", "connectors", "converters", "providers"},
 }
 TOP_LEVEL_OK = {"sluice"}  # `from sluice import __version__`
 

@@ -20,6 +20,7 @@ from sluice.api.config import (
     ValidString,
     Width,
 )
+from sluice.api.config_provider import ConfigData, ConfigProvider
 from sluice.api.connector import Connector, ConnectorContext, Task
 from sluice.api.converter import Converter, HeaderConverter, SchemaAndValue
 from sluice.api.data import Field, Schema, SchemaBuilder, Struct, Type
@@ -43,9 +44,11 @@ __all__ = sorted(
         "NO_DEFAULT",
         "AlreadyExistsError",
         "Config",
+        "ConfigData",
         "ConfigDef",
         "ConfigError",
         "ConfigKey",
+        "ConfigProvider",
         "ConfigType",
         "ConfigValue",
         "ConnectError",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
+from sluice.api.errors import ConnectError
+
 if TYPE_CHECKING:
     from sluice.api.config import Config, ConfigDef
 
@@ -91,7 +93,26 @@ class Connector(ABC):
         """The connector's own configuration definition (no framework keys)."""
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
-        """Validate a config: the default checks each value against :meth:`config`."""
+        """Check a connector config before it is created or updated.
+
+        Called by the framework on the driver (the worker's REST or herder thread) for
+        ``PUT /connector-plugins/{type}/config/validate`` and before every create or
+        update, with the whole connector config: the framework's keys (``name``,
+        ``tasks.max``, ``transforms``, …) and the connector's own. Config-provider
+        placeholders are already resolved, so values may be secrets: never log them.
+
+        The default checks each value against :meth:`config` and returns one
+        :class:`~sluice.api.config.ConfigValue` per key it defines. Override it to add
+        checks that involve several keys (or a remote system), usually by calling
+        ``super().validate(connector_configs)`` and adding error messages to the values
+        it returns. A value for a key :meth:`config` does not define is still reported,
+        without a definition. Each error message counts as one error; a config with
+        errors is refused.
+        """
         from sluice.api.config import Config
 
-        return Config(self.config().validate(connector_configs))
+        config_def = self.config()
+        if config_def is None:
+            raise ConnectError(f"{type(self).__module__}.{type(self).__qualname__}.config() must return a "
+                               "ConfigDef that is not null.")
+        return Config(config_def.validate(connector_configs))

@@ -93,5 +93,10 @@ class SourceConnector(Connector):
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
         """Called (driver side) before offsets are altered or reset through the REST API.
-        Return True if the connector manages no offsets outside the framework."""
-        raise NotImplementedError("This connector does not support external modification of offsets")
+
+        ``offsets`` maps each partition (as :func:`partition_key`: a tuple of sorted
+        ``(key, value)`` pairs) to its new offset dict, or ``None`` for a reset. Return
+        True if the connector keeps no offsets outside the framework (the framework's
+        offsets are then all there is); raise ``NotImplementedError`` to refuse any
+        change. The default returns False, as Kafka Connect's does."""
+        return False

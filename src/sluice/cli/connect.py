@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sluice.runtime.config import WorkerConfig
+from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.herder.base import TargetState
 from sluice.runtime.herder.standalone import StandaloneHerder
 from sluice.runtime.plugins import Plugins
@@ -67,7 +68,8 @@ class StandaloneConnect:
         worker_props: dict[str, str],
         spark_factory: Callable[[], Any] | None = None,
     ) -> None:
-        from sluice.rest.server import RestServer  # the cli layer wires every layer together
+        from sluice.rest.app import create_app  # the cli layer wires every layer together
+        from sluice.rest.server import RestServer
 
         self.config = WorkerConfig.standalone(worker_props)
         self.plugins = Plugins(self.config.plugin_path)
@@ -77,15 +79,28 @@ class StandaloneConnect:
         self.config_store = FileConfigBackingStore(configs_file)
         self.status_store = MemoryStatusBackingStore()
         self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config, self.plugins))
-        self.worker = Worker("", self.config, self.plugins, self.offset_store, self.status_store, self.spark)
+        # After Plugins: plugin.path is importable, so users' own providers load by Python path.
+        self.config_providers = ConfigProviders.from_worker_config(worker_props)
+        self.worker = Worker(
+            "", self.config, self.plugins, self.offset_store, self.status_store, self.spark,
+            config_providers=self.config_providers,
+        )
         self.herder = StandaloneHerder(
             self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers)
+        )
+        app = create_app(
+            self.herder,
+            cors_allowed_origins=self.config.get("access.control.allow.origin") or "",
+            cors_allowed_methods=self.config.get("access.control.allow.methods") or "",
+            response_headers=self.config.get("response.http.headers.config") or "",
         )
         self.rest = RestServer(
             self.herder,
             listeners=list(self.config.get("listeners")),
             advertised_host=self.config.get("rest.advertised.host.name"),
             advertised_port=self.config.get("rest.advertised.port"),
+            app=app,
+            admin_listeners=self.config.get("admin.listeners"),
         )
         self._stopped = threading.Event()
 
@@ -123,6 +138,7 @@ class StandaloneConnect:
                 self.offset_store.stop()
                 self.config_store.stop()
                 self.status_store.stop()
+                self.config_providers.close()
 
     @property
     def url(self) -> str:

@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit", action="store_true", help="stop everything after the demonstration")
     p.add_argument("--dir", default=None, help="work directory (default: <cache>/run/quickstart)")
     p.set_defaults(func=_quickstart)
+    p = sub.add_parser("connector", help="manage connectors through a worker's REST API: sluice connector --help",
+                       add_help=False)
+    p.set_defaults(func=None)
     return parser
 
 
@@ -117,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     if argv and argv[0] == "dev":
         return _dev(argparse.Namespace(), argv[1:])
+    if argv and argv[0] == "connector":
+        from sluice.cli.manage import main as connector_main
+
+        return connector_main(argv[1:], prog="sluice connector")
     args = parser.parse_args(argv)
     _setup_logging(args.log_level)
     return int(args.func(args))

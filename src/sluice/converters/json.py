@@ -52,13 +52,14 @@ from sluice.api.data import (
     java_float_string,
     java_string,
 )
-from sluice.api.errors import DataError
+from sluice.api.errors import ConfigError, DataError
 from sluice.converters._common import TYPE_CONFIG, ConvertsHeadersAsValues, converter_config_def
 
 __all__ = ["JsonConverter"]
 
 SCHEMAS_ENABLE_CONFIG = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
+SCHEMA_CONTENT_CONFIG = "schema.content"
 DECIMAL_FORMAT_CONFIG = "decimal.format"
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 
@@ -95,6 +96,18 @@ def _config_def() -> ConfigDef:
             order_in_group=1,
             width=Width.MEDIUM,
             display_name="Schema Cache Size",
+        )
+        .define(
+            SCHEMA_CONTENT_CONFIG,
+            ConfigType.STRING,
+            None,
+            importance=Importance.HIGH,
+            documentation="A JSON schema (the envelope's schema form) applied to every message read; when set, "
+            "messages are read as bare payloads and any schema inside a message is ignored.",
+            group="Schemas",
+            order_in_group=2,
+            width=Width.MEDIUM,
+            display_name="Schema Content",
         )
         .define(
             DECIMAL_FORMAT_CONFIG,
@@ -364,6 +377,13 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         self._from_cache.clear()
         self._to_cache.clear()
         self._field_cache.clear()
+        self._fixed_schema: Schema | None = None
+        content = parsed[SCHEMA_CONTENT_CONFIG]
+        if content:
+            try:
+                self._fixed_schema = self.as_connect_schema(json.loads(content))
+            except (ValueError, DataError) as e:
+                raise ConfigError(SCHEMA_CONTENT_CONFIG, content, f"not a valid JSON schema: {e}") from None
 
     def close(self) -> None:
         pass
@@ -487,6 +507,11 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         if text[:1] == "\ufeff":
             text = text[1:]
         decoder = _DECIMAL_DECODER if Decimal.LOGICAL_NAME in text else _DECODER
+        if self._fixed_schema is not None:
+            node = _parse(text, decoder)
+            if isinstance(node, dict) and len(node) == 2 and "schema" in node and "payload" in node:
+                node = node["payload"]  # a schema inside the message is ignored
+            return SchemaAndValue(self._fixed_schema, self._to_connect(self._fixed_schema, node))
         if not self._schemas_enable:
             return SchemaAndValue(None, self._to_connect(None, _parse(text, decoder)))
         envelope = _fast_envelope(text, decoder) if text.startswith('{"schema":') else None
@@ -508,7 +533,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         return SchemaAndValue(schema, self._to_connect(schema, payload))
 
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
-        if self._schemas_enable:
+        if self._schemas_enable or self._fixed_schema is not None:
             pairs = [self.to_connect_data(topic, v) for v in values]
             return [p.schema for p in pairs], [p.value for p in pairs]
         to_connect = self._to_connect

@@ -5,6 +5,9 @@ the result. Handlers are plain ``def`` because herder methods block; FastAPI run
 in its thread pool. Request bodies are read by :func:`_json_body` rather than by
 FastAPI/pydantic models, so that every malformed request gets Kafka's error body (see
 :mod:`sluice.rest.errors` for the mapping and the list of deliberate deviations).
+
+Every route has an ``operation_id``: :mod:`sluice.rest.openapi` describes the operation
+under that id, and ``GET /openapi.json`` serves the description of all of them.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sluice.api.errors import NotFoundError
 from sluice.rest import entities
 from sluice.rest.errors import CatchAllMiddleware, install_error_handlers, jaxrs_message
+from sluice.rest.http_settings import AdminPathGate, ResponseHeadersMiddleware, parse_header_rules
+from sluice.rest.openapi import openapi_document
 from sluice.runtime.herder.base import BadRequestError, ConnectRestError, Herder
 
 __all__ = ["create_app"]
@@ -140,8 +146,20 @@ class _StripTrailingSlash:
 # --------------------------------------------------------------------------- application
 
 
-def create_app(herder: Herder) -> FastAPI:
-    """The REST API of one worker, operating ``herder``."""
+def create_app(
+    herder: Herder,
+    *,
+    cors_allowed_origins: str = "",
+    cors_allowed_methods: str = "",
+    response_headers: str = "",
+) -> FastAPI:
+    """The REST API of one worker, operating ``herder``.
+
+    ``cors_allowed_origins``/``cors_allowed_methods`` are ``access.control.allow.origin``
+    and ``access.control.allow.methods``; ``response_headers`` is
+    ``response.http.headers.config`` (raises ValueError when it does not parse).
+    """
+    header_rules = parse_header_rules(response_headers)
     app = FastAPI(
         title="Sluice (Kafka Connect REST API)",
         docs_url=None,
@@ -151,21 +169,42 @@ def create_app(herder: Herder) -> FastAPI:
     )
     app.state.herder = herder
     install_error_handlers(app)
-    # add_middleware prepends: the last added is outermost. Both sit inside Starlette's
+    # add_middleware prepends: the last added is outermost. All sit inside Starlette's
     # ServerErrorMiddleware and outside the exception handlers and the router.
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(_StripTrailingSlash)
+    if cors_allowed_origins.strip():
+        # Jetty's CrossOriginFilter defaults, as Kafka Connect configures it.
+        methods = [m.strip() for m in (cors_allowed_methods or "GET,POST,HEAD").split(",") if m.strip()]
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[o.strip() for o in cors_allowed_origins.split(",") if o.strip()],
+            allow_methods=methods,
+            allow_headers=["X-Requested-With", "Content-Type", "Accept", "Origin"],
+            allow_credentials=True,
+        )
+    if header_rules:
+        app.add_middleware(ResponseHeadersMiddleware, rules=header_rules)
+    app.add_middleware(AdminPathGate)
 
-    def get(path: str):  # GET, and HEAD as JAX-RS serves it for every GET resource
-        return app.api_route(path, methods=["GET", "HEAD"])
+    def get(path: str, operation_id: str):  # GET, and HEAD as JAX-RS serves it for every GET resource
+        return app.api_route(path, methods=["GET", "HEAD"], operation_id=operation_id)
 
     # ---- root
 
-    @get("/")
+    @get("/", "getServerInfo")
     def server_info() -> Response:
         return _json(herder.server_info())
 
-    @get("/health")
+    @get("/openapi.json", "getOpenApi")
+    def openapi_json() -> Response:
+        # A Sluice addition (Kafka Connect serves no API description); built once, on first use.
+        document = getattr(app.state, "openapi_document", None)
+        if document is None:
+            document = app.state.openapi_document = openapi_document(app)
+        return _json(document)
+
+    @get("/health", "getHealth")
     def health() -> Response:
         status, message = herder.health()
         code = _HEALTH_STATUS_CODES.get(status, 500)
@@ -173,7 +212,7 @@ def create_app(herder: Herder) -> FastAPI:
 
     # ---- connectors
 
-    @get("/connectors")
+    @get("/connectors", "listConnectors")
     def list_connectors(request: Request) -> Response:
         names = herder.connectors()
         if "expand" not in request.query_params:
@@ -195,7 +234,7 @@ def create_app(herder: Herder) -> FastAPI:
                 continue
         return _json(out)
 
-    @app.post("/connectors")
+    @app.post("/connectors", operation_id="createConnector")
     def create_connector(request: Request, body: JsonBody) -> Response:
         name, config, initial_state = entities.parse_create_request(_require_body(body))
         _check_and_put_name(name, config)
@@ -208,20 +247,20 @@ def create_app(herder: Herder) -> FastAPI:
             headers={"Location": _location(request, name)},
         )
 
-    @get("/connectors/{connector}")
+    @get("/connectors/{connector}", "getConnector")
     def get_connector(connector: str) -> Response:
         return _json(entities.connector_info_json(herder.connector_info(connector)))
 
-    @app.delete("/connectors/{connector}")
+    @app.delete("/connectors/{connector}", operation_id="deleteConnector")
     def delete_connector(connector: str) -> Response:
         herder.delete_connector(connector)
         return Response(status_code=204)
 
-    @get("/connectors/{connector}/config")
+    @get("/connectors/{connector}/config", "getConnectorConfig")
     def get_connector_config(connector: str) -> Response:
         return _json(dict(herder.connector_config(connector)))
 
-    @app.put("/connectors/{connector}/config")
+    @app.put("/connectors/{connector}/config", operation_id="putConnectorConfig")
     def put_connector_config(request: Request, connector: str, body: JsonBody) -> Response:
         config = entities.parse_config_map(_require_body(body))
         _check_and_put_name(connector, config)
@@ -234,16 +273,16 @@ def create_app(herder: Herder) -> FastAPI:
             )
         return _json(entities.connector_info_json(info))
 
-    @app.patch("/connectors/{connector}/config")
+    @app.patch("/connectors/{connector}/config", operation_id="patchConnectorConfig")
     def patch_connector_config(connector: str, body: JsonBody) -> Response:
         patch = entities.parse_config_map(_require_body(body))
         return _json(entities.connector_info_json(herder.patch_connector_config(connector, patch)))
 
-    @get("/connectors/{connector}/status")
+    @get("/connectors/{connector}/status", "getConnectorStatus")
     def connector_status(connector: str) -> Response:
         return _json(entities.connector_state_json(herder.connector_status(connector)))
 
-    @app.post("/connectors/{connector}/restart")
+    @app.post("/connectors/{connector}/restart", operation_id="restartConnector")
     def restart_connector(request: Request, connector: str) -> Response:
         include_tasks = _java_bool(request, "includeTasks", False)
         only_failed = _java_bool(request, "onlyFailed", False)
@@ -252,55 +291,79 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _json(entities.connector_state_json(state), status_code=202)
 
-    @app.put("/connectors/{connector}/pause")
+    @app.put("/connectors/{connector}/pause", operation_id="pauseConnector")
     def pause_connector(connector: str) -> Response:
         herder.pause_connector(connector)
         return Response(status_code=202)
 
-    @app.put("/connectors/{connector}/resume")
+    @app.put("/connectors/{connector}/resume", operation_id="resumeConnector")
     def resume_connector(connector: str) -> Response:
         herder.resume_connector(connector)
         return Response(status_code=202)
 
-    @app.put("/connectors/{connector}/stop")
+    @app.put("/connectors/{connector}/stop", operation_id="stopConnector")
     def stop_connector(connector: str) -> Response:
         herder.stop_connector(connector)
         return Response(status_code=204)
 
-    @get("/connectors/{connector}/topics")
+    @get("/connectors/{connector}/topics", "getConnectorTopics")
     def connector_topics(connector: str) -> Response:
         topics = list(herder.connector_active_topics(connector))
         return _json({connector: {"topics": topics}})
 
+    @app.put("/connectors/{connector}/topics/reset", operation_id="resetConnectorTopics")
+    def reset_connector_topics(connector: str) -> Response:
+        herder.reset_connector_active_topics(connector)
+        return Response(status_code=202)
+
+    # ---- offsets
+
+    @get("/connectors/{connector}/offsets", "getConnectorOffsets")
+    def connector_offsets(connector: str) -> Response:
+        return _json({"offsets": herder.connector_offsets(connector)})
+
+    @app.patch("/connectors/{connector}/offsets", operation_id="alterConnectorOffsets")
+    def alter_connector_offsets(connector: str, body: JsonBody) -> Response:
+        offsets = entities.parse_offsets_request(None if body is _MISSING else body)
+        return _json({"message": herder.alter_connector_offsets(connector, offsets)})
+
+    @app.delete("/connectors/{connector}/offsets", operation_id="resetConnectorOffsets")
+    def reset_connector_offsets(connector: str) -> Response:
+        return _json({"message": herder.reset_connector_offsets(connector)})
+
     # ---- tasks
 
-    @get("/connectors/{connector}/tasks")
+    @get("/connectors/{connector}/tasks", "getTaskConfigs")
     def task_configs(connector: str) -> Response:
         return _json([entities.task_info_json(t) for t in herder.task_configs(connector)])
 
-    @get("/connectors/{connector}/tasks-config")
+    @get("/connectors/{connector}/tasks-config", "getTasksConfig")
     def tasks_config(connector: str) -> Response:
         # Deprecated in Kafka: {"<c>-<n>": {config}}.
         return _json({str(t.id): dict(t.config) for t in herder.task_configs(connector)})
 
-    @get("/connectors/{connector}/tasks/{task}/status")
+    @get("/connectors/{connector}/tasks/{task}/status", "getTaskStatus")
     def task_status(connector: str, task: str) -> Response:
         return _json(entities.task_state_json(herder.task_status(connector, _task_id(task))))
 
-    @app.post("/connectors/{connector}/tasks/{task}/restart")
+    @app.post("/connectors/{connector}/tasks/{task}/restart", operation_id="restartTask")
     def restart_task(connector: str, task: str) -> Response:
         herder.restart_task(connector, _task_id(task))
         return Response(status_code=204)
 
     # ---- plugins
 
-    @get("/connector-plugins")
+    @get("/connector-plugins", "listConnectorPlugins")
     def connector_plugins(request: Request) -> Response:
         connectors_only = _java_bool(request, "connectorsOnly", True)
         plugins = herder.connector_plugins(connectors_only=connectors_only)
         return _json([entities.plugin_info_json(p) for p in plugins])
 
-    @app.put("/connector-plugins/{plugin}/config/validate")
+    @get("/connector-plugins/{plugin}/config", "getPluginConfig")
+    def plugin_config(plugin: str) -> Response:
+        return _json([entities.config_key_info_json(k) for k in herder.plugin_config(plugin)])
+
+    @app.put("/connector-plugins/{plugin}/config/validate", operation_id="validateConnectorConfig")
     def validate_config(plugin: str, body: JsonBody) -> Response:
         config = entities.parse_config_map(_require_body(body))
         included = config.get("connector.class")
@@ -309,5 +372,25 @@ def create_app(herder: Herder) -> FastAPI:
         ):
             raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
         return _json(entities.config_infos_json(herder.validate_connector_config(config)))
+
+    # ---- admin
+
+    @get("/admin/loggers", "getLoggerLevels")
+    def logger_levels() -> Response:
+        return _json({name: entities.logger_level_json(level) for name, level in herder.logger_levels().items()})
+
+    @get("/admin/loggers/{logger}", "getLoggerLevel")
+    def logger_level(logger: str) -> Response:
+        return _json(entities.logger_level_json(herder.logger_level(logger)))
+
+    @app.put("/admin/loggers/{logger}", operation_id="setLoggerLevel")
+    def set_logger_level(request: Request, logger: str, body: JsonBody) -> Response:
+        level = entities.parse_logger_level_request(None if body is _MISSING else body)
+        scope = request.query_params.get("scope", "worker")
+        if scope.lower() == "cluster":
+            herder.set_cluster_logger_level(logger, level)  # type: ignore[arg-type]
+            return Response(status_code=204)
+        # Kafka treats any other scope as worker (with a warning).
+        return _json(herder.set_worker_logger_level(logger, level))  # type: ignore[arg-type]
 
     return app

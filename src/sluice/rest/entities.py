@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from typing import Any
 
 from sluice.runtime.herder.base import (
@@ -24,6 +25,7 @@ from sluice.runtime.herder.base import (
     ConnectorInfo,
     ConnectorStateInfo,
     ConnectorTaskId,
+    LoggerLevel,
     PluginInfo,
     StateInfo,
     TargetState,
@@ -33,6 +35,9 @@ from sluice.runtime.herder.base import (
 
 __all__ = [
     "JsonNumber",
+    "logger_level_json",
+    "parse_logger_level_request",
+    "parse_offsets_request",
     "config_infos_json",
     "config_key_info_json",
     "config_value_info_json",
@@ -239,7 +244,8 @@ def plugin_info_json(info: PluginInfo) -> dict[str, Any]:
 
 
 def config_key_info_json(key: ConfigKeyInfo) -> dict[str, Any]:
-    # Field order as Kafka serialises ConfigKeyInfo; ``order_in_group`` is emitted as "order".
+    # Field order and names as Kafka Connect 4.x serialises ConfigKeyInfo (a record whose
+    # order field is written as "order_in_group"; Kafka 3.x wrote "order").
     return {
         "name": key.name,
         "type": _str(key.type),
@@ -248,7 +254,7 @@ def config_key_info_json(key: ConfigKeyInfo) -> dict[str, Any]:
         "importance": _str(key.importance),
         "documentation": key.documentation,
         "group": key.group,
-        "order": key.order,
+        "order_in_group": key.order,
         "width": _str(key.width),
         "display_name": key.display_name,
         "dependents": list(key.dependents),
@@ -279,3 +285,51 @@ def config_infos_json(infos: ConfigInfos) -> dict[str, Any]:
         "groups": list(infos.groups),
         "configs": [config_info_json(c) for c in infos.configs],
     }
+
+
+# --------------------------------------------------------------------------- offsets and loggers
+
+
+def _json_numbers_as_numbers(value: Any) -> Any:
+    """JSON numbers as Jackson reads them into a Map: integers as int, others as float."""
+    if isinstance(value, JsonNumber):
+        text = str(value)
+        return int(text) if re.fullmatch(r"-?[0-9]+", text) else float(text)
+    if isinstance(value, dict):
+        return {k: _json_numbers_as_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_numbers_as_numbers(v) for v in value]
+    return value
+
+
+def parse_offsets_request(body: Any) -> list[dict[str, Any]]:
+    """``{"offsets": [{"partition": {...}, "offset": {...} | null}, ...]}`` of PATCH .../offsets."""
+    offsets = body.get("offsets") if isinstance(body, dict) else None
+    if body is None or offsets is None or (isinstance(offsets, list) and not offsets):
+        raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
+    if not isinstance(offsets, list):
+        raise BadRequestError(f"Field 'offsets' must be a JSON array, not {json_type_name(offsets)}")
+    entries = []
+    for entry in offsets:
+        if not isinstance(entry, dict):
+            raise BadRequestError(f"Each entry of 'offsets' must be a JSON object, not {json_type_name(entry)}")
+        for field_name in ("partition", "offset"):
+            value = entry.get(field_name)
+            if value is not None and not isinstance(value, dict):
+                raise BadRequestError(f"Field '{field_name}' must be a JSON object or null, not {json_type_name(value)}")
+        entries.append(_json_numbers_as_numbers(entry))
+    return entries
+
+
+def parse_logger_level_request(body: Any) -> str | None:
+    """The ``level`` of ``PUT /admin/loggers/{logger}``; None when missing."""
+    if body is None:
+        return None
+    if not isinstance(body, dict):
+        raise BadRequestError(f"Request body must be a JSON object, not {json_type_name(body)}")
+    level = body.get("level")
+    return None if level is None else str(level)
+
+
+def logger_level_json(level: LoggerLevel) -> dict[str, Any]:
+    return {"level": level.level, "last_modified": level.last_modified}

@@ -74,6 +74,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sluice.api.errors import AlreadyExistsError, ConnectError, NotFoundError
@@ -147,7 +148,27 @@ async def _http_exception_handler(request: Request, exc: Exception) -> JSONRespo
     except ValueError:
         pass
     message = jaxrs_message(status) if not detail or detail == default_phrase else str(detail)
-    return error_response(status, message, headers=dict(exc.headers) if exc.headers else None)
+    headers = dict(exc.headers) if exc.headers else {}
+    if status == 405:
+        # Starlette names only the methods of the first route that matched the path; JAX-RS
+        # names every method the resource serves (GET and PUT of .../config, for example).
+        allowed = _allowed_methods(request)
+        if allowed:
+            headers["Allow"] = ", ".join(allowed)
+    return error_response(status, message, headers=headers or None)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves on the request's path, sorted."""
+    methods: set[str] = set()
+    for route in getattr(request.app, "routes", ()):
+        route_methods = getattr(route, "methods", None)
+        if not route_methods:
+            continue
+        match, _child_scope = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods.update(route_methods)
+    return sorted(methods)
 
 
 async def _validation_error_handler(request: Request, exc: Exception) -> JSONResponse:

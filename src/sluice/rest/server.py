@@ -102,8 +102,15 @@ class RestServer:
         shutdown_timeout: float = 30.0,
         startup_timeout: float = 30.0,
         app: FastAPI | None = None,
+        admin_listeners: str | Sequence[str] | None = None,
     ) -> None:
         self.listeners = parse_listeners(listeners)
+        # admin.listeners: None = /admin on the REST listeners; [] = disabled; else its own.
+        if admin_listeners is None:
+            self.admin_listeners: list[Listener] | None = None
+        else:
+            items = admin_listeners.split(",") if isinstance(admin_listeners, str) else list(admin_listeners)
+            self.admin_listeners = [parse_listener(item) for item in items if item.strip()]
         self.advertised_host = advertised_host or None
         self.advertised_port = advertised_port
         self.app = app if app is not None else create_app(herder)
@@ -127,14 +134,17 @@ class RestServer:
                 raise RuntimeError("RestServer already started")
             sockets: list[socket.socket] = []
             try:
-                for listener in self.listeners:
+                for listener in [*self.listeners, *(self.admin_listeners or [])]:
                     sockets.append(_bind(listener.host, listener.port))
             except BaseException:
                 for sock in sockets:
                     sock.close()
                 raise
             self._sockets = sockets
-            self._ports = [sock.getsockname()[1] for sock in sockets]
+            ports = [sock.getsockname()[1] for sock in sockets]
+            self._ports = ports[: len(self.listeners)]
+            self.admin_ports = ports[len(self.listeners) :]
+            self.app.state.admin_ports = None if self.admin_listeners is None else set(self.admin_ports)
             config = uvicorn.Config(
                 self.app,
                 log_level=self._log_level,

@@ -3,30 +3,59 @@
 Worker properties keep Kafka's keys (``bootstrap.servers``, ``key.converter``,
 ``offset.storage.file.filename`` …); Sluice's own knobs live under ``sluice.`` and
 everything under ``spark.`` goes to the SparkSession.
+
+Connector configs: :func:`connector_config_def` gives the framework's keys of a sink or
+source connector exactly as Kafka Connect 4.x defines them (names, order, types,
+defaults, validators, groups and display metadata), :func:`enrich` adds the keys of each
+``transforms``/``predicates`` alias from the plugin's own definition, and
+:class:`ConnectorConfigDefs` bundles both for validation and the plugin config endpoint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import itertools
+import logging
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sluice.api.config import (
+    NO_DEFAULT,
+    CaseInsensitiveValidString,
+    CompositeValidator,
     ConfigDef,
     ConfigType,
     Importance,
+    LambdaValidator,
+    NonEmptyString,
     NonEmptyStringWithoutControlChars,
+    NonNullValidator,
     Range,
+    Recommender,
+    ValidList,
     ValidString,
     Width,
+    parse_type,
 )
-from sluice.api.errors import ConfigError
+from sluice.api.errors import ConfigError, ConnectError
+from sluice.runtime.plugins import PluginDesc, Plugins
 
 __all__ = [
     "ConnectorConfigDefs",
+    "ConverterDefault",
+    "VersionRange",
     "WorkerConfig",
+    "connector_config_def",
     "converter_props",
+    "enrich",
+    "resolve_class_name",
+    "version_mismatch_message",
+    "worker_converter_defaults",
 ]
+
+log = logging.getLogger(__name__)
 
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
@@ -54,6 +83,23 @@ def _worker_def(standalone: bool) -> ConfigDef:
     d.define("rest.advertised.host.name", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.port", ConfigType.INT, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.listener", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
+    d.define("admin.listeners", ConfigType.LIST, None, importance=Importance.LOW,
+             documentation="Listeners serving only the /admin endpoints; empty: /admin is disabled; "
+             "unset: /admin is served on the REST listeners.")
+    d.define("access.control.allow.origin", ConfigType.STRING, "", importance=Importance.LOW,
+             documentation="Value of Access-Control-Allow-Origin for CORS requests; empty disables CORS.")
+    d.define("access.control.allow.methods", ConfigType.STRING, "", importance=Importance.LOW,
+             documentation="Methods allowed for CORS requests (default GET, POST, HEAD).")
+    d.define("response.http.headers.config", ConfigType.STRING, "", importance=Importance.LOW,
+             documentation="Rules for HTTP response headers: comma-separated "
+             "'[action] [name]:[value]' with action set, add, setDate, addDate or unset.")
+    d.define("topic.tracking.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
+             documentation="Track the topics each connector uses (GET /connectors/{name}/topics).")
+    d.define("topic.tracking.allow.reset", ConfigType.BOOLEAN, True, importance=Importance.LOW,
+             documentation="Allow PUT /connectors/{name}/topics/reset.")
+    d.define("config.providers", ConfigType.LIST, "", importance=Importance.LOW,
+             documentation="Names of ConfigProviders; each has config.providers.<name>.class and "
+             "optional config.providers.<name>.param.* settings.")
     d.define("sluice.source.batch.max.records", ConfigType.INT, 500_000, Range.at_least(1), Importance.LOW,
              "Most records one source micro-batch (one Spark job) carries; a batch ends earlier "
              "as soon as the task has nothing more to hand over.")
@@ -109,6 +155,46 @@ def converter_props(config: Mapping[str, str], prefix: str) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- connectors
+#
+# The framework's connector keys, as Kafka Connect 4.x's ConnectorConfig,
+# SinkConnectorConfig and SourceConnectorConfig define them: same names, order, types,
+# defaults, validators, groups, orders in group, widths and display names (the REST
+# validate endpoint shows all of them). The documentation strings are Sluice's own.
+
+NAME_CONFIG = "name"
+CONNECTOR_CLASS_CONFIG = "connector.class"
+CONNECTOR_VERSION_CONFIG = "connector.plugin.version"
+TASKS_MAX_CONFIG = "tasks.max"
+TASKS_MAX_ENFORCE_CONFIG = "tasks.max.enforce"
+KEY_CONVERTER_CLASS_CONFIG = "key.converter"
+KEY_CONVERTER_VERSION_CONFIG = "key.converter.plugin.version"
+VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
+VALUE_CONVERTER_VERSION_CONFIG = "value.converter.plugin.version"
+HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
+HEADER_CONVERTER_VERSION_CONFIG = "header.converter.plugin.version"
+TRANSFORMS_CONFIG = "transforms"
+PREDICATES_CONFIG = "predicates"
+CONFIG_RELOAD_ACTION_CONFIG = "config.action.reload"
+ERRORS_RETRY_TIMEOUT_CONFIG = "errors.retry.timeout"
+ERRORS_RETRY_MAX_DELAY_CONFIG = "errors.retry.delay.max.ms"
+ERRORS_TOLERANCE_CONFIG = "errors.tolerance"
+ERRORS_LOG_ENABLE_CONFIG = "errors.log.enable"
+ERRORS_LOG_INCLUDE_MESSAGES_CONFIG = "errors.log.include.messages"
+TOPICS_CONFIG = "topics"
+TOPICS_REGEX_CONFIG = "topics.regex"
+DLQ_TOPIC_NAME_CONFIG = "errors.deadletterqueue.topic.name"
+DLQ_TOPIC_REPLICATION_FACTOR_CONFIG = "errors.deadletterqueue.topic.replication.factor"
+DLQ_CONTEXT_HEADERS_ENABLE_CONFIG = "errors.deadletterqueue.context.headers.enable"
+TOPIC_CREATION_GROUPS_CONFIG = "topic.creation.groups"
+TOPIC_CREATION_PREFIX = "topic.creation."
+EXACTLY_ONCE_SUPPORT_CONFIG = "exactly.once.support"
+TRANSACTION_BOUNDARY_CONFIG = "transaction.boundary"
+TRANSACTION_BOUNDARY_INTERVAL_CONFIG = "transaction.boundary.interval.ms"
+OFFSETS_TOPIC_CONFIG = "offsets.storage.topic"
+PLUGIN_VERSION_SUFFIX = "plugin.version"
+PRODUCER_OVERRIDES_PREFIX = "producer.override."
+CONSUMER_OVERRIDES_PREFIX = "consumer.override."
+ADMIN_OVERRIDES_PREFIX = "admin.override."
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
@@ -118,109 +204,588 @@ TOPIC_CREATION_GROUP = "Topic Creation"
 EXACTLY_ONCE_GROUP = "Exactly Once Support"
 OFFSETS_TOPIC_GROUP = "offsets.topic"
 
+# Each converter key, the key of its version and the plugin type it takes.
+CONVERTER_KEYS: tuple[tuple[str, str, str], ...] = (
+    (KEY_CONVERTER_CLASS_CONFIG, KEY_CONVERTER_VERSION_CONFIG, "converter"),
+    (VALUE_CONVERTER_CLASS_CONFIG, VALUE_CONVERTER_VERSION_CONFIG, "converter"),
+    (HEADER_CONVERTER_CLASS_CONFIG, HEADER_CONVERTER_VERSION_CONFIG, "header_converter"),
+)
 
-def _unique_list(name: str, value: Any) -> None:
-    if value and len(set(value)) != len(value):
-        raise ConfigError(name, value, "Duplicate alias provided.")
+PLUGIN_KINDS = ("source", "sink", "converter", "header_converter", "transformation", "predicate")
+_INTERFACES = {
+    "converter": "Converter",
+    "header_converter": "HeaderConverter",
+    "transformation": "Transformation",
+    "predicate": "Predicate",
+}
 
 
-def _common_def() -> ConfigDef:
+def _unique_aliases(what: str) -> CompositeValidator:
+    def check(name: str, value: Any) -> None:
+        if len(set(value)) != len(value):
+            raise ConfigError(name, _java_list(value), "Duplicate alias provided.")
+
+    return CompositeValidator.of(NonNullValidator(), LambdaValidator.with_(check, f"unique {what} aliases"))
+
+
+def _java_list(value: Any) -> str:
+    return "[" + ", ".join(str(v) for v in value) + "]"
+
+
+def _non_negative_or_null(name: str, value: Any) -> None:
+    if value is not None and value < 0:
+        raise ConfigError(name, value, "Value must be at least 0")
+
+
+def _valid_regex(name: str, value: Any) -> None:
+    try:
+        re.compile(value or "")
+    except re.error as exc:
+        raise ConfigError(name, value, f"Invalid regex: {exc}") from exc
+
+
+# -- plugin versions ---------------------------------------------------------------------
+
+
+class VersionRange:
+    """A plugin version requirement as Kafka reads ``*.plugin.version`` (Maven's syntax):
+    a plain version (``1.2``: exactly that version), or ranges such as ``[1.0,2.0)``,
+    ``(,1.0]``, ``[1.5,)`` or ``[1.0]``, several separated by commas."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.ranges: list[tuple[str | None, bool, str | None, bool]] = []  # (low, low_inclusive, high, high_inclusive)
+        text = spec.strip()
+        if not text:
+            raise ValueError("Version requirement may not be empty")
+        if text[0] not in "[(":
+            self.ranges.append((text, True, text, True))
+            return
+        while text.startswith(("[", "(")):
+            close = min((i for i in (text.find("]"), text.find(")")) if i >= 0), default=-1)
+            if close < 0:
+                raise ValueError(f"Unbounded range: {spec}")
+            self.ranges.append(self._range(text[: close + 1], spec))
+            text = text[close + 1:].strip()
+            if text.startswith(","):
+                text = text[1:].strip()
+        if text:
+            raise ValueError(f"Only fully-qualified sets allowed in multiple set scenario: {spec}")
+
+    @staticmethod
+    def _range(part: str, spec: str) -> tuple[str | None, bool, str | None, bool]:
+        low_inclusive, high_inclusive = part[0] == "[", part[-1] == "]"
+        inner = part[1:-1].strip()
+        if "," not in inner:
+            if not (low_inclusive and high_inclusive) or not inner:
+                raise ValueError(f"Single version must be surrounded by []: {spec}")
+            return inner, True, inner, True
+        low, _, high = (s.strip() for s in inner.partition(","))
+        if "," in high:
+            raise ValueError(f"Invalid version range {part}, too many commas")
+        if low and high and _Version(low) > _Version(high):
+            raise ValueError(f"Range defies version ordering: {spec}")
+        return low or None, low_inclusive, high or None, high_inclusive
+
+    def contains(self, version: str) -> bool:
+        key = _Version(version)
+        for low, low_in, high, high_in in self.ranges:
+            if low is not None and (key < _Version(low) or (key == _Version(low) and not low_in)):
+                continue
+            if high is not None and (key > _Version(high) or (key == _Version(high) and not high_in)):
+                continue
+            return True
+        return False
+
+    def __str__(self) -> str:
+        parts = []
+        for low, low_in, high, high_in in self.ranges:
+            parts.append(f"{'[' if low_in else '('}{low or ''},{high or ''}{']' if high_in else ')'}")
+        return ",".join(parts)
+
+
+_QUALIFIERS = {"alpha": 0, "a": 0, "beta": 1, "b": 1, "milestone": 2, "m": 2, "rc": 3, "cr": 3,
+               "snapshot": 4, "": 5, "ga": 5, "final": 5, "release": 5, "sp": 6}
+_RELEASE = 5
+
+
+@functools.total_ordering
+class _Version:
+    """A version ordered close to Maven's ComparableVersion: numbers compare as numbers,
+    known qualifiers (alpha < beta < milestone < rc < snapshot < release < sp) by rank and
+    other words after them alphabetically; a number is above any qualifier, and a missing
+    item counts as 0 against a number and as a release against a qualifier, so
+    1 == 1.0 and 1.0-SNAPSHOT < 1.0 < 1.0.1."""
+
+    def __init__(self, text: str) -> None:
+        self.items: list[int | tuple[int, str]] = []
+        for token in re.findall(r"[0-9]+|[a-zA-Z]+", text.lower()):
+            if token.isdigit():
+                self.items.append(int(token))
+            else:
+                rank = _QUALIFIERS.get(token)
+                self.items.append((rank, "") if rank is not None else (len(_QUALIFIERS), token))
+
+    def _compare(self, other: _Version) -> int:
+        for i in range(max(len(self.items), len(other.items))):
+            a = self.items[i] if i < len(self.items) else None
+            b = other.items[i] if i < len(other.items) else None
+            if a is None:
+                a = 0 if isinstance(b, int) else (_RELEASE, "")
+            if b is None:
+                b = 0 if isinstance(a, int) else (_RELEASE, "")
+            if isinstance(a, int) != isinstance(b, int):
+                return 1 if isinstance(a, int) else -1
+            if a != b:
+                return -1 if a < b else 1  # type: ignore[operator]
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Version) and self._compare(other) == 0
+
+    def __lt__(self, other: _Version) -> bool:
+        return self._compare(other) < 0
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def version_range(spec: str) -> VersionRange:
+    """Parse a ``*.plugin.version`` value; raises :class:`ConfigError` with Maven's words."""
+    try:
+        return VersionRange(spec)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def _plugin_version_validator(name: str, value: Any) -> None:
+    if value is not None:
+        try:
+            VersionRange(str(value))
+        except ValueError as exc:
+            raise ConfigError(name, value, str(exc)) from exc
+
+
+_VERSION_VALIDATOR = LambdaValidator.with_(_plugin_version_validator, "a version or a version range")
+
+
+def _default_version(version: str | None) -> str | None:
+    """A plugin's version as the default of its version key (none if it does not parse)."""
+    if version is None:
+        return None
+    try:
+        VersionRange(version)
+    except ValueError:
+        return None
+    return version
+
+
+def version_mismatch_message(class_name: str, spec: str, available: str | None) -> str | None:
+    """Kafka's error when no installed version of ``class_name`` satisfies ``spec``."""
+    try:
+        wanted = VersionRange(spec)
+    except ValueError:
+        return None  # reported by the version key's own validator
+    if available is not None and wanted.contains(available):
+        return None
+    shown = f"[{available}]" if available is not None else "[]"
+    return f"Plugin {class_name} not found that matches the version range {wanted}, available versions: {shown}"
+
+
+# -- recommenders and validators backed by the installed plugins -------------------------
+
+
+class _PluginClasses(Recommender):
+    """Recommends every installed plugin class of one type (sorted, as Kafka lists them)."""
+
+    def __init__(self, plugins: Plugins | None, kind: str) -> None:
+        self.plugins, self.kind = plugins, kind
+
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
+        if self.plugins is None:
+            return []
+        return sorted({d.class_name for d in self.plugins.all() if d.type == self.kind})
+
+
+class _PluginVersion(Recommender):
+    """Recommends the installed version of the plugin named by another key. With
+    ``needs_class`` (the converters, as in Kafka) the version key is visible only while
+    that key names a class that exists."""
+
+    def __init__(
+        self, plugins: Plugins | None, class_key: str, kinds: tuple[str, ...], needs_class: bool = False
+    ) -> None:
+        self.plugins, self.class_key, self.kinds, self.needs_class = plugins, class_key, kinds, needs_class
+
+    def _plugin(self, parsed: Mapping[str, Any]) -> PluginDesc | None:
+        name = parsed.get(self.class_key)
+        if self.plugins is None or not name:
+            return None
+        try:
+            return self.plugins.resolve(str(name), self.kinds)
+        except Exception:
+            return None
+
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
+        plugin = self._plugin(parsed)
+        return [plugin.version] if plugin is not None and plugin.version is not None else []
+
+    def visible(self, name: str, parsed: Mapping[str, Any]) -> bool:
+        return not self.needs_class or parsed.get(self.class_key) is not None
+
+
+def _implements(plugins: Plugins | None, kind: str) -> LambdaValidator:
+    """The class must be a plugin of ``kind`` (Kafka: a concrete subclass of the interface
+    with a public no-argument constructor)."""
+    interface = _INTERFACES[kind]
+
+    def check(name: str, value: Any) -> None:
+        if value is None or plugins is None:
+            return
+        try:
+            plugins.resolve(str(value), (kind,))
+        except Exception as exc:
+            raise ConfigError(f"Class class {value} does not implement the {interface} interface") from exc
+
+    return LambdaValidator.with_(check, f"a concrete {interface} class with a no-argument constructor")
+
+
+def resolve_class_name(plugins: Plugins) -> Callable[[str], str]:
+    """A :data:`~sluice.api.config.ClassResolver` over the installed plugins: a Kafka class
+    name, alias or Python path becomes the plugin's class name."""
+
+    def resolve(name: str) -> str:
+        return plugins.resolve(name, PLUGIN_KINDS).class_name
+
+    return resolve
+
+
+def _plugin_version(plugins: Plugins | None, name: str | None, kinds: tuple[str, ...]) -> str | None:
+    if plugins is None or not name:
+        return None
+    try:
+        return plugins.resolve(str(name), kinds).version
+    except Exception:
+        return None
+
+
+@dataclass(frozen=True)
+class ConverterDefault:
+    """What a connector config's ``<x>.converter`` and ``<x>.converter.plugin.version``
+    default to: the worker's converter and its version (Kafka shows them as the defaults)."""
+
+    class_name: str | None = None
+    version: str | None = None
+
+
+# -- the definitions ---------------------------------------------------------------------
+
+
+def _common_def(
+    plugins: Plugins | None,
+    connector_version: str | None,
+    converters: Mapping[str, ConverterDefault],
+) -> ConfigDef:
     d = ConfigDef()
-    order = iter(range(1, 100))
-    d.define("name", ConfigType.STRING, validator=NonEmptyStringWithoutControlChars(), importance=Importance.HIGH,
-             documentation="Globally unique name to use for this connector.", group=COMMON_GROUP,
-             order_in_group=next(order), width=Width.MEDIUM, display_name="Connector name")
-    d.define("connector.class", ConfigType.STRING, importance=Importance.HIGH,
-             documentation="Name or alias of the class for this connector: a Python path "
-             "(package.module.Class) or Kafka's class name for a built-in connector.",
-             group=COMMON_GROUP, order_in_group=next(order), width=Width.LONG, display_name="Connector class")
-    d.define("tasks.max", ConfigType.INT, 1, Range.at_least(1), Importance.HIGH,
-             "Maximum number of tasks to use for this connector.", COMMON_GROUP, next(order), Width.SHORT,
-             "Tasks max")
-    d.define("tasks.max.enforce", ConfigType.BOOLEAN, True, None, Importance.LOW,
-             "(Deprecated) Whether to fail a connector that generates more task configs than tasks.max.",
+    order = itertools.count(1)
+    d.define(NAME_CONFIG, ConfigType.STRING, NO_DEFAULT, NonEmptyStringWithoutControlChars(), Importance.HIGH,
+             "Name of the connector, unique in the Connect cluster.",
+             COMMON_GROUP, next(order), Width.MEDIUM, "Connector name")
+    d.define(CONNECTOR_CLASS_CONFIG, ConfigType.STRING, NO_DEFAULT, None, Importance.HIGH,
+             "The connector's class: Kafka's class name or one of its aliases for a built-in connector "
+             "(FileStreamSink, FileStreamSinkConnector or org.apache.kafka.connect.file.FileStreamSinkConnector), "
+             "or the Python path package.module.Class of a Python connector.",
+             COMMON_GROUP, next(order), Width.LONG, "Connector class")
+    d.define(CONNECTOR_VERSION_CONFIG, ConfigType.STRING, _default_version(connector_version), _VERSION_VALIDATOR,
+             Importance.MEDIUM,
+             "Which installed version of the connector plugin to use: a version, or a range such as [1.0,2.0). "
+             "Defaults to the installed version.",
+             COMMON_GROUP, next(order), Width.MEDIUM, "Connector version",
+             recommender=_PluginVersion(plugins, CONNECTOR_CLASS_CONFIG, ("source", "sink")))
+    d.define(TASKS_MAX_CONFIG, ConfigType.INT, 1, Range.at_least(1), Importance.HIGH,
+             "The largest number of tasks the connector may run; it may run fewer.",
+             COMMON_GROUP, next(order), Width.SHORT, "Tasks max")
+    d.define(TASKS_MAX_ENFORCE_CONFIG, ConfigType.BOOLEAN, True, None, Importance.LOW,
+             "Deprecated. When true, a connector that produces more task configs than tasks.max fails; when "
+             "false, the extra tasks run and a warning is logged.",
              COMMON_GROUP, next(order), Width.SHORT, "Enforce tasks max")
-    d.define("key.converter", ConfigType.CLASS, None, None, Importance.LOW,
-             "Converter class for keys; overrides the worker's.", COMMON_GROUP, next(order), Width.SHORT,
-             "Key converter class")
-    d.define("value.converter", ConfigType.CLASS, None, None, Importance.LOW,
-             "Converter class for values; overrides the worker's.", COMMON_GROUP, next(order), Width.SHORT,
-             "Value converter class")
-    d.define("header.converter", ConfigType.CLASS, None, None, Importance.LOW,
-             "Converter class for header values; overrides the worker's.", COMMON_GROUP, next(order),
-             Width.SHORT, "Header converter class")
-    d.define("config.action.reload", ConfigType.STRING, "restart", ValidString.in_("none", "restart"),
-             Importance.LOW, "What to do when external configuration providers change a value.", COMMON_GROUP,
-             next(order), Width.MEDIUM, "Reload Action")
-    d.define("transforms", ConfigType.LIST, "", _unique_list, Importance.LOW,
-             "Aliases for the transformations to be applied to records.", TRANSFORMS_GROUP, 1, Width.LONG,
-             "Transforms")
-    d.define("predicates", ConfigType.LIST, "", _unique_list, Importance.LOW,
-             "Aliases for the predicates used by transformations.", PREDICATES_GROUP, 1, Width.LONG, "Predicates")
-    err = iter(range(1, 100))
-    d.define("errors.retry.timeout", ConfigType.LONG, 0, None, Importance.MEDIUM,
-             "The maximum duration in milliseconds that a failed operation will be reattempted.",
-             ERROR_GROUP, next(err), Width.MEDIUM, "Retry Timeout for Errors")
-    d.define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, None, Importance.MEDIUM,
-             "The maximum duration in milliseconds between consecutive retry attempts.", ERROR_GROUP, next(err),
-             Width.MEDIUM, "Maximum Delay Between Retries for Errors")
-    d.define("errors.tolerance", ConfigType.STRING, "none", ValidString.in_("none", "all"), Importance.MEDIUM,
-             "Behavior for tolerating errors during connector operation.", ERROR_GROUP, next(err), Width.SHORT,
-             "Error Tolerance")
-    d.define("errors.log.enable", ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-             "If true, write each error and the details of the failed operation to the log.", ERROR_GROUP,
-             next(err), Width.SHORT, "Log Errors")
-    d.define("errors.log.include.messages", ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-             "Whether to include the record that caused a failure in the log.", ERROR_GROUP, next(err),
-             Width.SHORT, "Log Error Details")
+    docs = {
+        KEY_CONVERTER_CLASS_CONFIG: ("Converter between the Connect data of record keys and the bytes in Kafka, "
+                                     "for this connector only; unset, the worker's key.converter is used.",
+                                     "Key converter class", "Key converter version"),
+        VALUE_CONVERTER_CLASS_CONFIG: ("Converter between the Connect data of record values and the bytes in "
+                                       "Kafka, for this connector only; unset, the worker's value.converter is "
+                                       "used.", "Value converter class", "Value converter version"),
+        HEADER_CONVERTER_CLASS_CONFIG: ("Converter between the Connect data of header values and the bytes in "
+                                        "Kafka, for this connector only; unset, the worker's header.converter is "
+                                        "used.", "Header converter class", "Header converter version"),
+    }
+    for class_key, version_key, kind in CONVERTER_KEYS:
+        doc, display, version_display = docs[class_key]
+        default = converters.get(class_key, ConverterDefault())
+        d.define(class_key, ConfigType.CLASS, default.class_name,
+                 CompositeValidator.of(_implements(plugins, kind)), Importance.LOW, doc,
+                 COMMON_GROUP, next(order), Width.SHORT, display, recommender=_PluginClasses(plugins, kind))
+        d.define(version_key, ConfigType.STRING, _default_version(default.version), _VERSION_VALIDATOR, Importance.LOW,
+                 f"Which installed version of the {class_key} plugin to use: a version, or a range such as "
+                 "[1.0,2.0). Defaults to the installed version.",
+                 COMMON_GROUP, next(order), Width.SHORT, version_display,
+                 recommender=_PluginVersion(plugins, class_key, (kind,), needs_class=True))
+    d.define(TRANSFORMS_CONFIG, ConfigType.LIST, [], _unique_aliases("transformation"), Importance.LOW,
+             "Aliases of the transformations applied to each record, in order; each alias is configured by the "
+             "transforms.<alias>.* keys.",
+             TRANSFORMS_GROUP, next(order), Width.LONG, "Transforms")
+    d.define(PREDICATES_CONFIG, ConfigType.LIST, [], _unique_aliases("predicate"), Importance.LOW,
+             "Aliases of the predicates that transformations may refer to; each alias is configured by the "
+             "predicates.<alias>.* keys.",
+             PREDICATES_GROUP, next(order), Width.LONG, "Predicates")
+    d.define(CONFIG_RELOAD_ACTION_CONFIG, ConfigType.STRING, "restart", ValidString.in_("none", "restart"),
+             Importance.LOW,
+             "What happens when a config provider reports that a value this connector uses has changed: "
+             "'restart' restarts the connector with the new value, 'none' does nothing.",
+             COMMON_GROUP, next(order), Width.MEDIUM, "Reload Action")
+    errors = itertools.count(1)
+    d.define(ERRORS_RETRY_TIMEOUT_CONFIG, ConfigType.LONG, 0, None, Importance.MEDIUM,
+             "How long, in milliseconds, a failed operation is retried: 0 (the default) never retries, -1 "
+             "retries without end.",
+             ERROR_GROUP, next(errors), Width.MEDIUM, "Retry Timeout for Errors")
+    d.define(ERRORS_RETRY_MAX_DELAY_CONFIG, ConfigType.LONG, 60000, None, Importance.MEDIUM,
+             "The longest wait, in milliseconds, between two retries of a failed operation; random jitter is "
+             "added once the backoff reaches it.",
+             ERROR_GROUP, next(errors), Width.MEDIUM, "Maximum Delay Between Retries for Errors")
+    d.define(ERRORS_TOLERANCE_CONFIG, ConfigType.STRING, "none", ValidString.in_("none", "all"), Importance.MEDIUM,
+             "What an error in conversion or transformation does: 'none' (the default) fails the task at once, "
+             "'all' skips the record and goes on.",
+             ERROR_GROUP, next(errors), Width.SHORT, "Error Tolerance")
+    d.define(ERRORS_LOG_ENABLE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
+             "Whether each error, with the operation that failed and the record it concerned, is written to the "
+             "worker's log; by default only errors that are not tolerated are.",
+             ERROR_GROUP, next(errors), Width.SHORT, "Log Errors")
+    d.define(ERRORS_LOG_INCLUDE_MESSAGES_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
+             "Whether logged errors include the record's key, value and headers; by default only its topic, "
+             "partition and offset are logged.",
+             ERROR_GROUP, next(errors), Width.SHORT, "Log Error Details")
     return d
 
 
-def _sink_def() -> ConfigDef:
-    d = _common_def()
-    d.define("topics", ConfigType.LIST, "", None, Importance.HIGH,
-             "List of topics to consume, separated by commas", COMMON_GROUP, 4, Width.LONG, "Topics")
-    d.define("topics.regex", ConfigType.STRING, "", None, Importance.HIGH,
-             "Regular expression giving topics to consume.", COMMON_GROUP, 4, Width.LONG, "Topics regex")
-    d.define("errors.deadletterqueue.topic.name", ConfigType.STRING, "", None, Importance.MEDIUM,
-             "The name of the topic to be used as the dead letter queue (DLQ).", ERROR_GROUP, 6, Width.MEDIUM,
-             "Dead Letter Queue Topic Name")
-    d.define("errors.deadletterqueue.topic.replication.factor", ConfigType.SHORT, 3, None, Importance.MEDIUM,
-             "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
+def _sink_def(d: ConfigDef) -> ConfigDef:
+    d.define(TOPICS_CONFIG, ConfigType.LIST, [], ValidList.any_non_duplicate_values(True, False), Importance.HIGH,
+             "The topics to consume, separated by commas. Set this or topics.regex, not both.",
+             COMMON_GROUP, 4, Width.LONG, "Topics")
+    d.define(TOPICS_REGEX_CONFIG, ConfigType.STRING, "", LambdaValidator.with_(_valid_regex, "valid regex"),
+             Importance.HIGH,
+             "A regular expression; every topic whose whole name it matches is consumed. Set this or topics, "
+             "not both.",
+             COMMON_GROUP, 4, Width.LONG, "Topics regex")
+    d.define(DLQ_TOPIC_NAME_CONFIG, ConfigType.STRING, "", None, Importance.MEDIUM,
+             "Topic that receives the records the sink failed to process (the dead letter queue); empty, the "
+             "default, means none.",
+             ERROR_GROUP, 6, Width.MEDIUM, "Dead Letter Queue Topic Name")
+    d.define(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG, ConfigType.SHORT, 3, None, Importance.MEDIUM,
+             "Replication factor of the dead letter queue topic when the worker has to create it.",
              ERROR_GROUP, 7, Width.MEDIUM, "Dead Letter Queue Topic Replication Factor")
-    d.define("errors.deadletterqueue.context.headers.enable", ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-             "If true, add headers containing error context to the messages written to the dead letter queue.",
+    d.define(DLQ_CONTEXT_HEADERS_ENABLE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
+             "Whether records written to the dead letter queue carry __connect.errors.* headers describing the "
+             "failure and where the record came from.",
              ERROR_GROUP, 8, Width.MEDIUM, "Enable Error Context Headers")
     return d
 
 
-def _source_def() -> ConfigDef:
-    d = _common_def()
-    d.define("topic.creation.groups", ConfigType.LIST, "", _unique_list, Importance.LOW,
-             "Groups of configurations for topics created by source connectors", TOPIC_CREATION_GROUP, 1,
-             Width.LONG, "Topic Creation Groups")
-    d.define("exactly.once.support", ConfigType.STRING, "requested",
-             ValidString(["requested", "required"], case_sensitive=False), Importance.MEDIUM,
-             "Permitted values are requested, required.", EXACTLY_ONCE_GROUP, 1, Width.SHORT,
-             "Exactly once support")
-    d.define("transaction.boundary", ConfigType.STRING, "poll",
-             ValidString(["poll", "interval", "connector"], case_sensitive=False), Importance.MEDIUM,
-             "Permitted values are poll, interval, connector.", EXACTLY_ONCE_GROUP, 2, Width.SHORT,
-             "Transaction Boundary")
-    d.define("transaction.boundary.interval.ms", ConfigType.LONG, None, None, Importance.LOW,
-             "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction "
-             "commits.", EXACTLY_ONCE_GROUP, 3, Width.SHORT, "Transaction boundary interval")
-    d.define("offsets.storage.topic", ConfigType.STRING, None, None, Importance.LOW,
-             "The name of a separate offsets topic to use for this connector.", OFFSETS_TOPIC_GROUP, 1,
-             Width.LONG, "Offsets topic")
+def _source_def(d: ConfigDef) -> ConfigDef:
+    order = itertools.count(1)  # one sequence across the three source groups, as in Kafka
+    d.define(TOPIC_CREATION_GROUPS_CONFIG, ConfigType.LIST, [], _unique_aliases("topic creation group"),
+             Importance.LOW,
+             "Names of topic creation groups besides 'default'; each is configured by the "
+             "topic.creation.<group>.* keys and applies to the topics its include/exclude patterns select.",
+             TOPIC_CREATION_GROUP, next(order), Width.LONG, "Topic Creation Groups")
+    d.define(EXACTLY_ONCE_SUPPORT_CONFIG, ConfigType.STRING, "requested",
+             CaseInsensitiveValidString.in_("REQUIRED", "REQUESTED"), Importance.MEDIUM,
+             "'required' refuses the connector unless it declares exactly-once support; 'requested' (the "
+             "default) accepts it either way.",
+             EXACTLY_ONCE_GROUP, next(order), Width.SHORT, "Exactly once support")
+    d.define(TRANSACTION_BOUNDARY_CONFIG, ConfigType.STRING, "poll",
+             CaseInsensitiveValidString.in_("INTERVAL", "POLL", "CONNECTOR"), Importance.MEDIUM,
+             "With exactly-once delivery, where transactions end: 'poll' after each batch a task returns, "
+             "'interval' every transaction.boundary.interval.ms, 'connector' where the connector decides.",
+             EXACTLY_ONCE_GROUP, next(order), Width.SHORT, "Transaction Boundary")
+    d.define(TRANSACTION_BOUNDARY_INTERVAL_CONFIG, ConfigType.LONG, None,
+             LambdaValidator.with_(_non_negative_or_null, "[0,...]"), Importance.LOW,
+             "With transaction.boundary=interval, milliseconds between two commits (default: the worker's "
+             "offset.flush.interval.ms).",
+             EXACTLY_ONCE_GROUP, next(order), Width.SHORT, "Transaction boundary interval")
+    d.define(OFFSETS_TOPIC_CONFIG, ConfigType.STRING, None, NonEmptyString(), Importance.LOW,
+             "A topic of its own for this connector's source offsets, instead of the worker's offsets topic "
+             "(distributed mode).",
+             OFFSETS_TOPIC_GROUP, 1, Width.LONG, "Offsets topic")
     return d
+
+
+def connector_config_def(
+    kind: str,
+    plugins: Plugins | None = None,
+    *,
+    connector_version: str | None = None,
+    converters: Mapping[str, ConverterDefault] | None = None,
+) -> ConfigDef:
+    """The framework's keys of a ``sink`` or ``source`` connector (Kafka's
+    ``SinkConnectorConfig`` / ``SourceConnectorConfig`` definitions), without the
+    ``transforms.<alias>.*`` and ``predicates.<alias>.*`` keys (see :func:`enrich`).
+
+    ``plugins`` feeds the recommenders (installed converters, plugin versions) and the
+    converter class checks; ``connector_version`` and ``converters`` (keyed by
+    ``key.converter`` …) give the defaults shown for the version and converter keys.
+    """
+    d = _common_def(plugins, connector_version, converters or {})
+    return _sink_def(d) if kind == "sink" else _source_def(d)
+
+
+# -- transforms.<alias>.* and predicates.<alias>.* ------------------------------------------
+
+
+@dataclass(frozen=True)
+class _AliasFamily:
+    list_key: str
+    group: str
+    kind: str
+    interface: str
+
+
+_TRANSFORMS = _AliasFamily(TRANSFORMS_CONFIG, TRANSFORMS_GROUP, "transformation", "Transformation")
+_PREDICATES = _AliasFamily(PREDICATES_CONFIG, PREDICATES_GROUP, "predicate", "Predicate")
+
+PREDICATE_CONFIG = "predicate"
+NEGATE_CONFIG = "negate"
+
+
+def _aliases(props: Mapping[str, Any], key: str) -> list[str]:
+    try:
+        value = parse_type(key, props.get(key), ConfigType.LIST)
+    except ConfigError:
+        return []
+    return list(dict.fromkeys(value)) if isinstance(value, list) else []
+
+
+def _plugin_config_def(plugin: PluginDesc) -> ConfigDef:
+    config_def = plugin.cls().config()
+    if config_def is None:
+        raise ConnectError(f"{plugin.class_name}.config() must return a ConfigDef that is not null.")
+    return config_def
+
+
+def _enrich_family(d: ConfigDef, props: Mapping[str, Any], plugins: Plugins, family: _AliasFamily) -> None:
+    for alias in _aliases(props, family.list_key):
+        prefix = f"{family.list_key}.{alias}."
+        group = f"{family.group}: {alias}"
+        type_key = prefix + "type"
+        plugin = _resolve_alias_plugin(plugins, props.get(type_key), family.kind)
+
+        def check_type(name: str, value: Any, prefix: str = prefix) -> None:
+            if family is _TRANSFORMS:
+                negate, predicate = prefix + NEGATE_CONFIG, prefix + PREDICATE_CONFIG
+                if negate in props and predicate not in props:
+                    raise ConfigError(f"Config '{negate}' was provided but there is no config '{predicate}' "
+                                      "defining a predicate to be negated.")
+            if value is None:
+                return
+            try:
+                found = plugins.resolve(str(value), (family.kind,))
+            except Exception as exc:
+                raise ConfigError(f"Class class {value} does not implement the {family.interface} interface") \
+                    from exc
+            try:
+                _plugin_config_def(found)
+            except Exception as exc:
+                raise ConfigError(name, value,
+                                  f"Error getting config definition from {family.interface}: {exc}") from exc
+
+        what = "transformation" if family is _TRANSFORMS else "predicate"
+        d.define(type_key, ConfigType.CLASS, NO_DEFAULT,
+                 LambdaValidator.with_(check_type, f"valid configs for {alias} {what}"), Importance.HIGH,
+                 f"Class of the '{alias}' {what}: Kafka's class name or alias, or a Python path.",
+                 group, 0, Width.LONG, f"{family.interface} type for {alias}",
+                 recommender=_PluginClasses(plugins, family.kind))
+        version = _default_version(plugin.version if plugin else None)
+        d.define(prefix + PLUGIN_VERSION_SUFFIX, ConfigType.STRING, version, _VERSION_VALIDATOR, Importance.HIGH,
+                 f"Which installed version of the '{alias}' {what} to use: a version, or a range such as "
+                 "[1.0,2.0). Defaults to the installed version.",
+                 group, 1, Width.LONG, f"{family.interface} version for {alias}",
+                 recommender=_PluginVersion(plugins, type_key, (family.kind,)))
+        if plugin is None:
+            continue
+        try:
+            own = _plugin_config_def(plugin)
+        except Exception:
+            continue  # reported on the type key by its validator
+        child = ConfigDef()
+        if family is _TRANSFORMS:
+            child.define(PREDICATE_CONFIG, ConfigType.STRING, None, None, Importance.MEDIUM,
+                         "Alias of the predicate that decides, record by record, whether this transformation "
+                         "applies; without one it applies to every record.")
+            child.define(NEGATE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
+                         "Apply the transformation to the records the predicate does not match instead.")
+        for key in own.config_keys().values():
+            if family is _TRANSFORMS and key.name in (PREDICATE_CONFIG, NEGATE_CONFIG):
+                log.warning("Transformation config %s is masked by the implicit config of that name", key.name)
+                continue
+            child.define_key(key)
+        d.embed(prefix, group, 2, child)
+
+
+def _resolve_alias_plugin(plugins: Plugins, name: Any, kind: str) -> PluginDesc | None:
+    if not isinstance(name, str) or not name.strip():
+        return None
+    try:
+        return plugins.resolve(name, (kind,))
+    except Exception:
+        return None
+
+
+def enrich(base: ConfigDef, props: Mapping[str, Any], plugins: Plugins) -> ConfigDef:
+    """``base`` plus, for each alias listed in ``transforms`` and ``predicates``, its
+    ``type`` and ``plugin.version`` keys and the keys the plugin defines (Kafka's
+    ``ConnectorConfig.enrich``).
+
+    The keys of alias ``a`` are in group ``Transforms: a`` (``Predicates: a``): ``type``
+    (order 0), ``plugin.version`` (1), then, once ``type`` names a plugin of the right
+    kind, the plugin's own keys with the prefix — for a transformation together with the
+    implicit ``predicate`` and ``negate`` — sorted as :meth:`ConfigDef.sorted_configs`.
+    """
+    d = ConfigDef(base)
+    _enrich_family(d, props, plugins, _TRANSFORMS)
+    _enrich_family(d, props, plugins, _PREDICATES)
+    return d
+
+
+def worker_converter_defaults(
+    plugins: Plugins | None, props: Mapping[str, Any], worker: WorkerConfig | None
+) -> dict[str, ConverterDefault]:
+    """The defaults Kafka shows for the converter keys of a connector config: the
+    worker's converter classes, and the version of the converter that will really be
+    used (the connector's own when it sets one)."""
+    defaults: dict[str, ConverterDefault] = {}
+    for class_key, version_key, kind in CONVERTER_KEYS:
+        worker_class = None
+        if worker is not None:
+            worker_class = worker.values.get(class_key) or worker.raw.get(class_key)
+        if worker_class is not None and plugins is not None:
+            try:
+                worker_class = plugins.resolve(worker_class, (kind,)).class_name
+            except Exception:
+                pass
+        if props.get(class_key):
+            version = _plugin_version(plugins, props.get(class_key), (kind,))
+        elif worker is not None and worker.raw.get(version_key):
+            version = worker.raw[version_key]
+        else:
+            version = _plugin_version(plugins, worker_class, (kind,))
+        defaults[class_key] = ConverterDefault(worker_class, version)
+    return defaults
 
 
 class ConnectorConfigDefs:
     """The framework's connector ConfigDefs (``SinkConnectorConfig`` / ``SourceConnectorConfig``)."""
 
-    SINK = _sink_def()
-    SOURCE = _source_def()
+    SINK = connector_config_def("sink")
+    SOURCE = connector_config_def("source")
     SINK_GROUPS = [COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP, ERROR_GROUP]
     SOURCE_GROUPS = [COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP, ERROR_GROUP, TOPIC_CREATION_GROUP,
                      EXACTLY_ONCE_GROUP, OFFSETS_TOPIC_GROUP]
@@ -228,3 +793,25 @@ class ConnectorConfigDefs:
     @classmethod
     def for_type(cls, kind: str) -> ConfigDef:
         return cls.SINK if kind == "sink" else cls.SOURCE
+
+    @staticmethod
+    def for_plugin(plugins: Plugins, plugin: PluginDesc) -> ConfigDef:
+        """The framework keys shown with a connector plugin's own keys by
+        ``GET /connector-plugins/{plugin}/config``: no worker, so the converter keys have
+        no defaults, and the version defaults to the plugin's."""
+        return connector_config_def(plugin.type, plugins, connector_version=plugin.version)
+
+    @staticmethod
+    def enriched(
+        plugins: Plugins, plugin: PluginDesc, props: Mapping[str, Any], worker: WorkerConfig | None = None
+    ) -> ConfigDef:
+        """Everything a connector config of ``plugin`` is validated against (Kafka's
+        ``enrichedConfigDef``): the framework keys with the worker's converter defaults,
+        plus the keys of every listed transformation and predicate alias."""
+        base = connector_config_def(
+            plugin.type,
+            plugins,
+            connector_version=plugin.version,
+            converters=worker_converter_defaults(plugins, props, worker),
+        )
+        return enrich(base, props, plugins)

@@ -35,6 +35,7 @@ __all__ = ["WorkerSinkTask", "WorkerSourceTask", "WorkerTask", "new_incarnation"
 
 StatusListener = Callable[[State, str | None], None]
 IDLE_SOURCE_MAX_WAIT_MS = 3000
+IDLE_SOURCE_MAX_BACKOFF_S = 4.0
 
 
 def new_incarnation() -> str:
@@ -170,6 +171,7 @@ class WorkerSourceTask(WorkerTask):
         self.runner: SparkSourceTaskRunner | None = None
         self.seq = 0
         self._wait_ms = self.settings["source_max_wait_ms"]
+        self._idle_batches = 0
 
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSourceTaskRunner(spark, self.spec, self.kafka_options)
@@ -192,6 +194,8 @@ class WorkerSourceTask(WorkerTask):
                 updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
                 self.committed[partition_key(partition)] = (partition, offset)
             self.offset_store.set(updates)
+        for topic in result.topics:
+            self.settings["record_topic"](topic)
         log.debug("Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
                   *self.id, self.seq, result.count, time.monotonic() - started, result.fresh)
         self.seq += 1
@@ -202,14 +206,18 @@ class WorkerSourceTask(WorkerTask):
         # while a record that arrives during the wait ends the batch at once.
         # Long-polling holds a Spark task slot, so it is used only while the worker runs
         # fewer tasks than Spark has slots; otherwise an idle source waits on the driver.
+        # Without a spare slot the task waits on the driver instead, longer the longer it
+        # has been idle (each empty batch is a Spark job), up to IDLE_SOURCE_MAX_BACKOFF_S.
         base = self.settings["source_max_wait_ms"]
         if result.count > 0:
             self._wait_ms = base
+            self._idle_batches = 0
         elif self.settings["slots_to_spare"]():
             self._wait_ms = min(IDLE_SOURCE_MAX_WAIT_MS, self._wait_ms * 2)
         else:
             self._wait_ms = base
-            self._wait(min(1.0, base / 1000.0))
+            self._idle_batches += 1
+            self._wait(min(IDLE_SOURCE_MAX_BACKOFF_S, base / 1000.0 * 2 ** (self._idle_batches - 1)))
 
     def _close(self) -> None:
         if self.runner is not None:
@@ -369,8 +377,10 @@ class WorkerSinkTask(WorkerTask):
         self.seq += 1
         if result.failure:
             raise _TaskFailed(result.failure)
-        for tp, (_, end) in ranges.items():
+        for tp, (start, end) in ranges.items():
             self.positions[tp] = end
+            if end > start:
+                self.settings["record_topic"](tp[0])
         if result.commits:
             self._commit(result.commits)
         for tp, offset in result.rewinds.items():

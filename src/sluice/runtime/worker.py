@@ -16,6 +16,7 @@ from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
+from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
 from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.tasks import WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
@@ -110,8 +111,10 @@ class Worker:
         status_store: StatusBackingStore,
         spark: SparkProvider,
         on_reconfiguration_request: Callable[[str], None] | None = None,
+        config_providers: ConfigProviders | None = None,
     ) -> None:
         self.worker_id = worker_id
+        self.config_providers = config_providers or ConfigProviders()
         self.config = config
         self.plugins = plugins
         self.offset_store = offset_store
@@ -132,6 +135,11 @@ class Worker:
             self.status_store.put_task(TaskStatus(name, task, state.value, self.worker_id, trace, self.generation))
 
         return report
+
+    def resolve(self, config: dict[str, str]) -> dict[str, str]:
+        """``${provider:path:key}`` placeholders replaced: what connectors and tasks see.
+        Stored configs and REST answers keep the placeholders."""
+        return self.config_providers.transform(config)
 
     # -- connectors -----------------------------------------------------------------
 
@@ -162,7 +170,7 @@ class Worker:
                 return False  # a failed connector stays failed until restarted
             else:
                 if not wc.started:
-                    wc.connector.start(dict(wc.config))
+                    wc.connector.start(self.resolve(dict(wc.config)))
                     wc.started = True
                 wc.state = State.RUNNING if target is TargetState.STARTED else State.PAUSED
                 wc.trace = None
@@ -242,7 +250,8 @@ class Worker:
                         if key in wc.config:
                             task_config[key] = wc.config[key]
                 result.append(task_config)
-            return result
+            # Stored and shown with the connector's placeholders, not the secrets behind them.
+            return reverse_transform(wc.config, result)
 
     def stop_connector(self, name: str) -> None:
         with self._lock:
@@ -291,7 +300,8 @@ class Worker:
             wc = self._connectors[name]
             report = self._task_listener(name, task)
             try:
-                config = dict(task_config)
+                config = self.resolve(dict(task_config))
+                connector_config = self.resolve(dict(connector_config))
                 if self.config.plugin_path:
                     config[PLUGIN_PATH_TASK_KEY] = ",".join(self.plugins.plugin_path)
                 spec = TaskSpec(
@@ -310,6 +320,7 @@ class Worker:
                     "sink_max_records": self.config.get("sluice.sink.batch.max.records"),
                     "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
                     "slots_to_spare": self._slots_to_spare,
+                    "record_topic": self._topic_recorder(name),
                 }
                 worker_task: WorkerTask
                 if wc.kind == "source":
@@ -335,6 +346,28 @@ class Worker:
                 return
             wc.tasks[task] = worker_task
             worker_task.start()
+
+    def admin_client(self) -> Any:
+        """A librdkafka admin client with the worker's ``admin.*`` settings."""
+        from confluent_kafka.admin import AdminClient
+
+        # admin.listeners is a REST setting, not a client one.
+        props = {k: v for k, v in self.config.prefixed("admin.").items()
+                 if not k.startswith("override.") and k != "listeners"}
+        props["bootstrap.servers"] = self.config.bootstrap_servers
+        return AdminClient(props)
+
+    def _topic_recorder(self, name: str) -> Callable[[str], None]:
+        """Records the topics a connector's tasks use, once each (``TopicStatus``)."""
+        seen: set[str] = set()
+        enabled = bool(self.config.get("topic.tracking.enable"))
+
+        def record(topic: str) -> None:
+            if enabled and topic not in seen:
+                seen.add(topic)
+                self.status_store.put_topic(name, topic)
+
+        return record
 
     def _client_props(self, connector_config: dict[str, str], client: str) -> dict[str, str]:
         props = self.config.prefixed(f"{client}.")

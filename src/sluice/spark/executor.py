@@ -328,7 +328,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     """Poll one micro-batch of a source task and yield it as Arrow batches.
 
     ``report`` is a Spark accumulator: it receives one entry
-    ``(task, seq, [(partition, offset)], count, trace_or_None, fresh)`` that the
+    ``(task, seq, [(partition, offset)], count, trace_or_None, fresh, topics)`` that the
     driver sees only if the Spark task — including the Kafka write — succeeded.
     """
     task_spec = spec.task
@@ -344,13 +344,14 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     except BaseException as exc:
         if host is not None:
             _drop_host(task_spec, host)
-        report.add([(task_spec.task, spec.seq, [], 0, _format_trace(exc), fresh)])
+        report.add([(task_spec.task, spec.seq, [], 0, _format_trace(exc), fresh, [])])
         return
     assert isinstance(host, _SourceHost)
     host.last_seq = spec.seq
     host.last_drain = time.monotonic()
 
     last_offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
+    topics: set[str] = set()
     failure: str | None = None
     count = 0
     deadline = time.monotonic() + spec.max_wait_ms / 1000.0
@@ -376,7 +377,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
         if len(columns) >= ARROW_CHUNK_ROWS:
             pending = len(columns)
             chunk, delivered, error = columns.flush()
-            _track_offsets(delivered, last_offsets)
+            _track_offsets(delivered, last_offsets, topics)
             if chunk is not None:
                 yield chunk
             if error is not None:  # conversion failed: errors.tolerance=none fails the task
@@ -385,7 +386,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     if len(columns):  # what was polled before a failed poll is still delivered
         pending = len(columns)
         chunk, delivered, error = columns.flush()
-        _track_offsets(delivered, last_offsets)
+        _track_offsets(delivered, last_offsets, topics)
         if chunk is not None:
             yield chunk
         if error is not None and failure is None:
@@ -394,7 +395,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
             count = count - pending + len(delivered)
     if failure is not None:
         _drop_host(task_spec, host)
-    report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh)])
+    report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh, sorted(topics))])
 
 
 class _SourceColumns:
@@ -479,8 +480,11 @@ def _from_connect_column(
     return [converter.from_connect_data(topics[i], schemas[i], values[i], headers[i]) for i in range(n)]
 
 
-def _track_offsets(records: list[SourceRecord], offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """The last offset of each source partition among ``records``."""
+def _track_offsets(
+    records: list[SourceRecord], offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]], topics: set[str]
+) -> None:
+    """The last offset of each source partition among ``records``, and their topics."""
+    topics.update({r.topic for r in records})
     previous: Any = None
     key: Any = None
     for record in records:

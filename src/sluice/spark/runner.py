@@ -61,6 +61,7 @@ class SourceBatchResult:
     offsets: list[tuple[dict[str, Any], dict[str, Any]]]
     failure: str | None
     fresh: bool
+    topics: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -131,8 +132,8 @@ class SparkSourceTaskRunner:
         if not entries:
             # The job succeeded but reported nothing: the partition never ran.
             return SourceBatchResult(0, [], None, False)
-        _, _, offsets, count, failure, fresh = entries[-1]
-        return SourceBatchResult(count, offsets, failure, fresh)
+        _, _, offsets, count, failure, fresh, topics = entries[-1]
+        return SourceBatchResult(count, offsets, failure, fresh, topics)
 
     def close(self) -> None:
         """Best effort: stop the task instance in the Python worker that holds it."""

@@ -148,6 +148,18 @@ class StatusBackingStore(ABC):
     def connectors(self) -> set[str]:
         """Names of the connectors that have a connector status."""
 
+    # Active topics (``TopicStatus``): the topics a connector's tasks produced to or
+    # consumed from since the connector was created or its topics were reset.
+
+    @abstractmethod
+    def put_topic(self, connector: str, topic: str) -> None: ...
+
+    @abstractmethod
+    def get_topics(self, connector: str) -> set[str]: ...
+
+    @abstractmethod
+    def delete_topics(self, connector: str) -> None: ...
+
 
 # --------------------------------------------------------------------------- configs
 

@@ -77,6 +77,7 @@ class MemoryStatusBackingStore(StatusBackingStore):
         self._lock = threading.RLock()
         self._connectors: dict[str, ConnectorStatus] = {}
         self._tasks: dict[str, dict[int, TaskStatus]] = {}
+        self._topics: dict[str, set[str]] = {}
 
     def put_connector(self, status: ConnectorStatus) -> None:
         with self._lock:
@@ -117,6 +118,18 @@ class MemoryStatusBackingStore(StatusBackingStore):
     def connectors(self) -> set[str]:
         with self._lock:
             return set(self._connectors)
+
+    def put_topic(self, connector: str, topic: str) -> None:
+        with self._lock:
+            self._topics.setdefault(connector, set()).add(topic)
+
+    def get_topics(self, connector: str) -> set[str]:
+        with self._lock:
+            return set(self._topics.get(connector, ()))
+
+    def delete_topics(self, connector: str) -> None:
+        with self._lock:
+            self._topics.pop(connector, None)
 
     def _remove_task(self, name: str, task: int) -> None:
         tasks = self._tasks.get(name)

@@ -314,7 +314,8 @@ def test_small_schema_cache_still_converts() -> None:
 def test_json_converter_config() -> None:
     cd = JsonConverter().config()
     assert cd.names() == [
-        "converter.type", "schemas.enable", "schemas.cache.size", "decimal.format", "replace.null.with.default"
+        "converter.type", "schemas.enable", "schemas.cache.size", "schema.content", "decimal.format",
+        "replace.null.with.default",
     ]
     keys = cd.config_keys()
     assert keys["schemas.enable"].type is ConfigType.BOOLEAN and keys["schemas.enable"].default_value is True
@@ -472,3 +473,16 @@ def test_batch_forms_raise_the_per_record_errors(jc: JsonConverter, plain: JsonC
         plain.to_connect_batch("t", [b'"ok"', b"{not json"])
     with pytest.raises(DataError):
         jc.to_connect_batch("t", [b'"no envelope"'])
+
+
+def test_schema_content_applies_one_schema_to_bare_payloads() -> None:
+    schema_json = '{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}],"optional":false}'
+    c = json_converter(schema_content=schema_json)
+    result = c.to_connect_data("t", b'{"id": 7}')
+    assert result.schema.type.value == "struct" and result.value.get("id") == 7
+    # an envelope's own schema is ignored; its payload is read with the configured one
+    enveloped = c.to_connect_data("t", b'{"schema": {"type": "string"}, "payload": {"id": 8}}')
+    assert enveloped.schema == result.schema and enveloped.value.get("id") == 8
+    assert c.to_connect_batch("t", [b'{"id": 1}'])[1][0].get("id") == 1
+    with pytest.raises(ConfigError, match="schema.content"):
+        json_converter(schema_content="{not json")

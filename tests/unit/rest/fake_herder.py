@@ -8,13 +8,16 @@ test sets them otherwise.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 from sluice.api.errors import AlreadyExistsError, NotFoundError
+from sluice.runtime.loggers import Loggers
 from sluice.runtime.herder.base import (
     BadRequestError,
     ConfigInfo,
+    ConnectRestError,
     ConfigInfos,
     ConfigKeyInfo,
     ConfigValueInfo,
@@ -22,6 +25,7 @@ from sluice.runtime.herder.base import (
     ConnectorStateInfo,
     ConnectorTaskId,
     Herder,
+    LoggerLevel,
     PluginInfo,
     State,
     StateInfo,
@@ -67,6 +71,10 @@ class FakeHerder(Herder):
         # status lookups that fail with NotFoundError even though the connector exists
         self.status_missing: set[str] = set()
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.offsets: dict[str, list[dict[str, Any]]] = {}
+        self.topic_tracking = (True, True)  # (enabled, reset allowed)
+        # Real Loggers over a private logging hierarchy: tests never touch the process's loggers.
+        self.loggers = Loggers(logging.Manager(logging.RootLogger(logging.INFO)))
 
     # ---- helpers
 
@@ -300,3 +308,61 @@ class FakeHerder(Herder):
         self._call("connector_active_topics", name)
         with self._lock:
             return list(self.active_topics.get(name, []))
+
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        self._call("reset_connector_active_topics", name)
+        enabled, allow_reset = self.topic_tracking
+        if not enabled:
+            raise ConnectRestError(403, "Topic tracking is disabled.")
+        if not allow_reset:
+            raise ConnectRestError(403, "Topic tracking reset is disabled.")
+        with self._lock:
+            self.active_topics.pop(name, None)
+
+    def _stopped_or_400(self, name: str) -> None:
+        if name not in self.configs:
+            raise NotFoundError(f"Connector {name} not found")
+        if self.target_states.get(name) is not TargetState.STOPPED:
+            raise BadRequestError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
+                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+            )
+
+    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+        self._call("connector_offsets", name)
+        if name not in self.configs:
+            raise NotFoundError(f"Connector {name} not found")
+        return list(self.offsets.get(name, []))
+
+    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        self._call("alter_connector_offsets", name, offsets)
+        self._stopped_or_400(name)
+        self.offsets[name] = [o for o in offsets if o.get("offset") is not None]
+        return "The offsets for this connector have been altered successfully"
+
+    def reset_connector_offsets(self, name: str) -> str:
+        self._call("reset_connector_offsets", name)
+        self._stopped_or_400(name)
+        self.offsets.pop(name, None)
+        return "The offsets for this connector have been reset successfully"
+
+    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
+        self._call("plugin_config", plugin)
+        if plugin not in {p.class_name for p in self.plugins} and plugin != "FileStreamSink":
+            raise NotFoundError(f"Unknown plugin {plugin}.")
+        return [ConfigKeyInfo("file", "STRING", False, None, "HIGH", "Destination filename.", None, -1, "NONE", "file")]
+
+    def logger_levels(self) -> dict[str, LoggerLevel]:
+        return self.loggers.all_levels()
+
+    def logger_level(self, logger: str) -> LoggerLevel:
+        return self.loggers.level(logger)
+
+    def set_worker_logger_level(self, logger: str, level: str) -> list[str]:
+        self._call("set_worker_logger_level", logger, level)
+        return self.loggers.set_level(logger, level)
+
+    def set_cluster_logger_level(self, logger: str, level: str) -> None:
+        self._call("set_cluster_logger_level", logger, level)
+        self.loggers.set_level(logger, level)

@@ -719,7 +719,7 @@ def test_validate(client, herder):
                     "importance": "HIGH",
                     "documentation": "Globally unique name to use for this connector.",
                     "group": "Common",
-                    "order": 1,
+                    "order_in_group": 1,
                     "width": "MEDIUM",
                     "display_name": "Connector name",
                     "dependents": [],
@@ -746,7 +746,7 @@ def test_validate(client, herder):
     }
     assert list(body["configs"][0]["definition"]) == [
         "name", "type", "required", "default_value", "importance", "documentation",
-        "group", "order", "width", "display_name", "dependents",
+        "group", "order_in_group", "width", "display_name", "dependents",
     ]
     # the path is only a consistency check: the body is passed as is (no name inserted)
     assert herder.calls[-1] == ("validate_connector_config", ({"connector.class": SINK, "tasks.max": "1"},))
@@ -820,7 +820,7 @@ def test_unknown_path(client):
     r = client.get("/nope")
     assert r.status_code == 404
     assert r.json() == err(404, "HTTP 404 Not Found")
-    r = client.get("/connectors/s1/offsets")
+    r = client.get("/connectors/s1/nope")
     assert r.json() == err(404, "HTTP 404 Not Found")
     r = client.get("/docs")
     assert r.status_code == 404
@@ -938,3 +938,108 @@ def test_rest_server_over_the_network(herder):
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     server.stop()  # idempotent
+
+
+# --------------------------------------------------------------------------- offsets
+
+
+def test_offsets_read_in_any_state_and_404_for_unknown(client, herder):
+    create(client, "s1")
+    r = client.get("/connectors/s1/offsets")
+    assert r.status_code == 200 and r.json() == {"offsets": []}
+    r = client.get("/connectors/nope/offsets")
+    assert r.status_code == 404 and r.json() == err(404, "Connector nope not found")
+
+
+@pytest.mark.parametrize("body", [None, {}, {"offsets": None}, {"offsets": []}])
+def test_alter_offsets_needs_offsets_before_anything_else(client, body):
+    # Checked even before the connector's existence, as Kafka does.
+    r = client.patch("/connectors/nope/offsets", json=body) if body is not None else client.patch(
+        "/connectors/nope/offsets")
+    assert r.status_code == 400
+    assert r.json() == err(400, "Partitions / offsets need to be provided for an alter offsets request")
+
+
+def test_alter_offsets_requires_stopped_then_succeeds(client, herder):
+    create(client, "s1")
+    body = {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 5}}]}
+    r = client.patch("/connectors/s1/offsets", json=body)
+    assert r.status_code == 400
+    assert r.json()["message"].startswith("Connectors must be in the STOPPED state before their offsets can be modified")
+    assert client.put("/connectors/s1/stop").status_code == 204
+    r = client.patch("/connectors/s1/offsets", json=body)
+    assert r.status_code == 200
+    assert r.json() == {"message": "The offsets for this connector have been altered successfully"}
+    assert client.get("/connectors/s1/offsets").json() == {"offsets": body["offsets"]}
+    r = client.delete("/connectors/s1/offsets")
+    assert r.status_code == 200 and r.json()["message"].endswith("have been reset successfully")
+    assert client.get("/connectors/s1/offsets").json() == {"offsets": []}
+
+
+@pytest.mark.parametrize("bad", [[1], [{"partition": [1], "offset": None}], {"a": 1}])
+def test_alter_offsets_rejects_malformed_entries(client, bad):
+    create(client, "s1")
+    r = client.patch("/connectors/s1/offsets", json={"offsets": bad})
+    assert r.status_code == 400, r.text
+
+
+# --------------------------------------------------------------------------- topics
+
+
+def test_topics_reset_and_tracking_switches(client, herder):
+    herder.active_topics["s1"] = ["a", "b"]
+    assert client.get("/connectors/s1/topics").json() == {"s1": {"topics": ["a", "b"]}}
+    r = client.put("/connectors/s1/topics/reset")
+    assert r.status_code == 202 and r.content == b""
+    assert client.get("/connectors/s1/topics").json() == {"s1": {"topics": []}}
+    herder.topic_tracking = (True, False)
+    r = client.put("/connectors/s1/topics/reset")
+    assert r.status_code == 403 and r.json() == err(403, "Topic tracking reset is disabled.")
+    herder.topic_tracking = (False, False)
+    r = client.put("/connectors/s1/topics/reset")
+    assert r.status_code == 403 and r.json() == err(403, "Topic tracking is disabled.")
+
+
+# --------------------------------------------------------------------------- plugin config
+
+
+def test_plugin_config(client):
+    r = client.get("/connector-plugins/FileStreamSink/config")
+    assert r.status_code == 200
+    assert r.json()[0]["name"] == "file" and set(r.json()[0]) >= {"type", "required", "default_value", "group"}
+    r = client.get("/connector-plugins/nope/config")
+    assert r.status_code == 404 and r.json() == err(404, "Unknown plugin nope.")
+
+
+# --------------------------------------------------------------------------- loggers
+
+
+def test_loggers_listing_one_and_worker_scope(client, herder):
+    r = client.get("/admin/loggers")
+    assert r.status_code == 200 and r.json() == {"root": {"level": "INFO", "last_modified": None}}
+    herder.loggers._manager.getLogger("org.example.a")
+    herder.loggers._manager.getLogger("org.example.b")
+    r = client.put("/admin/loggers/org.example", json={"level": "debug"})
+    assert r.status_code == 200 and r.json() == ["org.example", "org.example.a", "org.example.b"]
+    levels = client.get("/admin/loggers").json()
+    assert list(levels) == ["org.example", "org.example.a", "org.example.b", "root"]
+    assert levels["org.example.a"]["level"] == "DEBUG" and isinstance(levels["org.example.a"]["last_modified"], int)
+    first = levels["org.example.a"]["last_modified"]
+    assert client.put("/admin/loggers/org.example", json={"level": "DEBUG"}).status_code == 200
+    assert client.get("/admin/loggers/org.example.a").json() == {"level": "DEBUG", "last_modified": first}
+    assert client.get("/admin/loggers/ROOT").json()["level"] == "INFO"
+
+
+def test_logger_errors(client):
+    r = client.get("/admin/loggers/not.there")
+    assert r.status_code == 404 and r.json() == err(404, "Logger not.there not found.")
+    r = client.put("/admin/loggers/x", json={})
+    assert r.status_code == 400 and r.json() == err(400, "Desired 'level' parameter was not specified in request.")
+    r = client.put("/admin/loggers/x", json={"level": "LOUD"})
+    assert r.status_code == 404 and r.json() == err(404, "invalid log level 'LOUD'.")
+
+
+def test_logger_cluster_scope_answers_204(client, herder):
+    r = client.put("/admin/loggers/org.example?scope=cluster", json={"level": "WARN"})
+    assert r.status_code == 204 and r.content == b""
+    assert client.get("/admin/loggers/org.example").json()["level"] == "WARN"

@@ -28,7 +28,7 @@ def test_valid_file_source_config(plugins: Plugins) -> None:
     assert infos.groups == ["Common", "Transforms", "Predicates", "Error Handling", "Topic Creation",
                             "Exactly Once Support", "offsets.topic"]
     names = [c.definition.name for c in infos.configs if c.definition]
-    assert names[:3] == ["name", "connector.class", "tasks.max"]
+    assert names[:4] == ["name", "connector.class", "connector.plugin.version", "tasks.max"]
     assert {"file", "topic", "batch.size", "errors.tolerance", "exactly.once.support"} <= set(names)
     tasks_max = next(c for c in infos.configs if c.definition and c.definition.name == "tasks.max")
     assert tasks_max.definition.type == "INT" and tasks_max.definition.default_value == "1"

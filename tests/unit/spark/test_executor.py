@@ -114,7 +114,7 @@ def test_source_instance_is_reused_batch_after_batch_and_offsets_reported():
     assert _values(run_source_batch(_source_spec(0), report)) == ["v0", "v1"]
     assert _values(run_source_batch(_source_spec(1), report)) == ["v2", "v3"]
     assert EVENTS == ["start@0", "commit"]  # one instance; commit() after the first batch's offsets
-    assert report.value[0][:5] == (0, 0, [({"p": 1}, {"i": 2})], 2, None)
+    assert report.value[0][:5] == (0, 0, [({"p": 1}, {"i": 2})], 2, None) and report.value[0][6] == ["t"]
     assert report.value[1][2] == [({"p": 1}, {"i": 4})] and report.value[1][5] is False
 
 
@@ -133,7 +133,7 @@ def test_source_failure_keeps_earlier_records_and_reports_the_traceback():
     report = Report()
     out = _values(run_source_batch(_source_spec(0, **{"fail.at": "1"}), report))
     assert out == ["v0"]
-    _, _, offsets, count, trace, _ = report.value[0]
+    _, _, offsets, count, trace, _, _ = report.value[0]
     assert offsets == [({"p": 1}, {"i": 1})] and count == 1
     assert "Traceback" in trace and "ValueError: bad record 1" in trace
     assert ("c", 0) not in executor._HOSTS  # the failed instance was stopped and dropped
@@ -190,6 +190,6 @@ def test_a_record_that_fails_to_convert_fails_the_task_after_the_records_before_
     report = Report()
     out = _values(run_source_batch(SourceBatchSpec(task, 0, [], max_records=5, max_wait_ms=500), report))
     assert out == ['"v0"', '"v1"']  # delivered; the bad third record and everything after it are not
-    _, _, offsets, count, trace, _ = report.value[0]
+    _, _, offsets, count, trace, _, _ = report.value[0]
     assert offsets == [({"p": 1}, {"i": 2})] and count == 2
     assert "DataError" in trace and "Invalid type for STRING: class int" in trace

@@ -31,6 +31,7 @@ __all__ = [
     "ConnectorStateInfo",
     "ConnectorTaskId",
     "Herder",
+    "LoggerLevel",
     "PluginInfo",
     "State",
     "StateInfo",
@@ -172,6 +173,12 @@ class ConfigInfos:
     configs: list[ConfigInfo]
 
 
+@dataclass
+class LoggerLevel:
+    level: str
+    last_modified: int | None = None
+
+
 class Herder(ABC):
     """Operates a Connect cluster (standalone: one worker)."""
 
@@ -250,5 +257,42 @@ class Herder(ABC):
     def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
         """Validate a config (``PUT /connector-plugins/{type}/config/validate``)."""
 
+    @abstractmethod
     def connector_active_topics(self, name: str) -> list[str]:
-        return []
+        """Topics the connector used; raises ConnectRestError(403) when tracking is disabled."""
+
+    @abstractmethod
+    def reset_connector_active_topics(self, name: str) -> None:
+        """Forget the connector's active topics; 403 when tracking or its reset is disabled."""
+
+    @abstractmethod
+    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+        """``[{"partition": {...}, "offset": {...}}]``. Raises NotFoundError."""
+
+    @abstractmethod
+    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        """Alter offsets of a STOPPED connector; returns the success message."""
+
+    @abstractmethod
+    def reset_connector_offsets(self, name: str) -> str:
+        """Reset all offsets of a STOPPED connector; returns the success message."""
+
+    @abstractmethod
+    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
+        """Config definitions of a plugin (``GET /connector-plugins/{plugin}/config``)."""
+
+    @abstractmethod
+    def logger_levels(self) -> dict[str, LoggerLevel]:
+        """Loggers with an explicitly set level, plus ``root``."""
+
+    @abstractmethod
+    def logger_level(self, logger: str) -> LoggerLevel:
+        """Raises NotFoundError(``Logger <x> not found.``)."""
+
+    @abstractmethod
+    def set_worker_logger_level(self, logger: str, level: str) -> list[str]:
+        """Set the level on this worker; returns the affected logger names, sorted."""
+
+    @abstractmethod
+    def set_cluster_logger_level(self, logger: str, level: str) -> None:
+        """Set the level on every worker of the cluster."""
