@@ -115,7 +115,39 @@ def _worker_def(standalone: bool) -> ConfigDef:
         d.define("sluice.config.storage.file.filename", ConfigType.STRING, None, importance=Importance.LOW,
                  documentation="File keeping REST-created connectors and target states across restarts "
                  "(default: the offsets file name plus '.connectors.json').")
+    else:
+        _distributed_keys(d)
     return d
+
+
+def _distributed_keys(d: ConfigDef) -> None:
+    """Kafka Connect's DistributedConfig keys Sluice uses (spec 3.3)."""
+    d.define("group.id", ConfigType.STRING, importance=Importance.HIGH,
+             documentation="The cluster this worker belongs to: workers with the same group.id form one cluster.")
+    for kind, partitions, what in (("config", None, "connector and task configurations"),
+                                   ("offset", 25, "source connector offsets"),
+                                   ("status", 5, "connector and task statuses")):
+        d.define(f"{kind}.storage.topic", ConfigType.STRING, importance=Importance.HIGH,
+                 documentation=f"Compacted topic holding the {what}.")
+        d.define(f"{kind}.storage.replication.factor", ConfigType.SHORT, 3, importance=Importance.LOW,
+                 documentation=f"Replication factor of {kind}.storage.topic when it is created (-1: broker default).")
+        if partitions is not None:
+            d.define(f"{kind}.storage.partitions", ConfigType.INT, partitions, importance=Importance.LOW,
+                     documentation=f"Partitions of {kind}.storage.topic when it is created (-1: broker default).")
+    d.define("session.timeout.ms", ConfigType.INT, 10000, importance=Importance.HIGH,
+             documentation="How long the group waits for a worker's heartbeat before it is considered gone.")
+    d.define("heartbeat.interval.ms", ConfigType.INT, 3000, importance=Importance.HIGH,
+             documentation="How often a worker heartbeats to the group coordinator.")
+    d.define("rebalance.timeout.ms", ConfigType.INT, 60000, importance=Importance.HIGH,
+             documentation="How long workers have to rejoin the group once a rebalance starts.")
+    d.define("scheduled.rebalance.max.delay.ms", ConfigType.INT, 300000, Range.between(0, 2**31 - 1),
+             Importance.LOW, "How long the work of a worker that left is held back for its return.")
+    d.define("connect.protocol", ConfigType.STRING, "sessioned",
+             ValidString.in_case_insensitive("eager", "compatible", "sessioned"), Importance.LOW,
+             "The group protocol workers speak.")
+    d.define("worker.sync.timeout.ms", ConfigType.INT, 3000, importance=Importance.MEDIUM,
+             documentation="How long a worker waits to catch up with the config topic before it gives up "
+             "its work and rejoins.")
 
 
 @dataclass(frozen=True)
@@ -129,6 +161,11 @@ class WorkerConfig:
     def standalone(cls, props: Mapping[str, str]) -> WorkerConfig:
         raw = {str(k): str(v) for k, v in props.items()}
         return cls(raw, _worker_def(True).parse(raw))
+
+    @classmethod
+    def distributed(cls, props: Mapping[str, str]) -> WorkerConfig:
+        raw = {str(k): str(v) for k, v in props.items()}
+        return cls(raw, _worker_def(False).parse(raw))
 
     def get(self, key: str) -> Any:
         return self.values[key]

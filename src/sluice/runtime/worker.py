@@ -91,9 +91,12 @@ class _Context(ConnectorContext):
 
 @dataclass
 class WorkerConnector:
+    """A connector on this worker: its instance (None on a distributed worker that only
+    hosts some of its tasks) and the tasks this worker runs."""
+
     name: str
     config: dict[str, str]
-    connector: Connector
+    connector: Connector | None
     kind: str
     state: State = State.UNASSIGNED
     trace: str | None = None
@@ -146,20 +149,55 @@ class Worker:
     def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
         """Instantiate and start a connector on the driver; False (FAILED) on error."""
         with self._lock:
-            if name in self._connectors:
+            hosted = self._connectors.get(name)
+            if hosted is not None and hosted.connector is not None:
                 raise RuntimeError(f"Connector {name} already running on this worker")
             try:
                 desc = self.plugins.resolve_connector(config["connector.class"])
                 connector: Connector = desc.cls()
-                wc = WorkerConnector(name, config, connector, desc.type)
             except BaseException as exc:
                 self._put_connector_status(name, State.FAILED, _trace(exc))
                 return False
-            self._connectors[name] = wc
+            if hosted is not None:  # this worker already runs some of its tasks
+                hosted.connector, hosted.config, hosted.state, hosted.trace = connector, config, State.UNASSIGNED, None
+                wc = hosted
+            else:
+                wc = WorkerConnector(name, config, connector, desc.type)
+                self._connectors[name] = wc
             connector.initialize(_Context(self, name))
             return self._transition_connector(wc, target)
 
+    def host_tasks_of(self, name: str, config: dict[str, str]) -> None:
+        """Make room for tasks of a connector whose instance runs on another worker."""
+        with self._lock:
+            if name in self._connectors:
+                return
+            desc = self.plugins.resolve_connector(config["connector.class"])
+            self._connectors[name] = WorkerConnector(name, config, None, desc.type)
+
+    def stop_connector_instance(self, name: str) -> None:
+        """Stop the connector object only; tasks this worker runs keep running."""
+        with self._lock:
+            wc = self._connectors.get(name)
+            if wc is None or wc.connector is None:
+                return
+            connector, wc.connector = wc.connector, None
+            started, wc.started = wc.started, False
+            if not wc.tasks:
+                del self._connectors[name]
+        try:
+            if started:
+                connector.stop()
+        except Exception:
+            log.warning("Error stopping connector %s", name, exc_info=True)
+
+    def runs_connector(self, name: str) -> bool:
+        wc = self._connectors.get(name)
+        return wc is not None and wc.connector is not None
+
     def _transition_connector(self, wc: WorkerConnector, target: TargetState) -> bool:
+        if wc.connector is None:
+            return True  # only tasks here: the connector's own worker reports its state
         try:
             if target is TargetState.STOPPED:
                 if wc.started:
@@ -260,7 +298,7 @@ class Worker:
             return
         self.stop_tasks(name, wc)
         try:
-            if wc.started:
+            if wc.started and wc.connector is not None:
                 wc.connector.stop()
         except Exception:
             log.warning("Error stopping connector %s", name, exc_info=True)
@@ -397,6 +435,8 @@ class Worker:
         with self._lock:
             wc = self._connectors.get(name)
             worker_task = wc.tasks.pop(task, None) if wc else None
+            if wc is not None and wc.connector is None and not wc.tasks:
+                del self._connectors[name]  # nothing of this connector runs here any more
         if worker_task is None:
             return
         worker_task.stop()

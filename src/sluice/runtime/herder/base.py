@@ -33,6 +33,7 @@ __all__ = [
     "Herder",
     "LoggerLevel",
     "PluginInfo",
+    "RequestForwardError",
     "State",
     "StateInfo",
     "TargetState",
@@ -50,6 +51,19 @@ class ConnectRestError(ConnectError):
 
     def __reduce__(self):
         return (type(self), (self.status, self.message))
+
+
+class RequestForwardError(ConnectRestError):
+    """This worker cannot serve the request: another one (the leader, or the owner of a
+    task) can, at ``forward_url`` (None while unknown). The REST layer forwards it there
+    or, when forwarding is not allowed, answers 409 with ``message``."""
+
+    def __init__(self, forward_url: str | None, message: str) -> None:
+        super().__init__(409, message)
+        self.forward_url = forward_url
+
+    def __reduce__(self):
+        return (type(self), (self.forward_url, str(self)))
 
 
 class BadRequestError(ConnectRestError):

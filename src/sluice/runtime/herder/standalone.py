@@ -9,42 +9,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from sluice import __version__
-from sluice.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from sluice.api.records import TopicPartition
-from sluice.api.source import partition_key
+from sluice.api.errors import AlreadyExistsError, NotFoundError
 from sluice.runtime.herder.base import (
     BadRequestError,
-    ConfigInfos,
-    ConfigKeyInfo,
-    ConnectRestError,
     ConnectorInfo,
     ConnectorStateInfo,
-    ConnectorTaskId,
-    Herder,
-    LoggerLevel,
-    PluginInfo,
     State,
     StateInfo,
     TargetState,
-    TaskInfo,
     TaskStateInfo,
 )
-from sluice.runtime.herder.validation import invalid_config_message, validate_connector_config
+from sluice.runtime.herder.validation import invalid_config_message
+from sluice.runtime.herder.worker_herder import WorkerHerder
 from sluice.runtime.loggers import Loggers
-from sluice.runtime.offsets import (
-    KAFKA_OFFSET_KEY,
-    KAFKA_PARTITION_KEY,
-    KAFKA_TOPIC_KEY,
-    SinkGroupOffsets,
-    offsets_message,
-    parse_sink_offsets,
-    parse_source_offsets,
-    source_offsets,
-    write_source_offsets,
-)
+from sluice.runtime.offsets import SinkGroupOffsets
 from sluice.runtime.worker import Worker
 from sluice.storage.base import ConfigBackingStore, StatusBackingStore
 
@@ -53,7 +32,9 @@ log = logging.getLogger(__name__)
 __all__ = ["StandaloneHerder"]
 
 
-class StandaloneHerder(Herder):
+class StandaloneHerder(WorkerHerder):
+    """Runs every connector and task on this worker; writes go straight to its stores."""
+
     def __init__(
         self,
         worker: Worker,
@@ -63,14 +44,7 @@ class StandaloneHerder(Herder):
         sink_offsets: SinkGroupOffsets | None = None,
         loggers: Loggers | None = None,
     ) -> None:
-        self.worker = worker
-        self.config_store = config_store
-        self.status_store = status_store
-        self._cluster_id = kafka_cluster_id
-        self.sink_offsets = sink_offsets or SinkGroupOffsets(worker.admin_client)
-        self.loggers = loggers or Loggers()
-        self._lock = threading.RLock()
-        self._ready = False
+        super().__init__(worker, config_store, status_store, kafka_cluster_id, sink_offsets, loggers)
         worker._reconfigure_cb = self._on_reconfiguration_request
 
     # -- lifecycle ------------------------------------------------------------------
@@ -81,9 +55,6 @@ class StandaloneHerder(Herder):
             snapshot = self.config_store.snapshot()
             for name in snapshot.connectors():
                 self._start_connector(name)
-
-    def ready(self) -> None:
-        self._ready = True
 
     def stop(self) -> None:
         with self._lock:
@@ -99,83 +70,6 @@ class StandaloneHerder(Herder):
             self.status_store.put_connector(
                 ConnectorStatus(name, State.UNASSIGNED.value, self.worker.worker_id, None, current.generation)
             )
-
-    # -- info -----------------------------------------------------------------------
-
-    def server_info(self) -> dict[str, Any]:
-        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id()}
-
-    def health(self) -> tuple[str, str]:
-        if not self._ready:
-            return ("starting", "Worker is still starting up.")
-        return ("healthy", "Worker has completed startup and is ready to handle requests.")
-
-    def connectors(self) -> list[str]:
-        return self.config_store.snapshot().connectors()
-
-    def _require(self, name: str) -> dict[str, str]:
-        config = self.config_store.snapshot().connector_config(name)
-        if config is None:
-            raise NotFoundError(f"Connector {name} not found")
-        return config
-
-    def _type(self, name: str, config: dict[str, str]) -> str:
-        kind = self.worker.connector_type(name)
-        if kind:
-            return kind
-        try:
-            return self.worker.plugins.resolve_connector(config.get("connector.class", "")).type
-        except Exception:
-            return "unknown"
-
-    def connector_info(self, name: str) -> ConnectorInfo:
-        config = self._require(name)
-        tasks = [ConnectorTaskId(name, i) for i in range(self.config_store.snapshot().task_count(name))]
-        return ConnectorInfo(name, dict(config), tasks, self._type(name, config))
-
-    def connector_config(self, name: str) -> dict[str, str]:
-        return dict(self._require(name))
-
-    def task_configs(self, name: str) -> list[TaskInfo]:
-        self._require(name)
-        snapshot = self.config_store.snapshot()
-        return [TaskInfo(ConnectorTaskId(name, i), dict(cfg)) for i, cfg in enumerate(snapshot.tasks(name))]
-
-    def connector_status(self, name: str) -> ConnectorStateInfo:
-        status = self.status_store.get_connector(name)
-        config = self.config_store.snapshot().connector_config(name)
-        if status is None or config is None:
-            raise NotFoundError(f"No status found for connector {name}")
-        tasks = [
-            TaskStateInfo(t.task, t.state, t.worker_id, t.trace or None) for t in self.status_store.get_all_tasks(name)
-        ]
-        return ConnectorStateInfo(
-            name, StateInfo(status.state, status.worker_id, status.trace or None), tasks, self._type(name, config)
-        )
-
-    def task_status(self, name: str, task: int) -> TaskStateInfo:
-        status = self.status_store.get_task(name, task)
-        if status is None:
-            raise NotFoundError(f"No status found for task {name}-{task}")
-        return TaskStateInfo(status.task, status.state, status.worker_id, status.trace or None)
-
-    def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
-        order = ["sink", "source"] if connectors_only else [
-            "sink", "source", "transformation", "predicate", "converter", "header_converter"
-        ]
-        plugins = self.worker.plugins.all()
-        result = []
-        for kind in order:
-            for desc in plugins:
-                if desc.type == kind:
-                    result.append(PluginInfo(desc.class_name, desc.type, desc.version))
-        return result
-
-    def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        # As Kafka Connect does, placeholders are resolved before validation.
-        return validate_connector_config(
-            self.worker.plugins, self.worker.resolve(config), worker_config=self.worker.config
-        )
 
     # -- writes ---------------------------------------------------------------------
 
@@ -371,131 +265,6 @@ class StandaloneHerder(Herder):
             name, task, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
             snapshot.task_count(name),
         )
-
-    # -- active topics ----------------------------------------------------------------
-
-    def _check_topic_tracking(self, reset: bool = False) -> None:
-        if not self.worker.config.get("topic.tracking.enable"):
-            raise ConnectRestError(403, "Topic tracking is disabled.")
-        if reset and not self.worker.config.get("topic.tracking.allow.reset"):
-            raise ConnectRestError(403, "Topic tracking reset is disabled.")
-
-    def connector_active_topics(self, name: str) -> list[str]:
-        self._check_topic_tracking()
-        return sorted(self.status_store.get_topics(name))
-
-    def reset_connector_active_topics(self, name: str) -> None:
-        self._check_topic_tracking(reset=True)
-        self.status_store.delete_topics(name)
-
-    # -- offsets ----------------------------------------------------------------------
-
-    def _sink_group(self, config: dict[str, str]) -> str:
-        return config.get("consumer.override.group.id") or f"connect-{config['name']}"
-
-    def _require_stopped(self, name: str) -> None:
-        snapshot = self.config_store.snapshot()
-        if TargetState(snapshot.target_state(name)) is not TargetState.STOPPED or snapshot.task_count(name) > 0:
-            raise BadRequestError(
-                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
-                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
-            )
-
-    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
-        config = self._require(name)
-        if self._type(name, config) != "sink":
-            return source_offsets(self.worker.offset_store, name)
-        try:
-            committed = self.sink_offsets.list(self._sink_group({**config, "name": name}))
-        except Exception as exc:
-            log.error("Could not read the consumer group offsets of %s", name, exc_info=True)
-            raise ConnectRestError(500, f"Failed to retrieve consumer group offsets for sink connector {name}") from exc
-        return [
-            {
-                "partition": {KAFKA_TOPIC_KEY: topic, KAFKA_PARTITION_KEY: partition},
-                "offset": {KAFKA_OFFSET_KEY: offset},
-            }
-            for (topic, partition), offset in sorted(committed.items())
-        ]
-
-    def _connector_agrees(self, name: str, config: dict[str, str], offsets: dict[Any, Any]) -> bool:
-        """Ask the connector (``alter_offsets``) before the framework changes its offsets."""
-        try:
-            connector = self.worker.plugins.resolve_connector(config["connector.class"]).cls()
-            return bool(connector.alter_offsets(self.worker.resolve(dict(config)), offsets))
-        except NotImplementedError as exc:
-            raise ConnectRestError(
-                500,
-                f"Failed to modify offsets for connector {name} because it doesn't support external modification "
-                "of offsets",
-            ) from exc
-        except ConnectError as exc:
-            raise BadRequestError(str(exc)) from exc
-        except Exception as exc:
-            raise ConnectRestError(500, f"Failed to alter offsets for connector {name}: {exc}") from exc
-
-    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        with self._lock:
-            config = self._require(name)
-            self._require_stopped(name)
-            if self._type(name, config) == "sink":
-                changes = parse_sink_offsets(offsets)
-                managed = self._connector_agrees(
-                    name, config, {TopicPartition(t, p): o for (t, p), o in changes.items()}
-                )
-                try:
-                    self.sink_offsets.alter(self._sink_group({**config, "name": name}), changes)
-                except Exception as exc:
-                    raise ConnectRestError(
-                        500, f"Failed to alter consumer group offsets for connector {name}: {exc}"
-                    ) from exc
-            else:
-                parsed = parse_source_offsets(offsets)
-                managed = self._connector_agrees(name, config, {partition_key(p): o for p, o in parsed})
-                write_source_offsets(self.worker.offset_store, name, parsed)
-            return offsets_message(managed, "altered")
-
-    def reset_connector_offsets(self, name: str) -> str:
-        with self._lock:
-            config = self._require(name)
-            self._require_stopped(name)
-            if self._type(name, config) == "sink":
-                group = self._sink_group({**config, "name": name})
-                try:
-                    known = self.sink_offsets.list(group)
-                except Exception:
-                    known = {}
-                managed = self._connector_agrees(name, config, {TopicPartition(t, p): None for t, p in known})
-                try:
-                    self.sink_offsets.delete_group(group)
-                except Exception as exc:
-                    raise ConnectRestError(
-                        500,
-                        f"Failed to reset consumer group offsets for connector {name} either because its tasks "
-                        "haven't stopped completely yet or the connector was resumed before the request completed. "
-                        "Please try again.",
-                    ) from exc
-            else:
-                known_source = [p for p, _ in parse_source_offsets(source_offsets(self.worker.offset_store, name))]
-                managed = self._connector_agrees(name, config, {partition_key(p): None for p in known_source})
-                write_source_offsets(self.worker.offset_store, name, [(p, None) for p in known_source])
-            return offsets_message(managed, "reset")
-
-    # -- plugins and loggers ----------------------------------------------------------
-
-    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
-        from sluice.runtime.herder.validation import plugin_config_info
-
-        return plugin_config_info(self.worker.plugins, plugin)
-
-    def logger_levels(self) -> dict[str, LoggerLevel]:
-        return self.loggers.all_levels()
-
-    def logger_level(self, logger: str) -> LoggerLevel:
-        return self.loggers.level(logger)
-
-    def set_worker_logger_level(self, logger: str, level: str) -> list[str]:
-        return self.loggers.set_level(logger, level)
 
     def set_cluster_logger_level(self, logger: str, level: str) -> None:
         # One worker is the whole cluster.
