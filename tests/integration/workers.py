@@ -33,6 +33,8 @@ def write_properties(path: Path, props: dict[str, str]) -> Path:
 class StandaloneWorker:
     """A ``sluice standalone`` process with its own REST port and offsets file."""
 
+    mode = "standalone"
+
     def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str | None] | None = None) -> None:
         self.work_dir = work_dir
         self.name = name
@@ -42,7 +44,7 @@ class StandaloneWorker:
             "bootstrap.servers": bootstrap,
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "offset.storage.file.filename": str(work_dir / f"{name}.offsets"),
+            **self._mode_props(work_dir, name),
             "listeners": f"http://127.0.0.1:{self.port}",
             "plugin.path": str(TEST_PLUGINS),
             "spark.master": "local[2]",
@@ -58,10 +60,13 @@ class StandaloneWorker:
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = work_dir / f"{name}.log"
 
+    def _mode_props(self, work_dir: Path, name: str) -> dict[str, str]:
+        return {"offset.storage.file.filename": str(work_dir / f"{name}.offsets")}
+
     def start(self, *connector_files: Path, timeout: float = 120.0) -> StandaloneWorker:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "sluice.cli.main", "standalone", str(self.worker_file), *map(str, connector_files)],
+            [sys.executable, "-m", "sluice.cli.main", self.mode, str(self.worker_file), *map(str, connector_files)],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=self.work_dir,
@@ -106,3 +111,27 @@ class StandaloneWorker:
     def task_state(self, connector: str, task: int = 0) -> str | None:
         r = self.get(f"/connectors/{connector}/tasks/{task}/status")
         return r.json()["state"] if r.status_code == 200 else None
+
+
+class DistributedWorker(StandaloneWorker):
+    """A ``sluice distributed`` process of the cluster ``group`` (topics named after it)."""
+
+    mode = "distributed"
+
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, group: str,
+                 extra: dict[str, str | None] | None = None) -> None:
+        self.group = group
+        super().__init__(work_dir, bootstrap, name, extra)
+
+    def _mode_props(self, work_dir: Path, name: str) -> dict[str, str]:
+        return {
+            "group.id": self.group,
+            "config.storage.topic": f"{self.group}-configs",
+            "offset.storage.topic": f"{self.group}-offsets",
+            "status.storage.topic": f"{self.group}-status",
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "offset.storage.partitions": "3",
+            "status.storage.partitions": "2",
+        }

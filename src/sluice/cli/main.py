@@ -70,12 +70,34 @@ def _standalone(args: argparse.Namespace) -> int:
     return run_standalone(args.worker_properties, args.connector_files)
 
 
+def run_distributed(worker_file: str, stop_event: threading.Event | None = None) -> int:
+    from sluice.cli.distributed import DistributedConnect
+
+    try:
+        props = _load_worker_props(worker_file)
+        connect = DistributedConnect(props)
+    except Exception as exc:
+        logging.getLogger("sluice").error("Could not start the worker: %s", exc)
+        return 1
+    stop = stop_event or threading.Event()
+    if stop_event is None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+    try:
+        connect.start()
+    except Exception as exc:
+        logging.getLogger("sluice").error("Could not start the worker: %s", exc, exc_info=True)
+        connect.stop()
+        return 1
+    logging.getLogger("sluice").info("Sluice distributed worker started; REST API at %s", connect.url)
+    stop.wait()
+    connect.stop()
+    logging.getLogger("sluice").info("Sluice worker stopped")
+    return 0
+
+
 def _distributed(args: argparse.Namespace) -> int:
-    print(
-        "sluice: distributed mode is not available in this version yet; run 'sluice standalone' instead.",
-        file=sys.stderr,
-    )
-    return 2
+    return run_distributed(args.worker_properties)
 
 
 def _dev(args: argparse.Namespace, rest: list[str]) -> int:

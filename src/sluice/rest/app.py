@@ -17,16 +17,17 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request, Response
-from fastapi.responses import JSONResponse
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sluice.api.errors import NotFoundError
 from sluice.rest import entities
 from sluice.rest.errors import CatchAllMiddleware, install_error_handlers, jaxrs_message
+from sluice.rest.forwarding import forward_request_handler
 from sluice.rest.http_settings import AdminPathGate, ResponseHeadersMiddleware, parse_header_rules
 from sluice.rest.openapi import openapi_document
-from sluice.runtime.herder.base import BadRequestError, ConnectRestError, Herder
+from sluice.rest.responses import JsonResponse
+from sluice.runtime.herder.base import BadRequestError, ConnectRestError, Herder, RequestForwardError
 
 __all__ = ["create_app"]
 
@@ -46,9 +47,17 @@ def _is_json_media_type(content_type: str) -> bool:
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
+# No Connect entity nests more than a few levels; deeper bodies are refused before any
+# recursive code (ours or the herder's) walks them. Jackson's own limit is 1000 (500 in Kafka).
+_MAX_NESTING_DEPTH = 100
+_TOO_DEEP_MESSAGE = f"Request body is not valid JSON: nested more than {_MAX_NESTING_DEPTH} levels deep"
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 async def _json_body(request: Request) -> Any:
     """The decoded JSON body, or ``_MISSING`` when the request has none."""
     body = await request.body()
+    request.state.raw_body = body  # kept for forwarding the request to another worker
     if not body.strip():
         return _MISSING
     content_type = request.headers.get("content-type")
@@ -58,9 +67,35 @@ async def _json_body(request: Request) -> Any:
             f"{jaxrs_message(415)}: Content-Type {content_type} is not supported; send application/json",
         )
     try:
-        return entities.loads_json(body)
+        value = entities.loads_json(body)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         raise BadRequestError(f"Request body is not valid JSON: {exc}") from None
+    except RecursionError:  # the decoder's own nesting limit
+        raise BadRequestError(_TOO_DEEP_MESSAGE) from None
+    _check_decoded(value)
+    return value
+
+
+def _check_decoded(value: Any) -> None:
+    """Refuse a decoded body nested too deeply, or with a string (key or value) holding an
+    unpaired UTF-16 surrogate (JSON's ``"\\ud800"`` escape): Python decodes it into a
+    string that no UTF-8 writer accepts, so stored in a config or offset it would break
+    every later answer that shows it."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        texts = (item,) if isinstance(item, str) else tuple(item) if isinstance(item, dict) else ()
+        for text in texts:
+            match = _SURROGATE_RE.search(text)
+            if match:
+                raise BadRequestError(
+                    "Request body is not valid JSON: it contains an unpaired UTF-16 surrogate "
+                    f"\\u{ord(match.group()):04x}"
+                )
+        if isinstance(item, (dict, list)):
+            if level > _MAX_NESTING_DEPTH:
+                raise BadRequestError(_TOO_DEEP_MESSAGE)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
 
 
 JsonBody = Annotated[Any, Depends(_json_body)]
@@ -108,7 +143,7 @@ def _check_and_put_name(connector_name: str, config: dict[str, str | None]) -> N
 
 def _location(request: Request, name: str) -> str:
     """``Location`` of a created connector, resolved against the request base as Jersey does."""
-    return str(request.base_url).rstrip("/") + "/connectors/" + quote(name, safe=_PATH_SAFE)
+    return str(request.base_url).rstrip("/") + "/connectors/" + quote(name, safe=_PATH_SAFE, errors="surrogatepass")
 
 
 def _normalized_plugin_name(name: str) -> str:
@@ -118,8 +153,8 @@ def _normalized_plugin_name(name: str) -> str:
     return name
 
 
-def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(content, status_code=status_code, headers=headers)
+def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> JsonResponse:
+    return JsonResponse(content, status_code=status_code, headers=headers)
 
 
 # --------------------------------------------------------------------------- middleware
@@ -169,6 +204,7 @@ def create_app(
     )
     app.state.herder = herder
     install_error_handlers(app)
+    app.add_exception_handler(RequestForwardError, forward_request_handler)
     # add_middleware prepends: the last added is outermost. All sit inside Starlette's
     # ServerErrorMiddleware and outside the exception handlers and the router.
     app.add_middleware(CatchAllMiddleware)
@@ -385,6 +421,10 @@ def create_app(
 
     @app.put("/admin/loggers/{logger}", operation_id="setLoggerLevel")
     def set_logger_level(request: Request, logger: str, body: JsonBody) -> Response:
+        if isinstance(body, dict) and isinstance(body.get("level"), (dict, list)):
+            raise BadRequestError(
+                f"Field 'level' must be a JSON string, not {entities.json_type_name(body['level'])}"
+            )
         level = entities.parse_logger_level_request(None if body is _MISSING else body)
         scope = request.query_params.get("scope", "worker")
         if scope.lower() == "cluster":

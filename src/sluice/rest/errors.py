@@ -52,16 +52,31 @@ answers 4xx instead, with the same ``{"error_code", "message"}`` body:
    500 with the message prefixed by the Java exception's class name.
 9. **Non-integer task id** (``/connectors/{c}/tasks/{t}/...``): 404 ``HTTP 404 Not Found``,
    as in Kafka. Integer ids outside Java's 32-bit range are also 404 ``HTTP 404 Not Found``.
+10. **Body nested more than 100 levels deep** (arrays/objects, any endpoint that reads a
+    body): 400 ``Request body is not valid JSON: nested more than 100 levels deep``.
+    Kafka: Jackson refuses more than 1000 levels, answered as 500.
+11. **``level`` of ``PUT /admin/loggers/{logger}`` an object or array**: 400
+    ``Field 'level' must be a JSON string, not object``. Kafka: 500 (Jackson cannot read it
+    into its ``Map<String, String>``). A number or boolean is read as its text, as Jackson
+    does, and then answers 404 ``invalid log level '5'.``
+12. **A string (key or value) with an unpaired UTF-16 surrogate escape** (``"\\ud800"``) in
+    any body: 400 ``Request body is not valid JSON: it contains an unpaired UTF-16 surrogate
+    \\ud800``. Kafka accepts it (Java strings may hold one). Answers that show such a
+    string anyway (for example a config from a properties file) write it with the
+    ``\\udXXX`` escape.
 
 Compatible behaviours worth knowing (not deviations): config values that are JSON numbers
 or booleans are coerced to strings the way Jackson does (``1`` → ``"1"``, ``1.50`` →
 ``"1.50"``, ``true`` → ``"true"``), ``null`` stays null; a trailing slash is tolerated on
-every path (served directly, not redirected).
+every path (served directly, not redirected); a 405 names in ``Allow`` every method the
+path serves.
 
-Not served yet (they answer 404 ``HTTP 404 Not Found`` until the herder grows the methods):
-``GET/PATCH/DELETE /connectors/{c}/offsets``, ``PUT /connectors/{c}/topics/reset``,
-``GET /connector-plugins/{plugin}/config``, ``/admin/loggers``, and the internal
-``POST /connectors/{c}/tasks`` and ``PUT /connectors/{c}/fence``. ``OPTIONS`` answers 405.
+Additions: ``GET /openapi.json`` serves an OpenAPI 3.1 description of the whole API
+(:mod:`sluice.rest.openapi`); Kafka Connect serves none.
+
+Not served: the internal ``POST /connectors/{c}/tasks`` and ``PUT /connectors/{c}/fence``
+(404 ``HTTP 404 Not Found``). ``OPTIONS`` answers 405 with ``Allow`` (JAX-RS answers 200
+``text/plain`` listing the methods), except CORS preflights when CORS is enabled.
 """
 
 from __future__ import annotations
@@ -72,12 +87,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sluice.api.errors import AlreadyExistsError, ConnectError, NotFoundError
+from sluice.rest.responses import JsonResponse
 from sluice.runtime.herder.base import ConnectRestError
 
 __all__ = [
@@ -96,8 +111,8 @@ def error_body(status: int, message: str | None) -> dict[str, Any]:
     return {"error_code": status, "message": message}
 
 
-def error_response(status: int, message: str | None, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error_body(status, message), status_code=status, headers=headers)
+def error_response(status: int, message: str | None, headers: dict[str, str] | None = None) -> JsonResponse:
+    return JsonResponse(error_body(status, message), status_code=status, headers=headers)
 
 
 def jaxrs_message(status: int) -> str:
@@ -129,7 +144,7 @@ def status_for(exc: BaseException) -> int:
     return 500
 
 
-async def _connect_error_handler(request: Request, exc: Exception) -> JSONResponse:
+async def _connect_error_handler(request: Request, exc: Exception) -> JsonResponse:
     status = status_for(exc)
     if status >= 500:
         log.error("Uncaught exception in REST call to %s %s", request.method, request.url.path, exc_info=exc)
@@ -138,7 +153,7 @@ async def _connect_error_handler(request: Request, exc: Exception) -> JSONRespon
     return error_response(status, _exc_message(exc))
 
 
-async def _http_exception_handler(request: Request, exc: Exception) -> JSONResponse:
+async def _http_exception_handler(request: Request, exc: Exception) -> JsonResponse:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
     detail = exc.detail
@@ -171,7 +186,7 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
-async def _validation_error_handler(request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error_handler(request: Request, exc: Exception) -> JsonResponse:
     assert isinstance(exc, RequestValidationError)
     parts = []
     for err in exc.errors():

@@ -104,9 +104,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "ConnectorConfig": {
         "type": "object",
-        "description": "A connector's configuration as stored: string keys and values "
-        "(null when it was created with a null value), including `name`.",
-        "additionalProperties": {"type": ["string", "null"]},
+        "description": "A connector's configuration as stored: string keys and values, including `name`.",
+        "additionalProperties": {"type": "string"},
     },
     "ConnectorConfigRequest": {
         "type": "object",
@@ -248,7 +247,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["offsets"],
         "properties": {"offsets": {"type": "array", "minItems": 1, "items": _ref("ConnectorOffset")}},
-        "example": {"offsets": [{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 0}}]},
     },
     "Message": {
         "type": "object",
@@ -656,7 +654,35 @@ OPERATIONS: dict[str, dict[str, Any]] = {
             415: _E415,
             500: _error("The offsets could not be written, or the connector refused the change."),
         },
-        body={"required": True, "content": {_JSON: {"schema": _ref("ConnectorOffsetsRequest")}}},
+        body={
+            "required": True,
+            "content": {
+                _JSON: {
+                    "schema": _ref("ConnectorOffsetsRequest"),
+                    "examples": {
+                        "source": {
+                            "summary": "A FileStreamSource: resume its file from byte 0",
+                            "value": {
+                                "offsets": [
+                                    {"partition": {"filename": "/tmp/connect.source.txt"}, "offset": {"position": 0}}
+                                ]
+                            },
+                        },
+                        "sink": {
+                            "summary": "A sink: resume partition 0 of its topic at offset 5",
+                            "value": {
+                                "offsets": [
+                                    {
+                                        "partition": {"kafka_topic": "connect-test", "kafka_partition": 0},
+                                        "offset": {"kafka_offset": 5},
+                                    }
+                                ]
+                            },
+                        },
+                    },
+                }
+            },
+        },
     ),
     "resetConnectorOffsets": _op(
         "Reset all offsets of a STOPPED connector",
@@ -713,6 +739,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
             200: _json_response("The plugin's keys.", {"type": "array", "items": _ref("ConfigKeyInfo")}),
             400: _error("The plugin is of a kind that has no configuration definition here."),
             404: _error("No such plugin."),
+            500: _error("The plugin's own configuration definition failed (its `config()` raised)."),
         },
     ),
     "validateConnectorConfig": _op(

@@ -121,6 +121,10 @@ class ConfigUpdateListener:
         Empty when the commit applied nothing (no buffered configs, or an inconsistent set).
         """
 
+    def on_task_commit(self, connector: str, task_count: int) -> None:
+        """A consistent ``commit-`` record was read: the connector now has ``task_count``
+        tasks (0 when it was stopped)."""
+
     def on_restart_request(self, request: RestartRequest) -> None:
         """A ``restart-connector-`` record was read."""
 
@@ -471,7 +475,14 @@ class KafkaConfigBackingStore(ConfigBackingStore):
                 deferred.clear()  # the next commit needs a complete fresh set
             self._task_counts[name] = count
             self._pending_fencing.add(name)
-        return lambda listener: listener.on_task_config_update(updated)
+            consistent = name not in self._inconsistent
+
+        def notify(listener: ConfigUpdateListener) -> None:
+            listener.on_task_config_update(updated)
+            if consistent:
+                listener.on_task_commit(name, count)
+
+        return notify
 
     def _remove_connector(self, name: str) -> None:
         self._connector_configs.pop(name, None)

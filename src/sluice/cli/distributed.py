@@ -1,0 +1,140 @@
+"""Composition root of a distributed worker: Kafka-backed stores, Spark, worker, group
+membership, herder and REST.
+
+Start-up order: the REST server binds first (its advertised address is the worker id and
+the URL other workers forward to), the three stores read their topics to the end, Spark
+starts in the background, then the herder joins the group and runs what it is assigned.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sluice.cli.connect import KafkaClusterId, _default_spark_factory
+from sluice.runtime.config import WorkerConfig
+from sluice.runtime.config_transformer import ConfigProviders
+from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
+from sluice.runtime.herder.distributed import DistributedHerder
+from sluice.runtime.plugins import Plugins
+from sluice.runtime.worker import SparkProvider, Worker
+from sluice.storage.kafka_config import KafkaConfigBackingStore
+from sluice.storage.kafka_offsets import KafkaOffsetBackingStore
+from sluice.storage.kafka_status import KafkaStatusBackingStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DistributedConnect"]
+
+
+def _topic_settings(config: WorkerConfig, kind: str) -> dict[str, str]:
+    """``<kind>.storage.<topic setting>`` keys: extra settings for creating the topic."""
+    prefix = f"{kind}.storage."
+    own = {"topic", "partitions", "replication.factor"}
+    return {k[len(prefix):]: v for k, v in config.raw.items()
+            if k.startswith(prefix) and k[len(prefix):] not in own and k[len(prefix):] != "cleanup.policy"}
+
+
+class DistributedConnect:
+    """A distributed worker process's parts, started and stopped as one."""
+
+    def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
+        from sluice.rest.app import create_app  # the cli layer wires every layer together
+        from sluice.rest.server import RestServer
+
+        self.config = WorkerConfig.distributed(worker_props)
+        self.plugins = Plugins(self.config.plugin_path)
+        client = {"bootstrap.servers": self.config.bootstrap_servers}
+        group = self.config.get("group.id")
+        self.config_store = KafkaConfigBackingStore(
+            self.config.get("config.storage.topic"), client,
+            replication_factor=self.config.get("config.storage.replication.factor"),
+            topic_config=_topic_settings(self.config, "config"), client_id=f"{group}-configs",
+        )
+        self.offset_store = KafkaOffsetBackingStore(
+            self.config.get("offset.storage.topic"), client,
+            partitions=self.config.get("offset.storage.partitions"),
+            replication_factor=self.config.get("offset.storage.replication.factor"),
+            topic_config=_topic_settings(self.config, "offset"), client_id=f"{group}-offsets",
+        )
+        self.status_store = KafkaStatusBackingStore(
+            self.config.get("status.storage.topic"), client,
+            partitions=self.config.get("status.storage.partitions"),
+            replication_factor=self.config.get("status.storage.replication.factor"),
+            topic_config=_topic_settings(self.config, "status"), client_id=f"{group}-statuses",
+        )
+        self.config_providers = ConfigProviders.from_worker_config(worker_props)
+        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config, self.plugins))
+        self.worker = Worker(
+            "", self.config, self.plugins, self.offset_store, self.status_store, self.spark,
+            config_providers=self.config_providers,
+        )
+        self.herder = DistributedHerder(
+            self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers),
+            member_factory=self._member,
+        )
+        app = create_app(
+            self.herder,
+            cors_allowed_origins=self.config.get("access.control.allow.origin") or "",
+            cors_allowed_methods=self.config.get("access.control.allow.methods") or "",
+            response_headers=self.config.get("response.http.headers.config") or "",
+        )
+        self.rest = RestServer(
+            self.herder,
+            listeners=list(self.config.get("listeners")),
+            advertised_host=self.config.get("rest.advertised.host.name"),
+            advertised_port=self.config.get("rest.advertised.port"),
+            app=app,
+            admin_listeners=self.config.get("admin.listeners"),
+        )
+        self._stopped = threading.Event()
+
+    def _member(self, herder: DistributedHerder, snapshot: Callable[[], ConfigSnapshot]) -> WorkerGroupMember:
+        return WorkerGroupMember(
+            bootstrap_servers=self.config.bootstrap_servers,
+            group_id=self.config.get("group.id"),
+            worker_url=self.rest.advertised_url,
+            listener=herder,
+            config_snapshot=snapshot,
+            session_timeout_ms=self.config.get("session.timeout.ms"),
+            heartbeat_interval_ms=self.config.get("heartbeat.interval.ms"),
+            rebalance_timeout_ms=self.config.get("rebalance.timeout.ms"),
+            scheduled_rebalance_max_delay_ms=self.config.get("scheduled.rebalance.max.delay.ms"),
+            protocol=self.config.get("connect.protocol"),
+        )
+
+    def start(self) -> None:
+        self.rest.start()
+        self.worker.worker_id = self.rest.worker_id
+        log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)
+        self.config_store.start()
+        self.offset_store.start()
+        self.status_store.start()
+        self.spark.start_async()
+        self.herder.start()
+        self.herder.ready()
+
+    def stop(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        log.info("Stopping the distributed worker")
+        try:
+            self.herder.stop()
+        finally:
+            try:
+                self.rest.stop()
+            finally:
+                self.spark.stop()
+                for store in (self.status_store, self.offset_store, self.config_store):
+                    try:
+                        store.stop()
+                    except Exception:
+                        log.warning("Could not stop %s cleanly", type(store).__name__, exc_info=True)
+                self.config_providers.close()
+
+    @property
+    def url(self) -> str:
+        return str(self.rest.url)

@@ -1,0 +1,58 @@
+"""Forwarding a request to the worker that can serve it (Kafka's ``HerderRequestHandler``).
+
+A distributed herder raises :class:`RequestForwardError` for writes only the leader may
+make, or for work another worker owns. The first worker to see a user's request (no
+``forward`` query parameter) forwards it with ``forward=true``, allowing one more hop; a
+worker that receives ``forward=true`` forwards with ``forward=false``; one that receives
+``forward=false`` gives up with 409, since within two hops the target should have been
+found and a miss means the cluster is rebalancing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import httpx2
+from fastapi import Request
+from fastapi.responses import Response
+
+from sluice.rest.errors import error_response
+from sluice.runtime.herder.base import RequestForwardError
+
+__all__ = ["forward_request_handler"]
+
+log = logging.getLogger(__name__)
+
+NO_TARGET = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+TOO_MANY_HOPS = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+FORWARD_TIMEOUT_S = 90.0
+_HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "accept-encoding"}
+
+
+async def forward_request_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestForwardError)
+    forward = request.query_params.get("forward")
+    if forward is not None and forward.lower() != "true":
+        log.error("Request %s %s could not find its target worker within two hops", request.method, request.url.path)
+        return error_response(409, TOO_MANY_HOPS)
+    if exc.forward_url is None:
+        return error_response(409, str(exc) or NO_TARGET)
+    params = [(k, v) for k, v in request.query_params.multi_items() if k != "forward"]
+    params.append(("forward", "true" if forward is None else "false"))
+    url = exc.forward_url.rstrip("/") + request.url.path
+    body = getattr(request.state, "raw_body", None)
+    if body is None:
+        body = await request.body()
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
+    log.debug("Forwarding %s %s to %s", request.method, request.url.path, url)
+    try:
+        answer = await asyncio.to_thread(
+            httpx2.request, request.method, url, params=params, content=body or None, headers=headers,
+            timeout=FORWARD_TIMEOUT_S,
+        )
+    except httpx2.HTTPError as error:
+        log.warning("Forwarding %s %s to %s failed: %s", request.method, request.url.path, url, error)
+        return error_response(409, f"{TOO_MANY_HOPS}: could not reach {exc.forward_url} ({error})")
+    passed = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "location")}
+    return Response(answer.content, status_code=answer.status_code, headers=passed)

@@ -1,0 +1,459 @@
+"""DistributedHerder: one worker of a cluster coordinated through Kafka.
+
+State lives in the config, offset and status topics (``storage/kafka_*.py``), in Kafka
+Connect's formats; membership, leadership and the assignment of connectors and tasks come
+from Kafka's group coordination with Connect's protocol (:mod:`sluice.runtime.distributed`).
+
+Threads: one *tick thread* owns the group membership and everything this worker runs. It
+polls the member (which calls :meth:`on_revoked`/:meth:`on_assigned` on it) and applies
+config-topic changes that the config store's reader thread queues for it. REST calls run
+on the REST server's threads: reads answer from the local replicas of the topics; writes
+either write records (leader-only ones raise :class:`RequestForwardError` elsewhere, and
+the REST layer forwards them to the leader) or act on work this worker owns.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sluice.api.errors import AlreadyExistsError, NotFoundError
+from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
+from sluice.runtime.distributed.protocol import Assignment, TaskId
+from sluice.runtime.herder.base import (
+    BadRequestError,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    RequestForwardError,
+    State,
+    StateInfo,
+    TargetState,
+    TaskStateInfo,
+)
+from sluice.runtime.herder.validation import invalid_config_message
+from sluice.runtime.herder.worker_herder import WorkerHerder
+from sluice.runtime.loggers import Loggers
+from sluice.runtime.offsets import SinkGroupOffsets
+from sluice.runtime.worker import Worker
+from sluice.storage.base import StatusBackingStore
+from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore
+from sluice.storage.kafka_formats import RestartRequest
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DistributedHerder", "MemberFactory"]
+
+# (listener, config snapshot) -> the group member; the composition root binds the settings.
+MemberFactory = Callable[["DistributedHerder", Callable[[], ConfigSnapshot]], WorkerGroupMember]
+
+NO_LEADER = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+NOT_LEADER = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+TICK_MS = 250
+
+
+class _ConfigEvents(ConfigUpdateListener):
+    """Hands config-topic changes from the store's reader thread to the tick thread."""
+
+    def __init__(self, herder: DistributedHerder) -> None:
+        self._herder = herder
+
+    def on_connector_config_update(self, connector: str) -> None:
+        self._herder._queue(lambda: self._herder._connector_config_changed(connector))
+
+    def on_connector_config_remove(self, connector: str) -> None:
+        self._herder._queue(lambda: self._herder._connector_removed(connector))
+
+    def on_connector_target_state_change(self, connector: str) -> None:
+        self._herder._queue(lambda: self._herder._target_state_changed(connector))
+
+    def on_task_commit(self, connector: str, task_count: int) -> None:
+        self._herder._queue(lambda: self._herder._task_configs_changed([connector]))
+
+    def on_restart_request(self, request: RestartRequest) -> None:
+        self._herder._queue(lambda: self._herder._restart_requested(request))
+
+    def on_logger_level_update(self, namespace: str, level: str) -> None:
+        self._herder._queue(lambda: self._herder.loggers.set_level(namespace, level))
+
+
+class DistributedHerder(WorkerHerder):
+    def __init__(
+        self,
+        worker: Worker,
+        config_store: KafkaConfigBackingStore,
+        status_store: StatusBackingStore,
+        kafka_cluster_id: Callable[[], str | None],
+        member_factory: MemberFactory,
+        sink_offsets: SinkGroupOffsets | None = None,
+        loggers: Loggers | None = None,
+    ) -> None:
+        super().__init__(worker, config_store, status_store, kafka_cluster_id, sink_offsets, loggers)
+        self.config_store: KafkaConfigBackingStore = config_store
+        self._member_factory = member_factory
+        self.member: WorkerGroupMember | None = None
+        self._owned_connectors: set[str] = set()
+        self._owned_tasks: set[TaskId] = set()
+        self._events: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._stopping = threading.Event()
+        self._assigned = threading.Event()  # a round completed since the last revocation
+        self._thread: threading.Thread | None = None
+        worker._reconfigure_cb = lambda name: self._queue(lambda: self._generate_task_configs(name))
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.config_store.set_update_listener(_ConfigEvents(self))
+        self.member = self._member_factory(self, self._config_snapshot)
+        self._thread = threading.Thread(target=self._run, name="sluice-herder-tick", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self.member is not None:
+            self.member.wakeup()
+        if self._thread is not None:
+            self._thread.join(120)
+
+    def health(self) -> tuple[str, str]:
+        if not self._ready or not self._assigned.is_set():
+            return ("starting", "Worker is still starting up.")
+        return super().health()
+
+    def _config_snapshot(self) -> ConfigSnapshot:
+        snapshot = self.config_store.snapshot()
+        return snapshot.offset, {c: snapshot.task_count(c) for c in snapshot.connectors()}
+
+    def _queue(self, event: Callable[[], None]) -> None:
+        self._events.put(event)
+        if self.member is not None:
+            self.member.wakeup()
+
+    def _run(self) -> None:
+        assert self.member is not None
+        try:
+            while not self._stopping.is_set():
+                try:
+                    self.member.poll(TICK_MS)
+                    self._drain_events()
+                except Exception:
+                    log.error("Error in the herder's tick thread; carrying on", exc_info=True)
+                    self._stopping.wait(1.0)
+        finally:
+            self._stop_all_work()
+            try:
+                self.member.stop()
+            except Exception:
+                log.warning("Could not leave the group cleanly", exc_info=True)
+
+    def _drain_events(self) -> None:
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                event()
+            except Exception:
+                log.error("Could not apply a configuration change", exc_info=True)
+
+    def _stop_all_work(self) -> None:
+        for task in sorted(self._owned_tasks):
+            self.worker.stop_task(*task)
+        for name in sorted(self._owned_connectors):
+            self.worker.stop_connector_instance(name)
+            self._mark_unassigned(name)
+        self._owned_tasks.clear()
+        self._owned_connectors.clear()
+
+    def _mark_unassigned(self, name: str) -> None:
+        from sluice.storage.base import ConnectorStatus
+
+        current = self.status_store.get_connector(name)
+        if current is not None and current.worker_id == self.worker.worker_id and current.state != State.FAILED.value:
+            self.status_store.put_connector(
+                ConnectorStatus(name, State.UNASSIGNED.value, self.worker.worker_id, None, self.worker.generation)
+            )
+
+    # -- rebalance listener (tick thread) -------------------------------------------------
+
+    def on_revoked(self, leader: str | None, connectors: list[str], tasks: list[TaskId]) -> None:
+        self._assigned.clear()
+        for task in tasks:
+            if task in self._owned_tasks:
+                self.worker.stop_task(*task)
+                self._owned_tasks.discard(task)
+        for name in connectors:
+            if name in self._owned_connectors:
+                self.worker.stop_connector_instance(name)
+                self._owned_connectors.discard(name)
+
+    def on_assigned(self, assignment: Assignment, generation: int) -> None:
+        if assignment.failed:
+            # The leader had read further than us: catch up; the member rejoins by itself.
+            self.config_store.refresh()
+            return
+        self.worker.generation = generation
+        self.config_store.refresh()
+        snapshot = self.config_store.snapshot()
+        for task in sorted(self._owned_tasks - set(assignment.tasks)):  # eager protocol fallbacks
+            self.worker.stop_task(*task)
+            self._owned_tasks.discard(task)
+        for name in sorted(self._owned_connectors - set(assignment.connectors)):
+            self.worker.stop_connector_instance(name)
+            self._owned_connectors.discard(name)
+        for name in sorted(set(assignment.connectors) - self._owned_connectors):
+            self._start_connector(name)
+        for task in sorted(set(assignment.tasks) - self._owned_tasks):
+            self._start_task(task, snapshot)
+        self._assigned.set()
+        log.info(
+            "Assignment of generation %d: connectors %s, tasks %s (leader %s)",
+            generation, sorted(self._owned_connectors), sorted(self._owned_tasks), assignment.leader_url,
+        )
+
+    # -- running work (tick thread) -----------------------------------------------------
+
+    def _start_connector(self, name: str) -> None:
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        if config is None:
+            return  # deleted meanwhile; the next rebalance drops it
+        self._owned_connectors.add(name)
+        target = TargetState(snapshot.target_state(name))
+        if self.worker.start_connector(name, dict(config), target) and target is not TargetState.STOPPED:
+            self._generate_task_configs(name)
+
+    def _generate_task_configs(self, name: str) -> None:
+        """The connector's owner asks it for task configs and writes them when they changed."""
+        if name not in self._owned_connectors or not self.worker.runs_connector(name):
+            return
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
+            return
+        try:
+            configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
+        except Exception as exc:
+            self.worker.fail_connector(name, exc)
+            return
+        if configs != snapshot.tasks(name):
+            self.config_store.put_task_configs(name, configs)
+
+    def _start_task(self, task: TaskId, snapshot: Any) -> None:
+        name, number = task
+        config = snapshot.connector_config(name)
+        task_config = snapshot.task_config(name, number)
+        if config is None or task_config is None:
+            return
+        self._owned_tasks.add(task)
+        self.worker.host_tasks_of(name, dict(config))
+        self.worker.start_task(
+            name, number, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
+            snapshot.task_count(name),
+        )
+
+    def _restart_owned_task(self, task: TaskId) -> None:
+        self.worker.stop_task(*task)
+        self._owned_tasks.discard(task)
+        self._start_task(task, self.config_store.snapshot())
+
+    def _restart_owned_connector(self, name: str) -> None:
+        self.worker.stop_connector_instance(name)
+        self._owned_connectors.discard(name)
+        self._start_connector(name)
+
+    # -- config-topic changes (tick thread) ---------------------------------------------------
+
+    def _leader_rebalance(self) -> None:
+        """The set of connectors or tasks changed: the leader starts a new assignment round."""
+        if self.member is not None and self.member.is_leader:
+            self.member.request_rejoin()
+
+    def _connector_config_changed(self, name: str) -> None:
+        if name in self._owned_connectors:
+            self._restart_owned_connector(name)
+        self._leader_rebalance()
+
+    def _connector_removed(self, name: str) -> None:
+        for task in sorted(t for t in self._owned_tasks if t[0] == name):
+            self.worker.stop_task(*task)
+            self._owned_tasks.discard(task)
+            self.status_store.delete_task(*task)  # after the stopped task's last status
+        if name in self._owned_connectors:
+            self.worker.stop_connector_instance(name)
+            self._owned_connectors.discard(name)
+        self._leader_rebalance()
+
+    def _target_state_changed(self, name: str) -> None:
+        snapshot = self.config_store.snapshot()
+        if snapshot.connector_config(name) is None:
+            return
+        target = TargetState(snapshot.target_state(name))
+        self.worker.set_target_state(name, target)
+        if target is TargetState.STARTED and name in self._owned_connectors:
+            self._generate_task_configs(name)  # resumed from STOPPED: tasks come back
+
+    def _task_configs_changed(self, connectors: list[str]) -> None:
+        snapshot = self.config_store.snapshot()
+        for task in sorted(t for t in self._owned_tasks if t[0] in connectors):
+            if snapshot.task_config(*task) is None:
+                self.worker.stop_task(*task)
+                self._owned_tasks.discard(task)
+                self.status_store.delete_task(*task)  # gone (e.g. the connector stopped)
+            else:
+                self._restart_owned_task(task)
+        self._leader_rebalance()
+
+    def _restart_requested(self, request: RestartRequest) -> None:
+        name = request.connector
+        status = self.status_store.get_connector(name)
+        if name in self._owned_connectors and (
+            not request.only_failed or (status is not None and status.state == State.FAILED.value)
+        ):
+            self._restart_owned_connector(name)
+        if request.include_tasks:
+            for task in sorted(t for t in self._owned_tasks if t[0] == name):
+                task_status = self.status_store.get_task(*task)
+                if not request.only_failed or (task_status is not None and task_status.state == State.FAILED.value):
+                    self._restart_owned_task(task)
+
+    # -- REST writes ----------------------------------------------------------------------
+
+    def _require_leader(self) -> None:
+        member = self.member
+        if member is None or not self._assigned.is_set() or member.leader_url is None:
+            raise RequestForwardError(None, NO_LEADER)
+        if not member.is_leader:
+            raise RequestForwardError(member.leader_url, NOT_LEADER)
+
+    def put_connector_config(
+        self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
+    ) -> tuple[bool, ConnectorInfo]:
+        infos = self.validate_connector_config(config)
+        if infos.error_count:
+            raise BadRequestError(invalid_config_message(infos))
+        self._require_leader()
+        with self._lock:
+            exists = self.config_store.snapshot().contains(name)
+            if exists and not allow_replace:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            target = None if exists or initial_state is None else initial_state.value
+            self.config_store.put_connector_config(name, dict(config), target)
+            # Tasks are generated by the connector's owner after the rebalance: none yet.
+            tasks = [ConnectorTaskId(name, i) for i in range(self.config_store.snapshot().task_count(name))]
+            return (not exists, ConnectorInfo(name, dict(config), tasks, self._type(name, config)))
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        merged = dict(self._require(name))
+        for key, value in patch.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        return self.put_connector_config(name, merged, allow_replace=True)[1]
+
+    def delete_connector(self, name: str) -> None:
+        self._require_leader()
+        with self._lock:
+            self._require(name)
+            self.config_store.remove_connector_config(name)
+            self.status_store.delete_connector(name)
+            self.status_store.delete_topics(name)
+
+    def pause_connector(self, name: str) -> None:
+        # Any worker may write a target state (Kafka does not forward pause/resume).
+        self._require(name)
+        self.config_store.put_target_state(name, TargetState.PAUSED.value)
+
+    def resume_connector(self, name: str) -> None:
+        self._require(name)
+        self.config_store.put_target_state(name, TargetState.STARTED.value)
+
+    def stop_connector(self, name: str) -> None:
+        if self.config_store.snapshot().connector_config(name) is None:
+            raise NotFoundError(f"Unknown connector {name}")
+        self._require_leader()
+        with self._lock:
+            # Kafka's order: no tasks first, then the STOPPED state.
+            self.config_store.put_task_configs(name, [])
+            self.config_store.put_target_state(name, TargetState.STOPPED.value)
+
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo | None:
+        if self.config_store.snapshot().connector_config(name) is None:
+            raise NotFoundError(f"Unknown connector: {name}")
+        if not include_tasks and not only_failed:
+            self._on_owner(name, lambda: self._restart_owned_connector(name))
+            return None
+        self._require_leader()
+        try:
+            before = self.connector_status(name)
+        except NotFoundError:
+            raise NotFoundError(f"Status for connector {name} not found") from None
+        restart_connector = not only_failed or before.connector.state == State.FAILED.value
+        plan = ConnectorStateInfo(
+            before.name,
+            StateInfo(
+                State.RESTARTING.value if restart_connector else before.connector.state,
+                before.connector.worker_id,
+                None if restart_connector else before.connector.trace,
+            ),
+            [
+                TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id)
+                if include_tasks and (not only_failed or t.state == State.FAILED.value)
+                else t
+                for t in before.tasks
+            ],
+            before.type,
+        )
+        self.config_store.put_restart_request(name, only_failed=only_failed, include_tasks=include_tasks)
+        return plan
+
+    def restart_task(self, name: str, task: int) -> None:
+        snapshot = self.config_store.snapshot()
+        if snapshot.connector_config(name) is None:
+            raise NotFoundError(f"Unknown connector: {name}")
+        if snapshot.task_config(name, task) is None:
+            raise NotFoundError(f"Unknown task: {name}-{task}")
+        self._on_owner((name, task), lambda: self._restart_owned_task((name, task)))
+
+    def _on_owner(self, work: str | TaskId, action: Callable[[], None]) -> None:
+        """Run ``action`` on the tick thread if this worker owns ``work``, else forward."""
+        owned = work in self._owned_tasks if isinstance(work, tuple) else work in self._owned_connectors
+        if not owned:
+            member = self.member
+            owner = member.owner_url(work) if member is not None else None
+            raise RequestForwardError(owner, NOT_LEADER)
+        done = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                action()
+            except BaseException as exc:
+                errors.append(exc)
+            finally:
+                done.set()
+
+        self._queue(run)
+        if not done.wait(60):
+            raise RequestForwardError(None, NOT_LEADER)
+        if errors:
+            raise errors[0]
+
+    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        self._require_leader()
+        return super().alter_connector_offsets(name, offsets)
+
+    def reset_connector_offsets(self, name: str) -> str:
+        self._require_leader()
+        return super().reset_connector_offsets(name)
+
+    def set_cluster_logger_level(self, logger: str, level: str) -> None:
+        from sluice.runtime.loggers import parse_level
+
+        parse_level(level)  # refuse a bad level before writing it for the whole cluster
+        self.config_store.put_logger_level(logger, level.upper())

@@ -1,0 +1,165 @@
+"""Acceptance: a cluster of ``sluice distributed`` workers coordinated through Kafka.
+
+Writes on a follower are forwarded to the leader, work is spread over the workers and
+every worker's REST API shows the same state; a SIGKILLed worker's connectors and tasks
+run again elsewhere, resuming from the committed offsets; target states survive a
+restart of the whole cluster.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from tests.helpers import wait_until
+from tests.integration.workers import DistributedWorker
+
+pytestmark = pytest.mark.integration
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+# Short enough for a test, long enough not to flap on two busy cores.
+CLUSTER = {
+    "key.converter": STRING,
+    "value.converter": STRING,
+    "session.timeout.ms": "8000",
+    "heartbeat.interval.ms": "2000",
+    "scheduled.rebalance.max.delay.ms": "4000",
+    "spark.master": "local[2]",
+}
+
+
+def _worker(tmp: Path, bootstrap: str, name: str, group: str) -> DistributedWorker:
+    return DistributedWorker(tmp, bootstrap, name, group, extra=CLUSTER)
+
+
+def _topic_values(bootstrap: str, topic: str) -> list[str]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        consumer.assign([TopicPartition(topic, 0, low)])
+        values: list[str] = []
+        while len(values) < high - low:
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                values.append(msg.value().decode())
+        return values
+    finally:
+        consumer.close()
+
+
+def _states(worker: DistributedWorker) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """{connector: (state, [(task state, worker id)])} as one worker sees it."""
+    body = worker.get("/connectors?expand=status").json()
+    return {
+        name: (entry["status"]["connector"]["state"],
+               [(t["state"], t["worker_id"]) for t in entry["status"]["tasks"]])
+        for name, entry in body.items()
+    }
+
+
+def _source(tmp: Path, name: str, topic: str, lines: int) -> dict[str, str]:
+    path = tmp / f"{name}.txt"
+    path.write_text("".join(f"{name}-{i}\n" for i in range(lines)))
+    return {"connector.class": "FileStreamSource", "file": str(path), "topic": topic}
+
+
+def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(
+    kafka_bootstrap, unique_name, tmp_path
+):
+    group = unique_name
+    first = _worker(tmp_path / "w1", kafka_bootstrap, "w1", group).start()
+    second = _worker(tmp_path / "w2", kafka_bootstrap, "w2", group).start()
+    workers = [first, second]
+    try:
+        # Create through both workers: one of them is a follower and forwards to the leader.
+        for i, worker in enumerate([first, second, second]):
+            name = f"{unique_name}-s{i}"
+            r = httpx2.post(f"{worker.url}/connectors", timeout=60,
+                            json={"name": name, "config": _source(tmp_path, name, f"{name}-t", 5)})
+            assert r.status_code == 201, r.text
+            assert r.json()["tasks"] == []  # tasks are generated asynchronously in distributed mode
+        names = [f"{unique_name}-s{i}" for i in range(3)]
+
+        def all_running_everywhere() -> bool:
+            views = [_states(w) for w in workers]
+            return all(
+                set(view) == set(names)
+                and all(state == "RUNNING" and tasks and all(t == "RUNNING" for t, _ in tasks)
+                        for state, tasks in view.values())
+                for view in views
+            ) and views[0] == views[1]
+
+        wait_until(all_running_everywhere, timeout=120, message=lambda: f"all RUNNING: {[_states(w) for w in workers]}")
+        owners = {tasks[0][1] for _, tasks in _states(first).values()}
+        assert owners == {first.url.removeprefix("http://"), second.url.removeprefix("http://")}  # spread
+        for name in names:
+            wait_until(lambda name=name: _topic_values(kafka_bootstrap, f"{name}-t") == [f"{name}-{i}" for i in range(5)],
+                       timeout=90, message=f"{name}'s lines in its topic", ignore=(KafkaException,))
+
+        # SIGKILL the worker that runs the first connector's task: it moves, and resumes
+        # from the committed offsets (no line lost, none repeated).
+        victim_id = _states(first)[names[0]][1][0][1]
+        victim = first if first.url.endswith(victim_id) else second
+        survivor = second if victim is first else first
+        victim.kill()
+        for name in names:
+            with open(tmp_path / f"{name}.txt", "a") as more:
+                more.write("".join(f"{name}-{i}\n" for i in range(5, 8)))
+
+        def moved() -> bool:
+            view = _states(survivor)
+            return all(state == "RUNNING" and tasks and all(t == "RUNNING" and w == survivor.url.removeprefix("http://")
+                                                            for t, w in tasks)
+                       for state, tasks in view.values())
+
+        # session.timeout.ms + scheduled.rebalance.max.delay.ms, plus start-up on two cores
+        wait_until(moved, timeout=90, message=lambda: f"work moved to the survivor: {_states(survivor)}")
+        for name in names:
+            wait_until(lambda name=name: _topic_values(kafka_bootstrap, f"{name}-t") == [f"{name}-{i}" for i in range(8)],
+                       timeout=90, message=lambda name=name: f"{name}: {_topic_values(kafka_bootstrap, f'{name}-t')}",
+                       ignore=(KafkaException,))
+        workers = [survivor]
+    finally:
+        for worker in workers:
+            worker.stop()
+        for worker in (first, second):
+            worker.kill()
+
+
+def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, unique_name, tmp_path):
+    group = unique_name
+    worker = _worker(tmp_path / "w1", kafka_bootstrap, "w1", group).start()
+    paused, stopped = f"{unique_name}-paused", f"{unique_name}-stopped"
+    try:
+        for name in (paused, stopped):
+            r = httpx2.put(f"{worker.url}/connectors/{name}/config", timeout=60,
+                           json=_source(tmp_path, name, f"{name}-t", 2))
+            assert r.status_code == 201, r.text
+        wait_until(lambda: set(_states(worker)) == {paused, stopped}
+                   and all(s == "RUNNING" and t for s, t in _states(worker).values()),
+                   timeout=120, message=lambda: f"both RUNNING: {_states(worker)}")
+        assert httpx2.put(f"{worker.url}/connectors/{paused}/pause", timeout=30).status_code == 202
+        assert httpx2.put(f"{worker.url}/connectors/{stopped}/stop", timeout=60).status_code == 204
+        expected = {paused: ("PAUSED", "PAUSED"), stopped: ("STOPPED", None)}
+
+        def settled(w: DistributedWorker) -> bool:
+            view = _states(w)
+            return (view[paused][0] == "PAUSED" and [t for t, _ in view[paused][1]] == ["PAUSED"]
+                    and view[stopped] == ("STOPPED", []))
+
+        wait_until(lambda: settled(worker), timeout=60, message=lambda: f"{expected}: {_states(worker)}")
+    finally:
+        assert worker.stop() == 0, worker.log()
+
+    restarted = _worker(tmp_path / "w1-again", kafka_bootstrap, "w1-again", group).start()
+    try:
+        wait_until(lambda: settled(restarted), timeout=120, message=lambda: f"after restart: {_states(restarted)}")
+        r = httpx2.put(f"{restarted.url}/connectors/{stopped}/resume", timeout=30)
+        assert r.status_code == 202
+        wait_until(lambda: _states(restarted)[stopped][0] == "RUNNING" and _states(restarted)[stopped][1],
+                   timeout=90, message="resumed from STOPPED with tasks")
+    finally:
+        assert restarted.stop() == 0, restarted.log()
