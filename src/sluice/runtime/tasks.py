@@ -146,6 +146,11 @@ class WorkerTask:
     def _prepare(self, spark: Any) -> None:
         raise NotImplementedError
 
+    def _may_commit(self) -> bool:
+        """Zombie fencing: a task whose work was given to another worker commits nothing."""
+        check = self.settings.get("may_commit")
+        return True if check is None else bool(check())
+
     def _batch(self) -> None:
         raise NotImplementedError
 
@@ -188,7 +193,10 @@ class WorkerSourceTask(WorkerTask):
             self.settings["source_max_records"],
             self._wait_ms,
         )
-        if result.offsets:
+        if result.offsets and not self._may_commit():
+            log.warning("Task %s-%s no longer owns its work here (a rebalance moved it): not committing "
+                        "the offsets of batch %d; its new owner resumes from the last committed ones", *self.id, self.seq)
+        elif result.offsets:
             updates = {}
             for partition, offset in result.offsets:
                 updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
@@ -390,6 +398,10 @@ class WorkerSinkTask(WorkerTask):
     def _commit(self, offsets: dict[tuple[str, int], int]) -> None:
         changed = {tp: o for tp, o in offsets.items() if self.committed.get(tp) != o}
         if not changed:
+            return
+        if not self._may_commit():
+            log.warning("Task %s-%s no longer owns its partitions here (a rebalance moved it): not committing "
+                        "its offsets", *self.id)
             return
         try:
             _with_kafka_retries(

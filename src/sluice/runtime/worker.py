@@ -333,7 +333,10 @@ class Worker:
         task_config: dict[str, str],
         target: TargetState,
         task_count: int = 1,
+        may_commit: Callable[[], bool] | None = None,
     ) -> None:
+        """``may_commit`` (distributed mode) says whether the task still owns its work; a
+        task that does not commits no offsets (zombie fencing)."""
         with self._lock:
             wc = self._connectors[name]
             report = self._task_listener(name, task)
@@ -359,6 +362,7 @@ class Worker:
                     "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
                     "slots_to_spare": self._slots_to_spare,
                     "record_topic": self._topic_recorder(name),
+                    "may_commit": may_commit,
                 }
                 worker_task: WorkerTask
                 if wc.kind == "source":

@@ -184,8 +184,8 @@ class DistributedHerder(WorkerHerder):
         self._assigned.clear()
         for task in tasks:
             if task in self._owned_tasks:
+                self._owned_tasks.discard(task)  # first: a batch finishing during the stop commits nothing
                 self.worker.stop_task(*task)
-                self._owned_tasks.discard(task)
         for name in connectors:
             if name in self._owned_connectors:
                 self.worker.stop_connector_instance(name)
@@ -200,8 +200,8 @@ class DistributedHerder(WorkerHerder):
         self.config_store.refresh()
         snapshot = self.config_store.snapshot()
         for task in sorted(self._owned_tasks - set(assignment.tasks)):  # eager protocol fallbacks
-            self.worker.stop_task(*task)
             self._owned_tasks.discard(task)
+            self.worker.stop_task(*task)
         for name in sorted(self._owned_connectors - set(assignment.connectors)):
             self.worker.stop_connector_instance(name)
             self._owned_connectors.discard(name)
@@ -253,7 +253,7 @@ class DistributedHerder(WorkerHerder):
         self.worker.host_tasks_of(name, dict(config))
         self.worker.start_task(
             name, number, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
-            snapshot.task_count(name),
+            snapshot.task_count(name), may_commit=lambda: task in self._owned_tasks,
         )
 
     def _restart_owned_task(self, task: TaskId) -> None:
