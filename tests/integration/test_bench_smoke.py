@@ -71,3 +71,18 @@ def test_compare_smoke(tmp_path: Path) -> None:
     if chart:
         assert output.with_suffix(".png").stat().st_size > 10_000
     print(f"bench/compare.py smoke run took {elapsed:.0f} s")
+
+
+def test_rebalance_smoke(tmp_path: Path) -> None:
+    """bench/rebalance.py with two connectors: failover and join figures are written."""
+    output = tmp_path / "benchmarks.md"
+    output.write_text("# Benchmarks\n\n## What the figures say\n\nkept as is\n")
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "rebalance.py"), "--connectors", "2", "--output", str(output)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=840, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.returncode == 0, f"bench/rebalance.py failed ({proc.returncode}):\n{proc.stderr[-8000:]}"
+    page = output.read_text()
+    assert "## A cluster moving work" in page and "kept as is" in page
+    rows = [line for line in page.splitlines() if line.startswith("| SIGKILL") or line.startswith("| a fourth")]
+    assert len(rows) == 2 and all(float(row.rsplit("|", 2)[1]) > 0 for row in rows), rows

@@ -24,6 +24,34 @@ from sluice.api import (
 )
 
 
+def spark_executor_id() -> str:
+    """The id of the Spark executor whose Python worker runs this code.
+
+    PySpark does not tell a Python worker its executor id, so this walks up the process
+    tree to the JVM that started the worker: a standalone cluster's executor
+    (``CoarseGrainedExecutorBackend --executor-id N``) gives ``N``; the driver's own JVM
+    (local mode, ``SparkSubmit``) gives ``driver``. Linux only (``/proc``); ``unknown``
+    elsewhere or when no JVM ancestor is found.
+    """
+    pid = os.getpid()
+    for _ in range(16):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return "unknown"
+        if "--executor-id" in args[:-1]:
+            return args[args.index("--executor-id") + 1]
+        if "org.apache.spark.deploy.SparkSubmit" in args:
+            return "driver"
+        if parent <= 1:
+            return "unknown"
+        pid = parent
+    return "unknown"
+
+
 class SequenceSourceTask(SourceTask):
     """Emits ``count`` string records ``<prefix>-<i>``; resumes after its last committed one.
 
@@ -37,6 +65,7 @@ class SequenceSourceTask(SourceTask):
         self.prefix = props.get("prefix", "seq")
         self.marker = props.get("fail.marker")
         self.report_spark = props.get("report.spark", "false") == "true"
+        self.report_executor = props.get("report.executor", "false") == "true"
         committed = self.context.offset_storage_reader().offset({"sequence": self.prefix})
         self.next = int(committed["next"]) if committed else 0
 
@@ -55,6 +84,8 @@ class SequenceSourceTask(SourceTask):
 
             context = TaskContext.get()
             suffix = f"@spark-stage-{context.stageId()}" if context is not None else "@not-in-spark"
+        if self.report_executor:
+            suffix += f"@executor-{spark_executor_id()}"
         while self.next < self.count and len(records) < 100:
             records.append(
                 SourceRecord(
@@ -95,6 +126,9 @@ class SequenceSourceConnector(SourceConnector):
                     documentation="Fail one poll while this file exists.")
             .define("report.spark", ConfigType.BOOLEAN, False, importance=Importance.LOW,
                     documentation="Append the Spark stage that ran poll() to each value.")
+            .define("report.executor", ConfigType.BOOLEAN, False, importance=Importance.LOW,
+                    documentation="Append the id of the Spark executor that ran poll() to each value "
+                                  "('driver' in local mode).")
         )
 
 

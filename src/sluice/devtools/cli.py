@@ -4,8 +4,10 @@
     sluice dev kafka start [--dir D] [--port P]   start a broker, print its bootstrap address
     sluice dev kafka status [--dir D]         exit code 0 when running, 1 when not
     sluice dev kafka stop [--dir D]
+    sluice dev spark start|stop|status [--dir D]   a Spark standalone master and worker;
+                                              start prints the master URL (spark.master)
 
-The default broker directory is ``<cache>/run/kafka``. Also runnable as
+The default directories are ``<cache>/run/kafka`` and ``<cache>/run/spark``. Also runnable as
 ``python -m sluice.devtools.cli ...``.
 """
 
@@ -51,6 +53,23 @@ def _parser() -> argparse.ArgumentParser:
             action.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for start-up")
         if name == "stop":
             action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+
+    spark = commands.add_parser("spark", help="a local Spark standalone cluster (one master, one worker)")
+    actions = spark.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in (
+        ("start", "start master and worker (if not running) and print the master URL"),
+        ("stop", "stop worker and master"),
+        ("status", "print whether the cluster runs; exit code 0 if it does, 1 if not"),
+    ):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument("--dir", type=Path, default=None,
+                            help="the cluster's work directory (default: <cache>/run/spark)")
+        if name == "start":
+            action.add_argument("--cores", type=int, default=2, help="cores the worker offers (default 2)")
+            action.add_argument("--memory", default="1g", help="memory the worker offers (default 1g)")
+            action.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for start-up")
+        if name == "stop":
+            action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
     return parser
 
 
@@ -61,6 +80,8 @@ def dev_main(argv: Sequence[str]) -> int:
     try:
         if args.command == "fetch":
             return _fetch()
+        if args.command == "spark":
+            return _spark(args)
         return _kafka(args)
     except DevToolsError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -93,6 +114,24 @@ def _kafka(args: argparse.Namespace) -> int:
         print("stopped" if stopped else f"not running (dir {broker.work_dir})")
         return 0
     status = broker.status()
+    print(status)
+    return 0 if status.running else 1
+
+
+def _spark(args: argparse.Namespace) -> int:
+    from sluice.devtools.spark_cluster import SparkStandaloneCluster
+
+    work_dir = args.dir if args.dir is not None else run_dir("spark")
+    if args.action == "start":
+        cluster = SparkStandaloneCluster(work_dir, cores=args.cores, memory=args.memory)
+        print(cluster.start(timeout=args.timeout))
+        return 0
+    cluster = SparkStandaloneCluster(work_dir)
+    if args.action == "stop":
+        stopped = cluster.stop(timeout=args.timeout)
+        print("stopped" if stopped else f"not running (dir {cluster.work_dir})")
+        return 0
+    status = cluster.status()
     print(status)
     return 0 if status.running else 1
 

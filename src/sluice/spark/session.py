@@ -25,6 +25,16 @@ DEFAULTS = {
 }
 
 
+def _runs_on_this_machine(master: str) -> bool:
+    """Local mode, or a standalone master whose every address is the loopback."""
+    if master.startswith("local"):
+        return True
+    if not master.startswith("spark://"):
+        return False  # yarn, k8s://…: executors run elsewhere
+    hosts = [address.rpartition(":")[0] or address for address in master[len("spark://"):].split(",")]
+    return all(host in {"127.0.0.1", "localhost", "[::1]"} for host in hosts)
+
+
 def spark_version() -> str:
     import pyspark
 
@@ -43,8 +53,14 @@ def build_spark_session(
         os.environ["PYTHONPATH"] = os.pathsep.join([*current, *[p for p in extra_python_paths if p not in current]])
     settings = dict(DEFAULTS)
     settings.update(conf)
-    master = settings["spark.master"]
-    if master.startswith("local"):
+    if settings.get("spark.pyspark.python"):
+        # Spark's property for the executors' Python; an embedded driver (this process
+        # starts the JVM itself, not spark-submit) reads only the environment variable.
+        os.environ["PYSPARK_PYTHON"] = settings["spark.pyspark.python"]
+    if _runs_on_this_machine(settings["spark.master"]):
+        # Executors (local mode: threads of this JVM; a cluster on 127.0.0.1: processes
+        # of this machine) reach the driver on the loopback address. For a remote cluster
+        # Spark's default (this host's name) applies, or set spark.driver.host.
         settings.setdefault("spark.driver.host", "127.0.0.1")
         settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
     user_jars = [j for j in settings.get("spark.jars", "").split(",") if j]

@@ -1,0 +1,182 @@
+"""Acceptance (issue 5, item 8): a worker's tasks run on a shared Spark cluster.
+
+A Spark standalone master and worker are started from the installed PySpark
+(``sluice.devtools.spark_cluster``); Sluice workers — standalone, then distributed — get
+``spark.master=spark://127.0.0.1:<port>``. A Python source task reports, in every value,
+the id of the Spark executor whose Python worker ran ``poll()``; those values must name
+one of the cluster's executors (never ``driver``), and a FileStreamSink task, also on the
+cluster, must write them all to its file.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from sluice.devtools.spark_cluster import SparkStandaloneCluster
+from tests.helpers import wait_until
+from tests.integration.workers import DistributedWorker, StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+SEQUENCE = "sluice_test_plugins.SequenceSourceConnector"
+COUNT = 30
+VALUE = re.compile(r"seq-(\d+)@spark-stage-\d+@executor-(\S+)")
+
+
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkStandaloneCluster]:
+    # 4 task slots and 1g: room for two Sluice workers' executors (2 cores, 512m each) at
+    # once, so one test's application never waits for the other's to leave.
+    cluster = SparkStandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), cores=4, memory="1g")
+    cluster.start(timeout=120)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+    assert not cluster.status().running
+
+
+def _on_cluster(cluster: SparkStandaloneCluster, app_name: str) -> dict[str, str | None]:
+    return {
+        "spark.master": cluster.master_url,
+        "spark.app.name": app_name,
+        "spark.cores.max": "2",
+        "spark.executor.memory": "512m",
+    }
+
+
+def _app(cluster: SparkStandaloneCluster, name: str) -> dict | None:
+    return next((a for a in cluster.applications() if a["name"] == name), None)
+
+
+def _create(url: str, name: str, config: dict[str, str]) -> None:
+    def created() -> httpx2.Response | None:
+        r = httpx2.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=60)
+        return None if r.status_code == 409 else r  # a distributed worker still joining its group
+
+    r = wait_until(created, timeout=60, message=f"connector {name} created")
+    assert r.status_code == 201, r.text
+
+
+def _run_pipeline_on_cluster(
+    worker: StandaloneWorker, cluster: SparkStandaloneCluster, app_name: str, name: str, tmp_path: Path
+) -> None:
+    """Source and sink through ``worker``; both tasks' jobs run on the cluster's executors."""
+    topic = f"{name}-t"
+    sink_file = tmp_path / f"{name}.out"
+    _create(worker.url, f"{name}-source", {
+        "connector.class": SEQUENCE, "topic": topic, "count": str(COUNT),
+        "report.spark": "true", "report.executor": "true",
+    })
+    _create(worker.url, f"{name}-sink", {
+        "connector.class": "FileStreamSink", "topics": topic, "file": str(sink_file),
+    })
+
+    def sink_lines() -> list[str] | None:
+        lines = sink_file.read_text().splitlines() if sink_file.exists() else []
+        return lines if len(lines) >= COUNT else None
+
+    lines = wait_until(sink_lines, timeout=90, message=lambda: f"{COUNT} lines in the sink file\n{worker.log()}")
+    matches = [VALUE.fullmatch(line) for line in lines]
+    assert all(matches), lines[:3]
+    assert [int(m.group(1)) for m in matches] == list(range(COUNT)), "each record exactly once, in order"
+
+    # poll() ran in a Python worker of one of the cluster's executors, not of the driver.
+    app = _app(cluster, app_name)
+    assert app is not None and app["state"] == "RUNNING" and app["cores"] == 2, cluster.applications()
+    executors = {p.name for p in cluster.executor_dirs() if p.parent.name == app["id"]}
+    reported = {m.group(2) for m in matches}
+    assert executors and reported <= executors, (reported, executors)
+    assert "driver" not in reported
+    for task in ("source", "sink"):
+        r = worker.get(f"/connectors/{name}-{task}/status").json()
+        assert r["tasks"][0]["state"] == "RUNNING", r
+
+
+def test_standalone_worker_runs_its_tasks_on_a_spark_standalone_cluster(
+    spark_cluster, kafka_bootstrap, unique_name, tmp_path
+):
+    app_name = f"sluice-{unique_name}"
+    worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "on-cluster",
+                              extra=_on_cluster(spark_cluster, app_name))
+    worker.start()
+    try:
+        _run_pipeline_on_cluster(worker, spark_cluster, app_name, unique_name, tmp_path)
+    finally:
+        assert worker.stop() == 0, worker.log()
+    # a clean stop ends the application, which gives its cores back to the cluster
+    wait_until(lambda: _app(spark_cluster, app_name) is None, timeout=30, message="application gone")
+
+
+def test_distributed_worker_runs_its_tasks_on_a_spark_standalone_cluster(
+    spark_cluster, kafka_bootstrap, unique_name, tmp_path
+):
+    app_name = f"sluice-{unique_name}"
+    # spark.pyspark.python names the executors' Python: a wrapper that notes each start.
+    started = tmp_path / "python-starts"
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\necho "$$" >> "{started}"\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    worker = DistributedWorker(tmp_path / "w", kafka_bootstrap, "on-cluster", group=unique_name,
+                               extra={**_on_cluster(spark_cluster, app_name), "spark.pyspark.python": str(python)})
+    worker.start()
+    try:
+        _run_pipeline_on_cluster(worker, spark_cluster, app_name, unique_name, tmp_path)
+    finally:
+        assert worker.stop() == 0, worker.log()
+    assert started.exists() and started.read_text().split(), "executors did not run spark.pyspark.python"
+    wait_until(lambda: _app(spark_cluster, app_name) is None, timeout=30, message="application gone")
+
+
+def test_dev_cli_starts_reports_and_stops_a_cluster(tmp_path):
+    """``sluice dev spark start|status|stop``: the cluster outlives the command that started it."""
+    work_dir = str(tmp_path / "spark")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sluice.devtools.cli", "spark", *args, "--dir", work_dir],
+                              capture_output=True, text=True, timeout=180)
+
+    try:
+        started = cli("start")
+        assert started.returncode == 0, started.stderr
+        url = started.stdout.strip()
+        assert re.fullmatch(r"spark://127\.0\.0\.1:\d+", url), started.stdout
+        cluster = SparkStandaloneCluster(work_dir)
+        pids = (cluster.master_pid, cluster.worker_pid)
+        assert cluster.master_json()["aliveworkers"] == 1
+
+        again = cli("start")  # already running: the same cluster
+        assert (again.returncode, again.stdout.strip()) == (0, url)
+        status = cli("status")
+        assert status.returncode == 0 and url in status.stdout and f"worker_pid={pids[1]}" in status.stdout
+
+        stopped = cli("stop")
+        assert (stopped.returncode, stopped.stdout.strip()) == (0, "stopped"), stopped.stderr
+        for pid in pids:
+            assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z"
+        status = cli("status")
+        assert status.returncode == 1 and status.stdout.startswith("stopped")
+    finally:
+        SparkStandaloneCluster(work_dir).stop()
+
+
+@pytest.mark.parametrize(("master", "loopback"), [
+    ("local[2]", True),
+    ("local-cluster[1,1,512]", True),
+    ("spark://127.0.0.1:7077", True),
+    ("spark://localhost:7077,127.0.0.1:7078", True),
+    ("spark://spark-master.example:7077", False),
+    ("spark://127.0.0.1:7077,10.0.0.5:7077", False),
+    ("yarn", False),
+])
+def test_driver_binds_the_loopback_only_when_every_executor_runs_on_this_machine(master, loopback):
+    from sluice.spark.session import _runs_on_this_machine
+
+    assert _runs_on_this_machine(master) is loopback
