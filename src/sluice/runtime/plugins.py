@@ -47,7 +47,24 @@ KAFKA_CLASS_NAMES = {
     "sluice.converters.bytearray.ByteArrayConverter": "org.apache.kafka.connect.converters.ByteArrayConverter",
     "sluice.converters.json.JsonConverter": "org.apache.kafka.connect.json.JsonConverter",
     "sluice.converters.simple_header.SimpleHeaderConverter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    "sluice.connectors.testing.verifiable_source.VerifiableSourceConnector":
+        "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+    "sluice.connectors.testing.verifiable_sink.VerifiableSinkConnector":
+        "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+    "sluice.connectors.testing.mock.MockSourceConnector":
+        "org.apache.kafka.connect.tools.MockSourceConnector",
+    "sluice.connectors.testing.mock.MockSinkConnector":
+        "org.apache.kafka.connect.tools.MockSinkConnector",
 }
+
+# Kafka's test connectors (its connect-runtime "tools"): usable by name, but left out of
+# the plugin listing, as Kafka's ConnectorPluginsResource leaves them out.
+UNLISTED_CLASS_NAMES = frozenset({
+    "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+    "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+    "org.apache.kafka.connect.tools.MockSourceConnector",
+    "org.apache.kafka.connect.tools.MockSinkConnector",
+})
 
 _SUFFIXES = {
     "source": "Connector",
@@ -182,7 +199,13 @@ class Plugins:
     # -- queries -------------------------------------------------------------------
 
     def all(self) -> list[PluginDesc]:
-        unique = {(d.class_name, d.type): d for descs in self._by_name.values() for d in descs.values()}
+        """Every listed plugin (not the test connectors of :data:`UNLISTED_CLASS_NAMES`)."""
+        unique = {
+            (d.class_name, d.type): d
+            for descs in self._by_name.values()
+            for d in descs.values()
+            if d.class_name not in UNLISTED_CLASS_NAMES
+        }
         return sorted(unique.values(), key=lambda d: (d.class_name, d.type))
 
     def connectors(self) -> list[PluginDesc]:
