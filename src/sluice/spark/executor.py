@@ -146,6 +146,11 @@ class _Host:
     incarnation: str
     last_seq: int
 
+    @property
+    def retired(self) -> bool:
+        """True once the host stopped itself (an orphan's idle timeout): never reuse it."""
+        return False
+
     def stop(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
@@ -156,7 +161,7 @@ def _take_host(spec: TaskSpec, seq: int) -> _Host | None:
         host = _HOSTS.get(spec.host_key)
         if host is None:
             return None
-        if host.incarnation == spec.incarnation and host.last_seq == seq - 1:
+        if host.incarnation == spec.incarnation and host.last_seq == seq - 1 and not host.retired:
             return host
         del _HOSTS[spec.host_key]
     _stop_quietly(host)
@@ -303,6 +308,10 @@ class _SourceHost(_Host):
                 return
             except queue.Full:
                 continue
+
+    @property
+    def retired(self) -> bool:
+        return self._stopping.is_set()
 
     def next_records(self, timeout: float) -> list[SourceRecord] | _Failure | None:
         if self.carry:

@@ -193,3 +193,16 @@ def test_a_record_that_fails_to_convert_fails_the_task_after_the_records_before_
     _, _, offsets, count, trace, _, _ = report.value[0]
     assert offsets == [({"p": 1}, {"i": 2})] and count == 2
     assert "DataError" in trace and "Invalid type for STRING: class int" in trace
+
+
+def test_a_source_host_that_retired_itself_is_replaced_by_a_fresh_instance():
+    # A host whose task was paused for longer than IDLE_STOP_S stops itself; the next batch
+    # (after a resume) must start a new instance from the committed offsets, not reuse it.
+    report = Report()
+    assert _values(run_source_batch(_source_spec(0), report)) == ["v0", "v1"]
+    host = executor._HOSTS[("c", 0)]
+    host._stopping.set()
+    host.stop()
+    out = _values(run_source_batch(_source_spec(1, committed=[({"p": 1}, {"i": 2})]), report))
+    assert out == ["v2", "v3"]
+    assert EVENTS == ["start@0", "stop", "start@2"] and report.value[-1][5] is True  # fresh

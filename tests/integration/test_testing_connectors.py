@@ -1,0 +1,177 @@
+"""The test connectors (``org.apache.kafka.connect.tools.*``) on a real standalone worker:
+verifiable source → Kafka → verifiable sink with every seqno accounted for, and the mock
+connectors failing on demand and coming back through the restart endpoints."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from sluice.connectors.testing import read_report
+from tests.helpers import wait_until
+from tests.integration.workers import StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+VERIFIABLE_SOURCE = "org.apache.kafka.connect.tools.VerifiableSourceConnector"
+VERIFIABLE_SINK = "org.apache.kafka.connect.tools.VerifiableSinkConnector"
+MOCK_SOURCE = "org.apache.kafka.connect.tools.MockSourceConnector"
+MOCK_SINK = "org.apache.kafka.connect.tools.MockSinkConnector"
+
+
+@pytest.fixture(scope="module")
+def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
+    w = StandaloneWorker(tmp_path_factory.mktemp("testing-connectors"), kafka_bootstrap, "worker")
+    w.start()
+    yield w
+    assert w.stop() == 0, w.log()
+
+
+def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
+    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    assert r.status_code == 201, r.text
+
+
+def _delete(worker: StandaloneWorker, *names: str) -> None:
+    for name in names:
+        assert httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60).status_code == 204
+
+
+def _status(worker: StandaloneWorker, name: str) -> dict[str, Any]:
+    return worker.get(f"/connectors/{name}/status").json()
+
+
+def _seqnos(report: Path, name: str, flag: str | None) -> dict[int, list[int]]:
+    """Per (source) task, the seqnos of the report lines of connector ``name`` that carry
+    ``flag`` (``committed``/``flushed``; ``None``: lines carrying neither), in file order."""
+    by_task: dict[int, list[int]] = defaultdict(list)
+    for entry in read_report(report):
+        if entry.get("name") != name:
+            continue
+        if (flag is None and not entry.get("committed") and not entry.get("flushed")) or (flag and entry.get(flag)):
+            by_task[entry["task"]].append(entry["seqno"])
+    return by_task
+
+
+def _covers(report: Path, name: str, flag: str, tasks: list[int], upto: int) -> bool:
+    seen = _seqnos(report, name, flag)
+    return all(set(range(upto + 1)) <= set(seen.get(t, [])) for t in tasks)
+
+
+def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name, tmp_path):
+    topic = f"{unique_name}-t"
+    source, sink = f"{unique_name}-src", f"{unique_name}-sink"
+    source_report, sink_report = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
+    _create(worker, source, {"connector.class": VERIFIABLE_SOURCE, "tasks.max": "2", "topic": topic,
+                             "throughput": "50", "report.file": str(source_report)})
+    _create(worker, sink, {"connector.class": "VerifiableSink", "tasks.max": "2", "topics": topic,
+                           "report.file": str(sink_report)})
+    n = 100  # two seconds of records per task
+
+    wait_until(lambda: _covers(sink_report, sink, "flushed", [0, 1], n), timeout=120,
+               message=lambda: f"sink flushed seqnos 0..{n} of both source tasks; {_status(worker, sink)}")
+    wait_until(lambda: _covers(source_report, source, "committed", [0, 1], n), timeout=60,
+               message=lambda: f"source reported 0..{n} committed; {_status(worker, source)}")
+
+    sent = _seqnos(source_report, source, None)
+    committed = _seqnos(source_report, source, "committed")
+    flushed = _seqnos(sink_report, sink, "flushed")
+    received = _seqnos(sink_report, sink, None)
+    for task in (0, 1):
+        # one instance per task, running all along: no gaps, no duplicates anywhere
+        assert sent[task] == list(range(len(sent[task])))
+        assert committed[task] == list(range(len(committed[task])))
+        assert len(committed[task]) <= len(sent[task])
+        assert flushed[task] == list(range(len(flushed[task])))  # the topic's one partition keeps task order
+        assert flushed[task] == received[task][: len(flushed[task])]
+    lines = read_report(sink_report)
+    assert {e["sinkTask"] for e in lines} == {0}  # one partition: one sink task has it
+    offsets = [e["offset"] for e in lines if not e.get("flushed")]
+    assert offsets == list(range(len(offsets)))
+    source_line = read_report(source_report)[0]
+    assert set(source_line) == {"name", "task", "topic", "time_ms", "seqno"} and source_line["topic"] == topic
+
+    # A clean restart of one source task: it resumes after its committed seqno, and its
+    # committed report stays consecutive with no duplicates (the new instance reports what
+    # the old one committed last).
+    before = len(_seqnos(source_report, source, "committed")[0])
+    r = httpx2.post(f"{worker.url}/connectors/{source}/tasks/0/restart", timeout=60)
+    assert r.status_code == 204, r.text
+    wait_until(lambda: worker.task_state(source, 0) == "RUNNING", timeout=90, message="task 0 RUNNING again")
+    wait_until(lambda: len(_seqnos(source_report, source, "committed")[0]) >= before + 50, timeout=90,
+               message="task 0 commits again after its restart")
+    committed = _seqnos(source_report, source, "committed")[0]
+    assert committed == list(range(len(committed)))
+    sent = _seqnos(source_report, source, None)[0]
+    assert sorted(set(sent)) == list(range(max(sent) + 1))  # re-sent, maybe, but nothing skipped
+    top = max(committed)
+    wait_until(lambda: _covers(sink_report, sink, "flushed", [0], top), timeout=60,
+               message=f"sink flushed task 0's seqnos up to {top}")
+    _delete(worker, source, sink)
+
+
+def test_mock_source_task_failure_and_restart_of_only_failed_tasks(worker, unique_name):
+    _create(worker, unique_name, {"connector.class": MOCK_SOURCE, "mock_mode": "task-failure", "delay_ms": "4000",
+                                  "tasks.max": "3"})
+    assert worker.get(f"/connectors/{unique_name}/tasks").json() == [
+        {"id": {"connector": unique_name, "task": 0},
+         "config": {"connector.class": MOCK_SOURCE, "mock_mode": "task-failure", "delay_ms": "4000",
+                    "tasks.max": "3", "name": unique_name,
+                    "task.class": "sluice.connectors.testing.mock.MockSourceTask"}}
+    ]  # one task, with the connector's config, as in Kafka
+
+    wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
+    status = _status(worker, unique_name)
+    assert status["connector"]["state"] == "RUNNING"
+    trace = status["tasks"][0]["trace"]
+    assert "Traceback (most recent call last)" in trace
+    assert "RuntimeError: MockSourceTask failed on purpose 4000 ms after it started (mock_mode=task-failure)" in trace
+
+    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart?includeTasks=true&onlyFailed=true", timeout=60)
+    assert r.status_code == 202, r.text
+    plan = r.json()
+    assert plan["connector"]["state"] == "RUNNING"  # not failed: left alone
+    assert [(t["id"], t["state"]) for t in plan["tasks"]] == [(0, "RESTARTING")]
+    # it runs again, and fails again once the delay has passed since its new start
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING again")
+    wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED again")
+    assert "MockSourceTask failed on purpose" in _status(worker, unique_name)["tasks"][0]["trace"]
+    _delete(worker, unique_name)
+
+
+def test_mock_connector_failure_and_restart(worker, unique_name):
+    _create(worker, unique_name, {"connector.class": "MockSource", "mock_mode": "connector-failure",
+                                  "delay_ms": "3000"})
+    wait_until(lambda: _status(worker, unique_name)["connector"]["state"] == "FAILED", timeout=60,
+               message="connector FAILED")
+    status = _status(worker, unique_name)
+    assert "RuntimeError: MockConnector failed on purpose 3000 ms after it started" in status["connector"]["trace"]
+    assert status["tasks"][0]["state"] == "RUNNING"  # its task idles on
+
+    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart?onlyFailed=true", timeout=60)
+    assert r.status_code == 202, r.text
+    assert r.json()["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in r.json()["tasks"]] == ["RUNNING"]
+    wait_until(lambda: _status(worker, unique_name)["connector"]["state"] == "RUNNING", timeout=60,
+               message="connector RUNNING again")
+    wait_until(lambda: _status(worker, unique_name)["connector"]["state"] == "FAILED", timeout=60,
+               message="connector FAILED again")
+    _delete(worker, unique_name)
+
+
+def test_mock_sink_task_failure_once_records_flow(worker, unique_name):
+    topic = f"{unique_name}-t"
+    feeder = f"{unique_name}-feed"
+    _create(worker, feeder, {"connector.class": VERIFIABLE_SOURCE, "topic": topic, "throughput": "10"})
+    _create(worker, unique_name, {"connector.class": MOCK_SINK, "topics": topic, "mock_mode": "task-failure",
+                                  "delay_ms": "3000"})
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="sink task RUNNING")
+    wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="sink task FAILED")
+    trace = _status(worker, unique_name)["tasks"][0]["trace"]
+    assert "RuntimeError: MockSinkTask failed on purpose 3000 ms after it started (mock_mode=task-failure)" in trace
+    assert worker.task_state(feeder) == "RUNNING"
+    _delete(worker, unique_name, feeder)
