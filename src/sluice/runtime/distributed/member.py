@@ -473,6 +473,13 @@ class WorkerGroupMember:
         )
         self._listener.on_assigned(full, generation)
 
+    @property
+    def coordinator_unreachable(self) -> bool:
+        """True while the group coordinator has been unreachable for a heartbeat interval:
+        the group may soon give this worker's work to others (a revocation now is a fence)."""
+        lost = self._coordinator_lost_at
+        return lost is not None and self._clock() - lost >= self._heartbeat_interval
+
     def _check_coordinator(self, now: float) -> None:
         """Revoke everything when the coordinator has been unknown for a heartbeat interval."""
         if self._client.coordinator_known():

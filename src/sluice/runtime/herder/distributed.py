@@ -182,10 +182,16 @@ class DistributedHerder(WorkerHerder):
 
     def on_revoked(self, leader: str | None, connectors: list[str], tasks: list[TaskId]) -> None:
         self._assigned.clear()
+        # A cooperative revocation hands the task over only after it stopped here, so its
+        # last batch still commits. Cut off from the group, the worker fences first: the
+        # group may already be giving the task to another worker.
+        fence = self.member is not None and self.member.coordinator_unreachable
         for task in tasks:
             if task in self._owned_tasks:
-                self._owned_tasks.discard(task)  # first: a batch finishing during the stop commits nothing
+                if fence:
+                    self._owned_tasks.discard(task)
                 self.worker.stop_task(*task)
+                self._owned_tasks.discard(task)
         for name in connectors:
             if name in self._owned_connectors:
                 self.worker.stop_connector_instance(name)

@@ -1,0 +1,126 @@
+"""Bounce test of issue 5: a verifiable source and a verifiable sink with three tasks each on
+three ``sluice distributed`` workers. The workers are restarted one by one three times
+cleanly, then once with SIGKILL. Per source task, the committed source seqnos and the sink's
+flushed seqnos have no gaps; after the clean rounds, no duplicates either.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import httpx2
+import pytest
+from confluent_kafka.admin import NewTopic
+
+from sluice.connectors.testing import read_report
+from tests.helpers import wait_until
+from tests.integration.workers import DistributedWorker
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+SETTINGS = {
+    "key.converter": STRING,
+    "value.converter": STRING,
+    "session.timeout.ms": "8000",
+    "heartbeat.interval.ms": "2000",
+    "scheduled.rebalance.max.delay.ms": "3000",
+    "spark.master": "local[2]",
+}
+TASKS = 3
+
+
+def _seqnos(report: Path, name: str, flag: str) -> dict[int, list[int]]:
+    by_task: dict[int, list[int]] = defaultdict(list)
+    for entry in read_report(report):
+        if entry.get("name") == name and entry.get(flag):
+            by_task[entry["task"]].append(entry["seqno"])
+    return by_task
+
+
+def _no_gaps(seqnos: list[int]) -> bool:
+    return bool(seqnos) and sorted(set(seqnos)) == list(range(max(seqnos) + 1))
+
+
+def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
+    from confluent_kafka.admin import AdminClient
+
+    topic = f"{unique_name}-t"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.create_topics([NewTopic(topic, TASKS, 1)])[topic].result(30)
+    group = unique_name
+    generation = [0]
+
+    def new_worker(slot: int) -> DistributedWorker:
+        generation[0] += 1
+        name = f"w{slot}-{generation[0]}"
+        return DistributedWorker(tmp_path / name, kafka_bootstrap, name, group, extra=SETTINGS)
+
+    workers = [new_worker(i) for i in range(3)]
+    source_report, sink_report = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
+    source, sink = f"{unique_name}-src", f"{unique_name}-sink"
+    try:
+        for worker in workers:
+            worker.start(timeout=180)
+        httpx2.put(f"{workers[0].url}/connectors/{source}/config", timeout=60, json={
+            "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector", "tasks.max": str(TASKS),
+            "topic": topic, "throughput": "20", "report.file": str(source_report)}).raise_for_status()
+        httpx2.put(f"{workers[1].url}/connectors/{sink}/config", timeout=60, json={
+            "connector.class": "org.apache.kafka.connect.tools.VerifiableSinkConnector", "tasks.max": str(TASKS),
+            "topics": topic, "report.file": str(sink_report)}).raise_for_status()
+
+        def all_running() -> bool:
+            for name in (source, sink):
+                r = workers[0].get(f"/connectors/{name}/status")
+                if r.status_code != 200:
+                    return False
+                body = r.json()
+                if body["connector"]["state"] != "RUNNING" or [t["state"] for t in body["tasks"]] != ["RUNNING"] * TASKS:
+                    return False
+            return True
+
+        def committed_progress() -> dict[int, int]:
+            return {t: max(s, default=-1) for t, s in _seqnos(source_report, source, "committed").items()}
+
+        def bounce(slot: int, kill: bool) -> None:
+            before = committed_progress()
+            old = workers[slot]
+            if kill:
+                old.kill()
+            else:
+                assert old.stop() == 0, old.log()
+            workers[slot] = new_worker(slot)
+            workers[slot].start(timeout=180)
+            wait_until(all_running, timeout=180, message=lambda: f"all RUNNING after bouncing {old.name}")
+            # every source task commits more after the bounce
+            wait_until(lambda: all(committed_progress().get(t, -1) > before.get(t, -1) + 5 for t in range(TASKS)),
+                       timeout=120, message=lambda: f"progress after bouncing {old.name}: {committed_progress()}")
+
+        wait_until(all_running, timeout=180, message="all RUNNING")
+        for _ in range(3):
+            for slot in range(3):
+                bounce(slot, kill=False)
+        clean_committed = _seqnos(source_report, source, "committed")
+        for task in range(TASKS):
+            assert clean_committed[task] == list(range(len(clean_committed[task]))), f"source task {task}"
+        top = {t: max(clean_committed[t]) for t in range(TASKS)}
+        wait_until(lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= top[t] for t in range(TASKS)),
+                   timeout=120, message="the sink flushed what the source committed")
+        flushed = _seqnos(sink_report, sink, "flushed")
+        for task in range(TASKS):
+            upto = [s for s in flushed[task] if s <= top[task]]
+            assert sorted(upto) == list(range(top[task] + 1)), f"sink, source task {task}: gaps or duplicates"
+
+        bounce(1, kill=True)
+        committed = _seqnos(source_report, source, "committed")
+        final = {t: max(committed[t]) for t in range(TASKS)}
+        wait_until(lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= final[t] for t in range(TASKS)),
+                   timeout=120, message="the sink flushed what the source committed after the kill")
+        flushed = _seqnos(sink_report, sink, "flushed")
+        for task in range(TASKS):
+            assert _no_gaps(committed[task]), f"source task {task} after SIGKILL"
+            assert _no_gaps([s for s in flushed[task] if s <= final[task]]), f"sink, source task {task} after SIGKILL"
+    finally:
+        for worker in workers:
+            worker.kill()
