@@ -84,9 +84,12 @@ def _all_running(worker: DistributedWorker, expected: int, allowed: set[str]) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--connectors", type=int, default=20)
+    parser.add_argument("--connectors", type=int, default=20, help="at least 3 (default 20)")
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "benchmarks.md")
     args = parser.parse_args(argv)
+    if args.connectors < 3:
+        # Fewer connectors than workers: a balanced cluster owes a joining worker nothing.
+        parser.error("--connectors must be at least 3")
     work = Path(tempfile.mkdtemp(prefix="sluice-rebalance-"))
     group = f"bench-{int(time.time())}"
     workers: list[DistributedWorker] = []

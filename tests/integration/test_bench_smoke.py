@@ -74,11 +74,12 @@ def test_compare_smoke(tmp_path: Path) -> None:
 
 
 def test_rebalance_smoke(tmp_path: Path) -> None:
-    """bench/rebalance.py with two connectors: failover and join figures are written."""
+    """bench/rebalance.py with three connectors (the fewest for which a fourth worker gets a
+    share of a balanced cluster): failover and join figures are written."""
     output = tmp_path / "benchmarks.md"
     output.write_text("# Benchmarks\n\n## What the figures say\n\nkept as is\n")
     proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "rebalance.py"), "--connectors", "2", "--output", str(output)],
+        [sys.executable, str(REPO / "bench" / "rebalance.py"), "--connectors", "3", "--output", str(output)],
         cwd=tmp_path, capture_output=True, text=True, timeout=840, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert proc.returncode == 0, f"bench/rebalance.py failed ({proc.returncode}):\n{proc.stderr[-8000:]}"

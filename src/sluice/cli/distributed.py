@@ -1,9 +1,9 @@
 """Composition root of a distributed worker: Kafka-backed stores, Spark, worker, group
 membership, herder and REST.
 
-Start-up order: the REST server binds first (its advertised address is the worker id and
-the URL other workers forward to), the three stores read their topics to the end, Spark
-starts in the background, then the herder joins the group and runs what it is assigned.
+Start-up order: Spark starts in the background, the three stores read their topics to
+the end, then the REST server binds (its advertised address is the worker id and the URL
+other workers forward to) and the herder joins the group and runs what it is assigned.
 """
 
 from __future__ import annotations
@@ -106,13 +106,14 @@ class DistributedConnect:
         )
 
     def start(self) -> None:
-        self.rest.start()
-        self.worker.worker_id = self.rest.worker_id
-        log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)
+        # Every store reads its topic to the end before the REST API answers from it.
+        self.spark.start_async()
         self.config_store.start()
         self.offset_store.start()
         self.status_store.start()
-        self.spark.start_async()
+        self.rest.start()
+        self.worker.worker_id = self.rest.worker_id
+        log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)
         self.herder.start()
         self.herder.ready()
 
