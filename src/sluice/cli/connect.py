@@ -15,7 +15,7 @@ from typing import Any
 
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
-from sluice.runtime.herder.base import TargetState
+from sluice.runtime.herder.base import Herder, TargetState
 from sluice.runtime.herder.standalone import StandaloneHerder
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
@@ -25,7 +25,7 @@ from sluice.storage.memory import MemoryStatusBackingStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["StandaloneConnect"]
+__all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server"]
 
 
 def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[], Any]:
@@ -37,6 +37,27 @@ def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[
         return build_spark_session(config.spark_conf(), jars, plugins.plugin_path)
 
     return build
+
+
+def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
+    """The REST server of a worker, with the worker's HTTP settings."""
+    from sluice.rest.app import create_app  # the cli layer wires every layer together
+    from sluice.rest.server import RestServer
+
+    app = create_app(
+        herder,
+        cors_allowed_origins=config.get("access.control.allow.origin") or "",
+        cors_allowed_methods=config.get("access.control.allow.methods") or "",
+        response_headers=config.get("response.http.headers.config") or "",
+    )
+    return RestServer(
+        herder,
+        listeners=list(config.get("listeners")),
+        advertised_host=config.get("rest.advertised.host.name"),
+        advertised_port=config.get("rest.advertised.port"),
+        app=app,
+        admin_listeners=config.get("admin.listeners"),
+    )
 
 
 class KafkaClusterId:
@@ -68,9 +89,6 @@ class StandaloneConnect:
         worker_props: dict[str, str],
         spark_factory: Callable[[], Any] | None = None,
     ) -> None:
-        from sluice.rest.app import create_app  # the cli layer wires every layer together
-        from sluice.rest.server import RestServer
-
         self.config = WorkerConfig.standalone(worker_props)
         self.plugins = Plugins(self.config.plugin_path)
         offsets_file = self.config.get("offset.storage.file.filename")
@@ -88,20 +106,7 @@ class StandaloneConnect:
         self.herder = StandaloneHerder(
             self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers)
         )
-        app = create_app(
-            self.herder,
-            cors_allowed_origins=self.config.get("access.control.allow.origin") or "",
-            cors_allowed_methods=self.config.get("access.control.allow.methods") or "",
-            response_headers=self.config.get("response.http.headers.config") or "",
-        )
-        self.rest = RestServer(
-            self.herder,
-            listeners=list(self.config.get("listeners")),
-            advertised_host=self.config.get("rest.advertised.host.name"),
-            advertised_port=self.config.get("rest.advertised.port"),
-            app=app,
-            admin_listeners=self.config.get("admin.listeners"),
-        )
+        self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
 
     def start(self, connector_configs: list[tuple[dict[str, str], TargetState | None]] = ()) -> None:

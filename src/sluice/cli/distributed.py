@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sluice.cli.connect import KafkaClusterId, _default_spark_factory
+from sluice.cli.connect import KafkaClusterId, _default_spark_factory, build_rest_server
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
@@ -41,9 +41,6 @@ class DistributedConnect:
     """A distributed worker process's parts, started and stopped as one."""
 
     def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
-        from sluice.rest.app import create_app  # the cli layer wires every layer together
-        from sluice.rest.server import RestServer
-
         self.config = WorkerConfig.distributed(worker_props)
         self.plugins = Plugins(self.config.plugin_path)
         client = {"bootstrap.servers": self.config.bootstrap_servers}
@@ -75,20 +72,7 @@ class DistributedConnect:
             self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers),
             member_factory=self._member,
         )
-        app = create_app(
-            self.herder,
-            cors_allowed_origins=self.config.get("access.control.allow.origin") or "",
-            cors_allowed_methods=self.config.get("access.control.allow.methods") or "",
-            response_headers=self.config.get("response.http.headers.config") or "",
-        )
-        self.rest = RestServer(
-            self.herder,
-            listeners=list(self.config.get("listeners")),
-            advertised_host=self.config.get("rest.advertised.host.name"),
-            advertised_port=self.config.get("rest.advertised.port"),
-            app=app,
-            admin_listeners=self.config.get("admin.listeners"),
-        )
+        self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
 
     def _member(self, herder: DistributedHerder, snapshot: Callable[[], ConfigSnapshot]) -> WorkerGroupMember:

@@ -12,6 +12,8 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["connect_distributed", "connect_standalone", "main"]
 
@@ -35,12 +37,32 @@ def _load_worker_props(path: str) -> dict[str, str]:
         return dict(javaproperties.load(fp))
 
 
+def _serve(connect: Any, start: Callable[[], None], failure: str, failure_code: int,
+           stop_event: threading.Event | None) -> int:
+    """Start a worker, serve until SIGTERM/SIGINT (or ``stop_event``), stop it."""
+    log = logging.getLogger("sluice")
+    stop = stop_event or threading.Event()
+    if stop_event is None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+    try:
+        start()
+    except Exception as exc:
+        log.error("%s: %s", failure, exc, exc_info=failure_code != EXIT_CONNECTOR_ERROR)
+        connect.stop()
+        return failure_code
+    log.info("Sluice worker started; REST API at %s", connect.url)
+    stop.wait()
+    connect.stop()
+    log.info("Sluice worker stopped")
+    return 0
+
+
 def run_standalone(worker_file: str, connector_files: list[str], stop_event: threading.Event | None = None) -> int:
     from sluice.cli.connect import StandaloneConnect, load_connector_file
 
     try:
-        props = _load_worker_props(worker_file)
-        connect = StandaloneConnect(props)
+        connect = StandaloneConnect(_load_worker_props(worker_file))
     except Exception as exc:
         logging.getLogger("sluice").error("Could not start the worker: %s", exc)
         return 1
@@ -49,21 +71,8 @@ def run_standalone(worker_file: str, connector_files: list[str], stop_event: thr
     except Exception as exc:
         logging.getLogger("sluice").error("Invalid connector file: %s", exc)
         return EXIT_CONNECTOR_ERROR
-    stop = stop_event or threading.Event()
-    if stop_event is None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
-    try:
-        connect.start(connectors)
-    except Exception as exc:
-        logging.getLogger("sluice").error("Failed to create a connector: %s", exc)
-        connect.stop()
-        return EXIT_CONNECTOR_ERROR
-    logging.getLogger("sluice").info("Sluice worker started; REST API at %s", connect.url)
-    stop.wait()
-    connect.stop()
-    logging.getLogger("sluice").info("Sluice worker stopped")
-    return 0
+    return _serve(connect, lambda: connect.start(connectors), "Failed to create a connector",
+                  EXIT_CONNECTOR_ERROR, stop_event)
 
 
 def _standalone(args: argparse.Namespace) -> int:
@@ -74,26 +83,11 @@ def run_distributed(worker_file: str, stop_event: threading.Event | None = None)
     from sluice.cli.distributed import DistributedConnect
 
     try:
-        props = _load_worker_props(worker_file)
-        connect = DistributedConnect(props)
+        connect = DistributedConnect(_load_worker_props(worker_file))
     except Exception as exc:
         logging.getLogger("sluice").error("Could not start the worker: %s", exc)
         return 1
-    stop = stop_event or threading.Event()
-    if stop_event is None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
-    try:
-        connect.start()
-    except Exception as exc:
-        logging.getLogger("sluice").error("Could not start the worker: %s", exc, exc_info=True)
-        connect.stop()
-        return 1
-    logging.getLogger("sluice").info("Sluice distributed worker started; REST API at %s", connect.url)
-    stop.wait()
-    connect.stop()
-    logging.getLogger("sluice").info("Sluice worker stopped")
-    return 0
+    return _serve(connect, connect.start, "Could not start the worker", 1, stop_event)
 
 
 def _distributed(args: argparse.Namespace) -> int:

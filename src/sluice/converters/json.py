@@ -139,6 +139,17 @@ def _config_def() -> ConfigDef:
 
 _CONFIG_DEF = _config_def()
 
+
+def _text_and_decoder(value: bytes | bytearray | memoryview) -> tuple[str, Any]:
+    """The message as text (a leading BOM dropped) and the JSON decoder it needs."""
+    try:
+        text = value.decode("utf-8") if isinstance(value, bytes) else bytes(value).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(DESERIALIZE_ERROR) from e
+    if text[:1] == "\ufeff":
+        text = text[1:]
+    return text, (_DECIMAL_DECODER if Decimal.LOGICAL_NAME in text else _DECODER)
+
 # -- JSON text helpers ------------------------------------------------------------------
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
@@ -500,13 +511,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue(None, None)
-        try:
-            text = value.decode("utf-8") if isinstance(value, bytes) else bytes(value).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DataError(DESERIALIZE_ERROR) from e
-        if text[:1] == "\ufeff":
-            text = text[1:]
-        decoder = _DECIMAL_DECODER if Decimal.LOGICAL_NAME in text else _DECODER
+        text, decoder = _text_and_decoder(value)
         if self._fixed_schema is not None:
             node = _parse(text, decoder)
             if isinstance(node, dict) and len(node) == 2 and "schema" in node and "payload" in node:
@@ -543,13 +548,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             if value is None:
                 append(None)
                 continue
-            try:
-                text = value.decode("utf-8") if isinstance(value, bytes) else bytes(value).decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DataError(DESERIALIZE_ERROR) from e
-            if text[:1] == "\ufeff":
-                text = text[1:]
-            decoder = _DECIMAL_DECODER if Decimal.LOGICAL_NAME in text else _DECODER
+            text, decoder = _text_and_decoder(value)
             append(to_connect(None, _parse(text, decoder)))
         return [None] * len(values), out
 

@@ -126,6 +126,7 @@ class Worker:
         self._reconfigure_cb = on_reconfiguration_request
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
+        self._admin: Any = None
         self.generation = 0
 
     # -- status ---------------------------------------------------------------------
@@ -390,14 +391,17 @@ class Worker:
             worker_task.start()
 
     def admin_client(self) -> Any:
-        """A librdkafka admin client with the worker's ``admin.*`` settings."""
-        from confluent_kafka.admin import AdminClient
+        """The worker's librdkafka admin client (``admin.*`` settings), made on first use."""
+        with self._lock:
+            if self._admin is None:
+                from confluent_kafka.admin import AdminClient
 
-        # admin.listeners is a REST setting, not a client one.
-        props = {k: v for k, v in self.config.prefixed("admin.").items()
-                 if not k.startswith("override.") and k != "listeners"}
-        props["bootstrap.servers"] = self.config.bootstrap_servers
-        return AdminClient(props)
+                # admin.listeners is a REST setting, not a client one.
+                props = {k: v for k, v in self.config.prefixed("admin.").items()
+                         if not k.startswith("override.") and k != "listeners"}
+                props["bootstrap.servers"] = self.config.bootstrap_servers
+                self._admin = AdminClient(props)
+            return self._admin
 
     def _topic_recorder(self, name: str) -> Callable[[str], None]:
         """Records the topics a connector's tasks use, once each (``TopicStatus``)."""

@@ -30,9 +30,7 @@ from sluice.runtime.herder.base import (
     ConnectorTaskId,
     RequestForwardError,
     State,
-    StateInfo,
     TargetState,
-    TaskStateInfo,
 )
 from sluice.runtime.herder.validation import invalid_config_message
 from sluice.runtime.herder.worker_herder import WorkerHerder
@@ -395,26 +393,7 @@ class DistributedHerder(WorkerHerder):
             self._on_owner(name, lambda: self._restart_owned_connector(name))
             return None
         self._require_leader()
-        try:
-            before = self.connector_status(name)
-        except NotFoundError:
-            raise NotFoundError(f"Status for connector {name} not found") from None
-        restart_connector = not only_failed or before.connector.state == State.FAILED.value
-        plan = ConnectorStateInfo(
-            before.name,
-            StateInfo(
-                State.RESTARTING.value if restart_connector else before.connector.state,
-                before.connector.worker_id,
-                None if restart_connector else before.connector.trace,
-            ),
-            [
-                TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id)
-                if include_tasks and (not only_failed or t.state == State.FAILED.value)
-                else t
-                for t in before.tasks
-            ],
-            before.type,
-        )
+        plan, _, _ = self._restart_plan(name, include_tasks, only_failed)
         self.config_store.put_restart_request(name, only_failed=only_failed, include_tasks=include_tasks)
         return plan
 

@@ -16,9 +16,7 @@ from sluice.runtime.herder.base import (
     ConnectorInfo,
     ConnectorStateInfo,
     State,
-    StateInfo,
     TargetState,
-    TaskStateInfo,
 )
 from sluice.runtime.herder.validation import invalid_config_message
 from sluice.runtime.herder.worker_herder import WorkerHerder
@@ -205,29 +203,7 @@ class StandaloneHerder(WorkerHerder):
             if not include_tasks and not only_failed:
                 self._restart_connector_instance(name)
                 return None
-            try:
-                before = self.connector_status(name)
-            except NotFoundError:
-                raise NotFoundError(f"Status for connector {name} not found") from None
-            restart_connector = not only_failed or before.connector.state == State.FAILED.value
-            restart_tasks = [
-                t.id for t in before.tasks if include_tasks and (not only_failed or t.state == State.FAILED.value)
-            ]
-            plan = ConnectorStateInfo(
-                before.name,
-                StateInfo(
-                    State.RESTARTING.value if restart_connector else before.connector.state,
-                    before.connector.worker_id,
-                    None if restart_connector else before.connector.trace,
-                ),
-                [
-                    TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id)
-                    if t.id in restart_tasks
-                    else t
-                    for t in before.tasks
-                ],
-                before.type,
-            )
+            plan, restart_connector, restart_tasks = self._restart_plan(name, include_tasks, only_failed)
             if restart_connector:
                 self._restart_connector_instance(name, restart_tasks_too=bool(restart_tasks))
             elif restart_tasks:

@@ -151,6 +151,32 @@ class WorkerHerder(Herder):
             self.worker.plugins, self.worker.resolve(config), worker_config=self.worker.config
         )
 
+    def _restart_plan(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> tuple[ConnectorStateInfo, bool, list[int]]:
+        """Kafka's restart plan (``AbstractHerder.buildRestartPlan``): the 202 body with what
+        will restart shown RESTARTING, whether the connector restarts, and which tasks."""
+        try:
+            before = self.connector_status(name)
+        except NotFoundError:
+            raise NotFoundError(f"Status for connector {name} not found") from None
+        restart_connector = not only_failed or before.connector.state == State.FAILED.value
+        restart_tasks = [
+            t.id for t in before.tasks if include_tasks and (not only_failed or t.state == State.FAILED.value)
+        ]
+        plan = ConnectorStateInfo(
+            before.name,
+            StateInfo(
+                State.RESTARTING.value if restart_connector else before.connector.state,
+                before.connector.worker_id,
+                None if restart_connector else before.connector.trace,
+            ),
+            [TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id) if t.id in restart_tasks else t
+             for t in before.tasks],
+            before.type,
+        )
+        return plan, restart_connector, restart_tasks
+
     # -- active topics ----------------------------------------------------------------
 
     def _check_topic_tracking(self, reset: bool = False) -> None:
