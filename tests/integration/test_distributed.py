@@ -194,3 +194,52 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
     finally:
         codes = [w.stop() for w in restarted]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in restarted)
+
+
+def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bootstrap, unique_name, tmp_path):
+    """Zombie fencing on the status topic: once another worker reports the task RUNNING in
+    a newer generation (its replacement started), the old instance commits no offsets."""
+    from confluent_kafka import Producer
+
+    from sluice.storage.kafka_formats import encode_status, task_status_key
+
+    worker = _worker(tmp_path / "w1", kafka_bootstrap, "w1", unique_name).start()
+    name = f"{unique_name}-v"
+    report = tmp_path / "source.jsonl"
+    try:
+        r = httpx2.put(f"{worker.url}/connectors/{name}/config", timeout=60, json={
+            "connector.class": "VerifiableSource", "tasks.max": "1", "topic": f"{name}-t",
+            "throughput": "100", "report.file": str(report),
+        })
+        assert r.status_code == 201, r.text
+
+        def committed_seqno() -> int:
+            offsets = worker.get(f"/connectors/{name}/offsets").json()["offsets"]
+            return offsets[0]["offset"]["seqno"] if offsets else -1
+
+        def sent_seqno() -> int:
+            from sluice.connectors.testing import read_report
+            return max((e["seqno"] for e in read_report(report) if not e.get("committed")), default=-1)
+
+        wait_until(lambda: committed_seqno() >= 20, timeout=120, message=lambda: f"committed {committed_seqno()}")
+
+        # A replacement on another worker announces itself, as the group's next owner would.
+        producer = Producer({"bootstrap.servers": kafka_bootstrap})
+        producer.produce(f"{unique_name}-status", key=task_status_key(name, 0).encode(),
+                         value=encode_status("RUNNING", "ghost:1", 1_000))
+        assert producer.flush(30) == 0
+
+        def task_worker() -> str:
+            return worker.get(f"/connectors/{name}/status").json()["tasks"][0]["worker_id"]
+
+        wait_until(lambda: task_worker() == "ghost:1", timeout=30, message=lambda: f"task shown on {task_worker()}")
+        fenced_at = committed_seqno()  # a batch that passed the check before may still land
+        wait_until(lambda: sent_seqno() >= fenced_at + 200, timeout=60,
+                   message=lambda: f"the old instance keeps polling: sent {sent_seqno()}")
+        settled = committed_seqno()
+        wait_until(lambda: sent_seqno() >= settled + 400, timeout=60, message=lambda: f"sent {sent_seqno()}")
+        assert committed_seqno() == settled, "the fenced instance committed offsets"
+        assert settled < sent_seqno() - 300
+    finally:
+        worker.stop()
+        worker.kill()

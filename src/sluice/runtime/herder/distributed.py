@@ -37,7 +37,7 @@ from sluice.runtime.herder.worker_herder import WorkerHerder
 from sluice.runtime.loggers import Loggers
 from sluice.runtime.offsets import SinkGroupOffsets
 from sluice.runtime.worker import Worker
-from sluice.storage.base import StatusBackingStore
+from sluice.storage.base import DESTROYED, StatusBackingStore
 from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore
 from sluice.storage.kafka_formats import RestartRequest
 
@@ -244,8 +244,14 @@ class DistributedHerder(WorkerHerder):
         except Exception as exc:
             self.worker.fail_connector(name, exc)
             return
-        if configs != snapshot.tasks(name):
-            self.config_store.put_task_configs(name, configs)
+        if configs == snapshot.tasks(name):
+            return
+        if self.member is not None and self.member.coordinator_unreachable:
+            # Cut off from the group, this worker may no longer own the connector: its
+            # next owner writes the task configs instead.
+            log.warning("Not writing task configs of connector %s: the group coordinator is unreachable", name)
+            return
+        self.config_store.put_task_configs(name, configs)
 
     def _start_task(self, task: TaskId, snapshot: Any) -> None:
         name, number = task
@@ -255,10 +261,33 @@ class DistributedHerder(WorkerHerder):
             return
         self._owned_tasks.add(task)
         self.worker.host_tasks_of(name, dict(config))
+        generation = self.worker.generation
         self.worker.start_task(
             name, number, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
-            snapshot.task_count(name), may_commit=lambda: task in self._owned_tasks,
+            snapshot.task_count(name), may_commit=lambda: self._may_commit(task, generation),
         )
+
+    def _may_commit(self, task: TaskId, started_in: int) -> bool:
+        """Zombie fencing: whether the task started here in group generation ``started_in``
+        may still commit offsets. Not once this worker gave it up, nor once its replacement
+        started: the replacement's RUNNING status, read from the status topic, names another
+        worker and a newer generation. A worker cut off from the group coordinator fences
+        its tasks at the revocation (``on_revoked``), before the group moves them."""
+        if task not in self._owned_tasks:
+            return False
+        status = self.status_store.get_task(*task)
+        superseded = (
+            status is not None
+            and status.worker_id != self.worker.worker_id
+            and status.generation > started_in
+            and status.state != DESTROYED
+        )
+        if superseded:
+            log.warning(
+                "Task %s-%s was started by %s in generation %d, newer than this one's (%d): fenced",
+                task[0], task[1], status.worker_id, status.generation, started_in,
+            )
+        return not superseded
 
     def _restart_owned_task(self, task: TaskId) -> None:
         self.worker.stop_task(*task)
