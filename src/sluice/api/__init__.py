@@ -35,6 +35,7 @@ from sluice.api.errors import (
     SchemaProjectorError,
 )
 from sluice.api.records import ConnectRecord, Header, Headers, SinkRecord, SourceRecord, TimestampType, TopicPartition
+from sluice.api.schema_projector import SchemaProjector
 from sluice.api.sink import ErrantRecordReporter, SinkConnector, SinkTask, SinkTaskContext
 from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceConnector, SourceTask, SourceTaskContext
 from sluice.api.transforms import Predicate, Transformation
@@ -76,6 +77,7 @@ __all__ = sorted(
         "Schema",
         "SchemaAndValue",
         "SchemaBuilder",
+        "SchemaProjector",
         "SchemaProjectorError",
         "SinkConnector",
         "SinkRecord",

@@ -155,16 +155,18 @@ class Schema:
         return self._fields_by_name.get(name)
 
     def key_schema(self) -> Schema:
+        """The key schema of a MAP. Kafka's ``Values`` can build maps whose keys have no
+        common schema (``SchemaBuilder.mapOfNull()``); for those this is ``None``."""
         if self.type is not Type.MAP:
             raise DataError("Cannot look up key schema on non-map type")
-        assert self._key_schema is not None
-        return self._key_schema
+        return self._key_schema  # type: ignore[return-value]
 
     def value_schema(self) -> Schema:
+        """The element schema of an ARRAY or value schema of a MAP; ``None`` for the
+        arrays and maps of mixed values Kafka's ``Values`` builds (``arrayOfNull()``)."""
         if self.type not in (Type.MAP, Type.ARRAY):
             raise DataError("Cannot look up value schema on non-array and non-map type")
-        assert self._value_schema is not None
-        return self._value_schema
+        return self._value_schema  # type: ignore[return-value]
 
     def schema(self) -> Schema:
         return self
@@ -439,6 +441,51 @@ class Struct:
     def get_without_default(self, name: str) -> Any:
         return self._values[self._field(name).index]
 
+    # Typed getters (``getInt32(name)`` ...): the raw value (no default applied), after
+    # checking the field's schema type, as Kafka's Struct does.
+    def _get_checked(self, name: str, type: Type) -> Any:
+        f = self._field(name)
+        if f.schema.type is not type:
+            raise DataError(f"Field '{name}' is not of type {type.name}")
+        return self._values[f.index]
+
+    def get_int8(self, name: str) -> int | None:
+        return self._get_checked(name, Type.INT8)  # type: ignore[no-any-return]
+
+    def get_int16(self, name: str) -> int | None:
+        return self._get_checked(name, Type.INT16)  # type: ignore[no-any-return]
+
+    def get_int32(self, name: str) -> int | None:
+        return self._get_checked(name, Type.INT32)  # type: ignore[no-any-return]
+
+    def get_int64(self, name: str) -> int | None:
+        return self._get_checked(name, Type.INT64)  # type: ignore[no-any-return]
+
+    def get_float32(self, name: str) -> float | None:
+        return self._get_checked(name, Type.FLOAT32)  # type: ignore[no-any-return]
+
+    def get_float64(self, name: str) -> float | None:
+        return self._get_checked(name, Type.FLOAT64)  # type: ignore[no-any-return]
+
+    def get_boolean(self, name: str) -> bool | None:
+        return self._get_checked(name, Type.BOOLEAN)  # type: ignore[no-any-return]
+
+    def get_string(self, name: str) -> str | None:
+        return self._get_checked(name, Type.STRING)  # type: ignore[no-any-return]
+
+    def get_bytes(self, name: str) -> bytes | None:
+        value = self._get_checked(name, Type.BYTES)
+        return bytes(value) if isinstance(value, (bytearray, memoryview)) else value
+
+    def get_array(self, name: str) -> list[Any] | None:
+        return self._get_checked(name, Type.ARRAY)  # type: ignore[no-any-return]
+
+    def get_map(self, name: str) -> dict[Any, Any] | None:
+        return self._get_checked(name, Type.MAP)  # type: ignore[no-any-return]
+
+    def get_struct(self, name: str) -> Struct | None:
+        return self._get_checked(name, Type.STRUCT)  # type: ignore[no-any-return]
+
     def put(self, name: str | Field, value: Any) -> Struct:
         f = name if isinstance(name, Field) else self._field(name)
         Schema.validate_value(f.schema, value, f)
@@ -463,7 +510,7 @@ class Struct:
     def __repr__(self) -> str:
         # Kafka's Struct.toString(): "Struct{a=1,b=x}", null fields omitted
         parts = [
-            f"{f.name}={_java_str(self._values[f.index])}"
+            f"{f.name}={_java_str(self._values[f.index], f.schema)}"
             for f in self.schema.fields()
             if self._values[f.index] is not None
         ]
@@ -472,14 +519,16 @@ class Struct:
     __str__ = __repr__
 
 
-def _java_str(value: Any) -> str:
+def _java_str(value: Any, schema: Schema | None = None) -> str:
     """Render a Connect value the way Java's ``toString`` would (``String.valueOf``).
 
     ``None`` → ``null``; booleans → ``true``/``false``; floats as ``Double.toString``
-    (``1.0E10``); ``decimal.Decimal`` as ``BigDecimal.toString``; dicts as
-    ``{k=v, k2=v2}``; lists and tuples as ``[a, b]``; structs as ``Struct{a=1,b=x}``;
-    dates, times and datetimes as ``java.util.Date.toString()`` in UTC
-    (``Thu Jan 01 00:00:00 UTC 1970``). Anything else uses Python's ``str``.
+    (``1.0E10``), or as ``Float.toString`` where ``schema`` (or, inside a struct, array or
+    map, the nested schema) is FLOAT32 — the value is a ``java.lang.Float`` there;
+    ``decimal.Decimal`` as ``BigDecimal.toString``; dicts as ``{k=v, k2=v2}``; lists and
+    tuples as ``[a, b]``; structs as ``Struct{a=1,b=x}``; dates, times and datetimes as
+    ``java.util.Date.toString()`` in UTC (``Thu Jan 01 00:00:00 UTC 1970``). Anything else
+    uses Python's ``str``.
     """
     if value is None:
         return "null"
@@ -488,11 +537,17 @@ def _java_str(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
+        if schema is not None and schema.type is Type.FLOAT32:
+            return java_float_string(value)
         return java_double_string(value)
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_java_str(k)}={_java_str(v)}" for k, v in value.items()) + "}"
+        ks = vs = None
+        if schema is not None and schema.type is Type.MAP:
+            ks, vs = schema.key_schema(), schema.value_schema()
+        return "{" + ", ".join(f"{_java_str(k, ks)}={_java_str(v, vs)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_java_str(v) for v in value) + "]"
+        vs = schema.value_schema() if schema is not None and schema.type is Type.ARRAY else None
+        return "[" + ", ".join(_java_str(v, vs) for v in value) + "]"
     if isinstance(value, _decimal.Decimal):
         return _java_big_decimal_str(value)
     if isinstance(value, (_dt.date, _dt.time)):

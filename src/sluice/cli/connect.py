@@ -30,11 +30,19 @@ __all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server"]
 
 def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[], Any]:
     def build() -> Any:
-        from sluice.devtools.jars import spark_kafka_jars
-        from sluice.spark.session import build_spark_session
+        from sluice.devtools.interceptor import SOURCE_TIMESTAMP_INTERCEPTOR, source_timestamp_interceptor_jar
+        from sluice.devtools.jars import DevToolsError, spark_kafka_jars
+        from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF, build_spark_session
 
-        jars = [str(p) for p in spark_kafka_jars()]
-        return build_spark_session(config.spark_conf(), jars, plugins.plugin_path)
+        kafka_jars = spark_kafka_jars()
+        jars = [str(p) for p in kafka_jars]
+        conf = dict(config.spark_conf())
+        try:
+            jars.append(str(source_timestamp_interceptor_jar(kafka_jars)))
+            conf[TIMESTAMP_INTERCEPTOR_CONF] = SOURCE_TIMESTAMP_INTERCEPTOR
+        except DevToolsError as exc:
+            log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
+        return build_spark_session(conf, jars, plugins.plugin_path)
 
     return build
 

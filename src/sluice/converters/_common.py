@@ -6,9 +6,10 @@ from typing import Any
 
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
 from sluice.api.converter import HeaderConverter, SchemaAndValue
-from sluice.api.data import Schema
+from sluice.api.data import Schema, Type
+from sluice.api.errors import DataError
 
-__all__ = ["TYPE_CONFIG", "ConvertsHeadersAsValues", "converter_config_def"]
+__all__ = ["TYPE_CONFIG", "ConvertsHeadersAsValues", "converter_config_def", "java_class_name"]
 
 TYPE_CONFIG = "converter.type"
 
@@ -33,3 +34,57 @@ class ConvertsHeadersAsValues(HeaderConverter):
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         return self.to_connect_data(topic, value)  # type: ignore[attr-defined,no-any-return]
+
+
+# Java class names for the message Kafka writes for a ClassCastException.
+_JAVA_CLASS = {
+    Type.INT8: "java.lang.Byte",
+    Type.INT16: "java.lang.Short",
+    Type.INT32: "java.lang.Integer",
+    Type.INT64: "java.lang.Long",
+    Type.FLOAT32: "java.lang.Float",
+    Type.FLOAT64: "java.lang.Double",
+    Type.BOOLEAN: "java.lang.Boolean",
+    Type.STRING: "java.lang.String",
+    Type.BYTES: "[B",
+    Type.ARRAY: "java.util.ArrayList",
+    Type.MAP: "java.util.HashMap",
+    Type.STRUCT: "org.apache.kafka.connect.data.Struct",
+}
+_LOGICAL_CLASS = {
+    "org.apache.kafka.connect.data.Decimal": "java.math.BigDecimal",
+    "org.apache.kafka.connect.data.Date": "java.util.Date",
+    "org.apache.kafka.connect.data.Time": "java.util.Date",
+    "org.apache.kafka.connect.data.Timestamp": "java.util.Date",
+}
+
+
+def java_class_name(schema: Schema | None, value: Any) -> str:
+    """The Java class Kafka would see for ``value`` with ``schema`` (for error messages):
+    the schema's type decides it (``java.lang.Short`` for INT16, ``java.util.Date`` for
+    the temporal logical types), else the Python type (``int`` → ``java.lang.Long``)."""
+    if schema is not None:
+        try:
+            Schema.validate_value(schema, value)
+        except DataError:
+            pass  # not what the schema says: name it from its Python type
+        else:
+            if schema.name in _LOGICAL_CLASS:
+                return _LOGICAL_CLASS[schema.name]  # type: ignore[index]
+            return _JAVA_CLASS[schema.type]
+    if isinstance(value, bool):
+        return "java.lang.Boolean"
+    if isinstance(value, int):
+        return "java.lang.Long"
+    if isinstance(value, float):
+        return "java.lang.Double"
+    if isinstance(value, str):
+        return "java.lang.String"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "[B"
+    if isinstance(value, (list, tuple)):
+        return "java.util.ArrayList"
+    if isinstance(value, dict):
+        return "java.util.HashMap"
+    cls = type(value)
+    return f"{cls.__module__}.{cls.__qualname__}"

@@ -9,7 +9,7 @@ from sluice.api.config import ConfigDef
 from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import Schema, Type
 from sluice.api.errors import DataError
-from sluice.converters._common import ConvertsHeadersAsValues, converter_config_def
+from sluice.converters._common import ConvertsHeadersAsValues, converter_config_def, java_class_name
 
 __all__ = ["ByteArrayConverter"]
 
@@ -32,7 +32,8 @@ class ByteArrayConverter(Converter, ConvertsHeadersAsValues):
             return value
         if isinstance(value, (bytearray, memoryview)):
             return bytes(value)
-        raise DataError(f"ByteArrayConverter is not compatible with objects of type {type(value)}")
+        raise DataError(f"ByteArrayConverter is not compatible with objects of type class "
+                        f"{java_class_name(schema, value)}")
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, value)

@@ -1,10 +1,16 @@
 """``org.apache.kafka.connect.json.JsonConverter``, byte for byte.
 
 Output is what Kafka's Jackson-based converter writes: compact JSON (no spaces),
-non-ASCII characters written as UTF-8, control characters escaped as ``\\n``, ``\\t``
-... or ``\\u00XX`` (upper-case hex), doubles and floats formatted as Java's
-``Double.toString``/``Float.toString`` (``1.0``, ``1.0E10``), ``NaN``/``Infinity``
-written as quoted strings, bytes as padded base64.
+non-ASCII characters of the Basic Multilingual Plane written as UTF-8 but characters
+beyond it (emoji ...) as escaped surrogate pairs (``\\uD83D\\uDE00``, as Jackson's UTF-8
+generator does), control characters escaped as ``\\n``, ``\\t`` ... or ``\\u00XX``
+(upper-case hex), doubles and floats formatted as Java's ``Double.toString``/
+``Float.toString`` (``1.0``, ``1.0E10``; the shortest digits, as JDK 19+ prints them),
+``NaN``/``Infinity`` written as quoted strings, bytes as padded base64.
+
+Reading follows Kafka's parser, which reads every number as a ``BigDecimal``: ``-0.0``
+reads as ``0.0`` (also as a Decimal), a FLOAT32 beyond single precision's range as an
+infinity, and a quoted ``"NaN"`` under a FLOAT64 schema as ``0.0``.
 
 With ``schemas.enable=true`` (the default) every value is wrapped in
 ``{"schema":<schema>,"payload":<value>}``; the schema JSON has its keys in Kafka's
@@ -23,6 +29,9 @@ Known differences from Kafka (all at the edges):
 * Java's ``Integer``/``Long`` distinction does not exist: schemaless integers are written
   as they are and read back as (64-bit wrapped) ``int``.
 * Error messages name Python classes where Kafka names Java classes.
+
+``tests/integration/test_converter_parity.py`` compares all of this with Kafka's own
+JsonConverter byte for byte.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import binascii
 import datetime as _dt
 import decimal
 import json
+import math
 import re
 from collections.abc import Callable
 from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
@@ -161,11 +171,23 @@ def _escape_char(m: re.Match[str]) -> str:
     return _ESCAPES.get(c) or f"\\u{ord(c):04X}"
 
 
+_ASTRAL_RE = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def _escape_astral(m: re.Match[str]) -> str:
+    code = ord(m.group()) - 0x10000
+    return f"\\u{0xD800 + (code >> 10):04X}\\u{0xDC00 + (code & 0x3FF):04X}"
+
+
 def _jstr(s: str) -> str:
     """A JSON string literal exactly as Jackson writes it."""
     out = _encode_basestring(s)
     if "\\u00" in out:  # rare: Python writes lower-case hex, Jackson upper-case
         out = '"' + _ESCAPE_RE.sub(_escape_char, s) + '"'
+    if not s.isascii():
+        # Jackson's UTF-8 generator writes characters beyond the BMP as escaped surrogate
+        # pairs (\uD83D\uDE00), not as 4-byte UTF-8.
+        out = _ASTRAL_RE.sub(_escape_astral, out)
     return out
 
 
@@ -244,9 +266,23 @@ def _java_long(node: Any) -> int:
 
 
 def _java_double(node: Any) -> float:
+    """``JsonNode.doubleValue()`` of the node Kafka's parser builds: numbers are read as
+    BigDecimal, which has no negative zero, so ``-0.0`` reads as ``0.0``."""
     if isinstance(node, bool) or not _is_number(node):
         return 0.0
-    return float(node)
+    return float(node) or 0.0
+
+
+_FLOAT32_MAX = 3.4028235677973366e38  # values from here on round to infinity in float32
+
+
+def _java_float(node: Any) -> float:
+    """``JsonNode.floatValue()``: the decimal value written (not rounded to single
+    precision), except that a value beyond float32's range is an infinity, as in Java."""
+    value = _java_double(node)
+    if value >= _FLOAT32_MAX or value <= -_FLOAT32_MAX:
+        return math.copysign(math.inf, value)
+    return value
 
 
 def _is_int32(node: Any) -> bool:
@@ -273,10 +309,12 @@ def _decimal_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
 def _decimal_to_connect(schema: Schema, node: Any) -> Any:
     if _is_number(node):
         if isinstance(node, decimal.Decimal):
-            return node
-        if isinstance(node, int):
-            return decimal.Decimal(node)
-        return decimal.Decimal(repr(node))
+            result = node
+        elif isinstance(node, int):
+            result = decimal.Decimal(node)
+        else:
+            result = decimal.Decimal(repr(node))
+        return result.copy_abs() if result.is_zero() else result  # BigDecimal has no -0
     if isinstance(node, str):
         try:
             return Decimal.to_logical(schema, _base64_decode(node))
@@ -634,7 +672,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         if tp is int:
             return _wrap(node, 64)
         if tp is float or tp is decimal.Decimal:
-            return float(node)
+            return float(node) or 0.0  # Kafka reads numbers as BigDecimal: no -0.0
         if tp is list:
             return [self._to_connect(None, e) for e in node]
         return {k: self._to_connect(None, v) for k, v in node.items()}
@@ -867,7 +905,7 @@ _TO_CONNECT: dict[Type, Callable[[JsonConverter, Schema, Any], Any]] = {
     Type.INT16: lambda conv, schema, node: _wrap(_java_int(node), 16),
     Type.INT32: lambda conv, schema, node: _java_int(node),
     Type.INT64: lambda conv, schema, node: _java_long(node),
-    Type.FLOAT32: lambda conv, schema, node: _java_double(node),
+    Type.FLOAT32: lambda conv, schema, node: _java_float(node),
     Type.FLOAT64: lambda conv, schema, node: _java_double(node),
     Type.STRING: lambda conv, schema, node: node if isinstance(node, str) else None,
     Type.BYTES: _bytes_to_connect,

@@ -71,12 +71,13 @@ class StringConverter(Converter, ConvertsHeadersAsValues):
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any, headers: Any = None) -> bytes | None:
         if value is None:
             return None
-        text = value if isinstance(value, str) else java_string(value)
+        text = value if isinstance(value, str) else java_string(value, schema)
         try:
             if self._codec == "utf-8":
                 return text.encode("utf-8", "replace")
             data = text.encode(self._codec, "replace")
-            return b"\xfe\xff" + data if self._utf16 else data
+            # Java's UTF-16 encoder writes a byte-order mark, but not for an empty string.
+            return b"\xfe\xff" + data if self._utf16 and data else data
         except Exception as e:  # pragma: no cover - codec failures are exotic
             raise DataError("Failed to serialize to a string: ") from e
 
@@ -110,7 +111,8 @@ class StringConverter(Converter, ConvertsHeadersAsValues):
         if self._codec != "utf-8":
             return None
         return [
-            None if v is None else (v if type(v) is str else java_string(v)).encode("utf-8", "replace") for v in values
+            None if v is None else (v if type(v) is str else java_string(v, s)).encode("utf-8", "replace")
+            for s, v in zip(schemas, values, strict=True)
         ]
 
     def close(self) -> None:

@@ -93,6 +93,9 @@ def _worker_def(standalone: bool) -> ConfigDef:
     d.define("response.http.headers.config", ConfigType.STRING, "", importance=Importance.LOW,
              documentation="Rules for HTTP response headers: comma-separated "
              "'[action] [name]:[value]' with action set, add, setDate, addDate or unset.")
+    d.define("topic.creation.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
+             documentation="Allow source connectors to create the topics they write to, as their "
+             "topic.creation.* settings say.")
     d.define("topic.tracking.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
              documentation="Track the topics each connector uses (GET /connectors/{name}/topics).")
     d.define("topic.tracking.allow.reset", ConfigType.BOOLEAN, True, importance=Importance.LOW,

@@ -169,8 +169,12 @@ class WorkerSourceTask(WorkerTask):
 
     kind = "source"
 
-    def __init__(self, *args: Any, offset_store: OffsetBackingStore, kafka_options: dict[str, str], **kw: Any) -> None:
+    def __init__(
+        self, *args: Any, offset_store: OffsetBackingStore, kafka_options: dict[str, str],
+        dead_letter_queue: Any = None, **kw: Any,
+    ) -> None:
         super().__init__(*args, **kw)
+        self.dead_letter_queue = dead_letter_queue  # written by the executors, created here
         self.offset_store = offset_store
         self.kafka_options = kafka_options
         self.runner: SparkSourceTaskRunner | None = None
@@ -180,6 +184,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSourceTaskRunner(spark, self.spec, self.kafka_options)
+        if self.dead_letter_queue is not None:
+            _with_kafka_retries(self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic",
+                                self._stopping)
         self.committed = {
             partition_key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
         }
@@ -280,9 +287,11 @@ class WorkerSinkTask(WorkerTask):
         topics: list[str],
         topics_regex: str | None,
         task_count: int,
+        dead_letter_queue: Any = None,
         **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
+        self.dead_letter_queue = dead_letter_queue
         self.bootstrap_servers = bootstrap_servers
         self.consumer_overrides = consumer_overrides
         self.kafka_options = kafka_options
@@ -307,6 +316,9 @@ class WorkerSinkTask(WorkerTask):
         consumer_conf.update({k: v for k, v in self.consumer_overrides.items() if k not in ("group.id",)})
         consumer_conf.update({"group.id": self.group_id, "enable.auto.commit": False})
         self.consumer = Consumer(consumer_conf)
+        if self.dead_letter_queue is not None:
+            _with_kafka_retries(self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic",
+                                self._stopping)
         self._pattern = re.compile(self.topics_regex) if self.topics_regex else None
         self._refresh_assignment(force=True)
 
@@ -383,6 +395,12 @@ class WorkerSinkTask(WorkerTask):
         log.debug("Sink task %s-%s batch %d: %d records in %.3f s", *self.id, self.seq,
                   sum(end - start for start, end in ranges.values()), time.monotonic() - started)
         self.seq += 1
+        if result.dead_letters and self.dead_letter_queue is not None:
+            # Before the task fails or the batch's offsets are committed: never lost.
+            try:
+                self.dead_letter_queue.send(result.dead_letters)
+            except KafkaException as exc:
+                raise _TaskFailed(f"Writing to the dead letter queue {self.dead_letter_queue.topic} failed: {exc}") from exc
         if result.failure:
             raise _TaskFailed(result.failure)
         for tp, (start, end) in ranges.items():
@@ -416,6 +434,8 @@ class WorkerSinkTask(WorkerTask):
         self.committed.update(changed)
 
     def _close(self) -> None:
+        if self.dead_letter_queue is not None:
+            self.dead_letter_queue.close()
         consumer = getattr(self, "consumer", None)
         if consumer is not None:
             consumer.close()

@@ -17,10 +17,19 @@ from typing import Any
 from sluice.api.connector import Connector, ConnectorContext
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
 from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
+from sluice.runtime.data_path import (
+    DeadLetterQueue,
+    error_policy,
+    librdkafka_config,
+    topic_creation_active,
+    topic_creation_spec,
+    transforms_spec,
+)
 from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.tasks import WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
 from sluice.spark.executor import PluginSpec, TaskSpec
+from sluice.spark.topic_creation import TopicCreationSpec
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
 
 log = logging.getLogger(__name__)
@@ -355,6 +364,9 @@ class Worker:
                     key_converter=self._converter_spec(connector_config, "key.converter", None),
                     value_converter=self._converter_spec(connector_config, "value.converter", None),
                     header_converter=self._converter_spec(connector_config, "header.converter", SIMPLE_HEADER_CONVERTER),
+                    errors=error_policy(connector_config),
+                    transforms=transforms_spec(connector_config, self.plugins),
+                    topic_creation=self._topic_creation(wc.kind, connector_config),
                 )
                 settings = {
                     "source_max_records": self.config.get("sluice.source.batch.max.records"),
@@ -371,6 +383,8 @@ class Worker:
                         spec, target, self.spark, report, settings,
                         offset_store=self.offset_store,
                         kafka_options=self._producer_options(connector_config),
+                        dead_letter_queue=DeadLetterQueue.for_connector(
+                            connector_config, self.admin_client(), {}),
                     )
                 else:
                     topics_regex = connector_config.get("topics.regex") or None
@@ -383,6 +397,8 @@ class Worker:
                         topics=topics,
                         topics_regex=topics_regex,
                         task_count=task_count,
+                        dead_letter_queue=DeadLetterQueue.for_connector(
+                            connector_config, self.admin_client(), self._producer_config(connector_config)),
                     )
             except BaseException as exc:
                 report(State.FAILED, _trace(exc))
@@ -403,6 +419,13 @@ class Worker:
                 self._admin = AdminClient(props)
             return self._admin
 
+    def _topic_creation(self, kind: str, connector_config: dict[str, str]) -> TopicCreationSpec | None:
+        if kind != "source" or not topic_creation_active(connector_config, bool(self.config.get("topic.creation.enable"))):
+            return None
+        admin = {k: v for k, v in self.config.prefixed("admin.").items() if k != "listeners"}
+        admin["bootstrap.servers"] = self.config.bootstrap_servers
+        return topic_creation_spec(connector_config, librdkafka_config(admin))
+
     def _topic_recorder(self, name: str) -> Callable[[str], None]:
         """Records the topics a connector's tasks use, once each (``TopicStatus``)."""
         seen: set[str] = set()
@@ -421,13 +444,16 @@ class Worker:
                       if k.startswith(f"{client}.override.")})
         return props
 
-    def _producer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
+    def _producer_config(self, connector_config: dict[str, str]) -> dict[str, str]:
         # What Kafka Connect forces on its producers (Worker.baseProducerConfigs),
         # then worker producer.* and connector producer.override.* settings.
         props = {"acks": "all", "delivery.timeout.ms": str(2**31 - 1)}
         props.update(self._client_props(connector_config, "producer"))
         props["bootstrap.servers"] = self.config.bootstrap_servers
-        return {f"kafka.{k}": v for k, v in props.items()}
+        return props
+
+    def _producer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
+        return {f"kafka.{k}": v for k, v in self._producer_config(connector_config).items()}
 
     def _consumer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
         props = self._client_props(connector_config, "consumer")

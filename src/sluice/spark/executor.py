@@ -18,9 +18,7 @@ that the functions pickle small and import fast on executors.
 
 from __future__ import annotations
 
-import base64
 import importlib
-import json
 import logging
 import queue
 import sys
@@ -35,9 +33,12 @@ import pyarrow as pa
 
 from sluice.api.converter import Converter, HeaderConverter
 from sluice.api.errors import RetriableError
-from sluice.api.records import Headers, SinkRecord, SourceRecord, TimestampType, TopicPartition
-from sluice.api.sink import SinkTask, SinkTaskContext
+from sluice.api.records import SinkRecord, SourceRecord, TopicPartition
+from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
+from sluice.spark.errors import ErrorPolicy, Stage
+from sluice.spark.topic_creation import TopicCreationSpec, TopicCreator
+from sluice.spark.record_pipeline import SOURCE_OUTPUT_SCHEMA, TIMESTAMP_SEPARATOR, DeadLetter, RecordPipeline
 
 log = logging.getLogger(__name__)
 
@@ -53,21 +54,12 @@ __all__ = [
     "stop_host",
 ]
 
-# Rows a source batch hands to Spark's Kafka sink.
-SOURCE_OUTPUT_SCHEMA = pa.schema(
-    [
-        ("key", pa.binary()),
-        ("value", pa.binary()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
-    ]
-)
 SOURCE_OUTPUT_DDL = (
     "key binary, value binary, topic string, partition int, headers array<struct<key: string, value: binary>>"
 )
 
-# One row per committed partition offset, or one row carrying a failure or rewind.
+# One row per committed partition offset, rewind or paused partition, one per record
+# for the dead letter queue, or one row carrying a failure.
 SINK_OUTPUT_SCHEMA = pa.schema(
     [
         ("kind", pa.string()),  # "commit" | "rewind" | "paused" | "error"
@@ -75,9 +67,17 @@ SINK_OUTPUT_SCHEMA = pa.schema(
         ("partition", pa.int32()),
         ("offset", pa.int64()),
         ("trace", pa.string()),
+        # "dlq" rows: the raw record for the dead letter queue
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("headers_json", pa.string()),
+        ("ts_ms", pa.int64()),
     ]
 )
-SINK_OUTPUT_DDL = "kind string, topic string, partition int, offset long, trace string"
+SINK_OUTPUT_DDL = (
+    "kind string, topic string, partition int, offset long, trace string, "
+    "key binary, value binary, headers_json string, ts_ms long"
+)
 
 ARROW_CHUNK_ROWS = 10_000
 LINGER_S = 0.05
@@ -103,6 +103,12 @@ class TaskSpec:
     key_converter: PluginSpec
     value_converter: PluginSpec
     header_converter: PluginSpec
+    errors: ErrorPolicy = field(default_factory=ErrorPolicy)
+    # The transformation chain's class and the connector's transforms.*/predicates.* keys,
+    # with plugin classes resolved to Python paths; None: no transforms.
+    transforms: PluginSpec | None = None
+    # Source connectors with topic.creation.* settings (and the worker allowing it).
+    topic_creation: TopicCreationSpec | None = None
 
     @property
     def host_key(self) -> tuple[str, int]:
@@ -116,6 +122,8 @@ class SourceBatchSpec:
     committed_offsets: list[tuple[dict[str, Any], dict[str, Any]]]
     max_records: int
     max_wait_ms: int
+    # Carry each record's timestamp in a header for the producer interceptor to apply.
+    write_timestamps: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,6 +221,23 @@ def _make_header_converter(spec: PluginSpec) -> HeaderConverter:
     return conv
 
 
+def _make_pipeline(spec: TaskSpec) -> RecordPipeline:
+    chain = None
+    if spec.transforms is not None:
+        chain = load_class(spec.transforms.class_path).from_connector_config(
+            dict(spec.transforms.configs), lambda _kind, class_path: load_class(class_path)
+        )
+    return RecordPipeline(
+        spec.connector,
+        spec.task,
+        (spec.key_converter.class_path, _make_converter(spec.key_converter, True)),
+        (spec.value_converter.class_path, _make_converter(spec.value_converter, False)),
+        (spec.header_converter.class_path, _make_header_converter(spec.header_converter)),
+        chain,
+        spec.errors,
+    )
+
+
 def _ensure_plugin_paths(config: dict[str, str]) -> None:
     # plugin.path directories are shipped in the task config so that executors can
     # import plugins from them too (they are on PYTHONPATH in local mode anyway).
@@ -267,9 +292,9 @@ class _SourceHost(_Host):
         _ensure_plugin_paths(task_spec.task_config)
         self.incarnation = task_spec.incarnation
         self.last_seq = spec.seq - 1
-        self.key_converter = _make_converter(task_spec.key_converter, True)
-        self.value_converter = _make_converter(task_spec.value_converter, False)
-        self.header_converter = _make_header_converter(task_spec.header_converter)
+        self.pipeline = _make_pipeline(task_spec)
+        self.write_timestamps = spec.write_timestamps
+        self.topic_creator = TopicCreator(task_spec.topic_creation) if task_spec.topic_creation else None
         self.task: SourceTask = load_class(task_spec.task_class)()
         self.task.initialize(_SourceContext(task_spec.task_config, _SnapshotOffsetReader(spec.committed_offsets)))
         self.task.start(dict(task_spec.task_config))
@@ -331,6 +356,7 @@ class _SourceHost(_Host):
             self.task.stop()
         finally:
             self._thread.join(timeout=5)
+            self.pipeline.close()
 
 
 def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBatch]:
@@ -421,72 +447,20 @@ class _SourceColumns:
         self.records.extend(records)
 
     def flush(self) -> tuple[pa.RecordBatch | None, list[SourceRecord], BaseException | None]:
-        """Convert what was collected: ``(batch, records in it, conversion error)``.
+        """Transform and convert what was collected: ``(batch, records processed, error)``.
 
-        When the chunk fails to convert, the batch holds the records before the first
-        bad one, so they are delivered (and their offsets committed) before the task fails.
+        When a record fails beyond the error policy, the batch holds the records before
+        it, so they are delivered (and their offsets committed) before the task fails.
         """
         records, self.records = self.records, []
-        try:
-            return self._to_batch(records, batched=True), records, None
-        except BaseException:
-            pass
-        good: list[SourceRecord] = []
-        error: BaseException | None = None
-        for record in records:
-            try:
-                self._to_batch([record], batched=False)
-            except BaseException as exc:
-                error = exc
-                break
-            good.append(record)
-        return (self._to_batch(good, batched=False) if good else None), good, error
-
-    def _to_batch(self, records: list[SourceRecord], batched: bool) -> pa.RecordBatch:
-        host = self.host
-        topics = [r.topic for r in records]
-        headers = [r._headers for r in records]  # None for the common header-less record
-        key_schemas, keys = [r.key_schema for r in records], [r.key for r in records]
-        value_schemas, values = [r.value_schema for r in records], [r.value for r in records]
-        hc = host.header_converter
-        return pa.RecordBatch.from_arrays(
-            [
-                pa.array(_from_connect_column(host.key_converter, topics, key_schemas, keys, headers, batched), pa.binary()),
-                pa.array(
-                    _from_connect_column(host.value_converter, topics, value_schemas, values, headers, batched), pa.binary()
-                ),
-                pa.array(topics, pa.string()),
-                pa.array([r.kafka_partition for r in records], pa.int32()),
-                pa.array(
-                    [
-                        [{"key": h.key, "value": hc.from_connect_header(t, h.key, h.schema, h.value)} for h in hs]
-                        if hs
-                        else None
-                        for t, hs in zip(topics, headers, strict=True)
-                    ],
-                    SOURCE_OUTPUT_SCHEMA.field("headers").type,
-                ),
-            ],
-            schema=SOURCE_OUTPUT_SCHEMA,
-        )
-
-
-def _from_connect_column(
-    converter: Converter,
-    topics: list[str],
-    schemas: list[Any],
-    values: list[Any],
-    headers: list[Headers | None],
-    batched: bool,
-) -> list[bytes | None]:
-    """Serialise one column: in one call when the converter has a batch form and the
-    records share a topic, else record by record with their headers."""
-    n = len(values)
-    if batched and n and topics.count(topics[0]) == n:
-        converted = converter.from_connect_batch(topics[0], schemas, values)
-        if converted is not None:
-            return converted
-    return [converter.from_connect_data(topics[i], schemas[i], values[i], headers[i]) for i in range(n)]
+        batch, processed, error = self.host.pipeline.source_batch(records, self.host.write_timestamps)
+        creator = self.host.topic_creator
+        if batch is not None and creator is not None:
+            try:  # before Spark's producer writes to them
+                creator.ensure(t.split(TIMESTAMP_SEPARATOR, 1)[0] for t in batch.column("topic").to_pylist())
+            except Exception as exc:  # noqa: BLE001 - nothing of this chunk is delivered
+                return None, [], exc
+        return batch, processed, error
 
 
 def _track_offsets(
@@ -513,6 +487,7 @@ class _SinkContext(SinkTaskContext):
         self._config = config
         self._assignment = {TopicPartition(t, p) for t, p in assignment}
         self.rewinds: dict[TopicPartition, int] = {}
+        self.reporter: ErrantRecordReporter | None = None
         self.timeout_ms = 0
         self.paused: set[TopicPartition] = set()
         self.commit_requested = False
@@ -542,6 +517,27 @@ class _SinkContext(SinkTaskContext):
     def request_commit(self) -> None:
         self.commit_requested = True
 
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self.reporter
+
+
+class _ErrantRecordReporter(ErrantRecordReporter):
+    """Reports a record the task could not handle: dead-lettered (raw, as consumed) and
+    tolerated, or, with ``errors.tolerance=none``, the task fails (``put`` raises)."""
+
+    def __init__(self, host: _SinkHost) -> None:
+        self.host = host
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        host = self.host
+        cols = host.batch_columns
+        pipeline = host.pipeline
+        pipeline.operator.execute(
+            Stage.TASK_PUT, host.task_class,
+            lambda: (_ for _ in ()).throw(error),
+            lambda step: pipeline.dead_letter_for(cols, record, step.error, host.dead),
+        )
+
 
 class _SinkHost(_Host):
     def __init__(self, spec: SinkBatchSpec) -> None:
@@ -550,10 +546,12 @@ class _SinkHost(_Host):
         self.incarnation = task_spec.incarnation
         self.last_seq = spec.seq - 1
         self.assignment = sorted(spec.assignment)
-        self.key_converter = _make_converter(task_spec.key_converter, True)
-        self.value_converter = _make_converter(task_spec.value_converter, False)
-        self.header_converter = _make_header_converter(task_spec.header_converter)
+        self.pipeline = _make_pipeline(task_spec)
+        self.task_class = task_spec.task_class
+        self.batch_columns: dict[str, list[Any]] = {}
+        self.dead: list[DeadLetter] = []
         self.context = _SinkContext(task_spec.task_config, spec.assignment)
+        self.context.reporter = _ErrantRecordReporter(self)
         self.task: SinkTask = load_class(task_spec.task_class)()
         self.task.initialize(self.context)
         self.task.start(dict(task_spec.task_config))
@@ -568,17 +566,42 @@ class _SinkHost(_Host):
         try:
             self.task.close([TopicPartition(t, p) for t, p in self.assignment])
         finally:
-            self.task.stop()
+            try:
+                self.task.stop()
+            finally:
+                self.pipeline.close()
 
 
 def _sink_rows(kind: str, entries: list[tuple[str | None, int | None, int | None]], trace: str | None = None) -> pa.RecordBatch:
+    n = len(entries)
     return pa.RecordBatch.from_arrays(
         [
-            pa.array([kind] * len(entries), pa.string()),
+            pa.array([kind] * n, pa.string()),
             pa.array([e[0] for e in entries], pa.string()),
             pa.array([e[1] for e in entries], pa.int32()),
             pa.array([e[2] for e in entries], pa.int64()),
-            pa.array([trace] * len(entries), pa.string()),
+            pa.array([trace] * n, pa.string()),
+            pa.nulls(n, pa.binary()),
+            pa.nulls(n, pa.binary()),
+            pa.nulls(n, pa.string()),
+            pa.nulls(n, pa.int64()),
+        ],
+        schema=SINK_OUTPUT_SCHEMA,
+    )
+
+
+def _dead_letter_rows(dead: list[DeadLetter]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(["dlq"] * len(dead), pa.string()),
+            pa.array([d.topic for d in dead], pa.string()),
+            pa.array([d.partition for d in dead], pa.int32()),
+            pa.array([d.offset for d in dead], pa.int64()),
+            pa.nulls(len(dead), pa.string()),
+            pa.array([d.key for d in dead], pa.binary()),
+            pa.array([d.value for d in dead], pa.binary()),
+            pa.array([d.headers_json() if d.headers else None for d in dead], pa.string()),
+            pa.array([d.timestamp for d in dead], pa.int64()),
         ],
         schema=SINK_OUTPUT_SCHEMA,
     )
@@ -624,15 +647,18 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
         return
     assert isinstance(host, _SinkHost)
     host.last_seq = spec.seq
+    host.dead = []
     try:
         delivered = False
         for batch in batches:
             delivered = True
-            records = _to_sink_records(batch, host)
+            host.batch_columns = cols = batch.to_pydict()
+            records = host.pipeline.sink_records(batch, host.dead, cols)
             _put_with_retries(host, records)
+            # Every consumed record counts, also those filtered out or dead-lettered.
             last: dict[tuple[str, int], int] = {}
-            for r in records:
-                last[(r.topic, r.kafka_partition)] = r.kafka_offset
+            for topic, partition, offset in zip(cols["topic"], cols["partition"], cols["offset"], strict=True):
+                last[(topic, partition)] = offset
             for (topic, partition), offset in last.items():
                 host.positions[TopicPartition(topic, partition)] = offset + 1
         if not delivered:
@@ -642,8 +668,13 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
         committed = host.task.pre_commit(dict(host.positions)) or {}
     except BaseException as exc:
         _drop_host(task_spec, host)
+        if host.dead:  # reported before the task fails, as Kafka Connect does
+            yield _dead_letter_rows(host.dead)
         yield _sink_rows("error", [(None, None, None)], _format_trace(exc))
         return
+    if host.dead:
+        yield _dead_letter_rows(host.dead)
+        host.dead = []
     rows = [(tp.topic, tp.partition, off) for tp, off in sorted(committed.items())]
     if rows:
         yield _sink_rows("commit", rows)  # type: ignore[arg-type]
@@ -670,56 +701,3 @@ def _put_with_retries(host: _SinkHost, records: list[SinkRecord]) -> None:
             if attempt == RETRIABLE_PUT_ATTEMPTS - 1:
                 raise
             time.sleep(max(host.context.timeout_ms, 100) / 1000.0)
-
-
-def _to_sink_records(batch: pa.RecordBatch, host: _SinkHost) -> list[SinkRecord]:
-    cols = batch.to_pydict()
-    n = batch.num_rows
-    topics, partitions, offsets = cols["topic"], cols["partition"], cols["offset"]
-    ts, ts_types, headers_col = cols["ts_ms"], cols["ts_type"], cols["headers_json"]
-    headers = [_sink_headers(topics[i], raw, host.header_converter) if raw else None for i, raw in enumerate(headers_col)]
-    key_schemas, keys = _to_connect_column(host.key_converter, topics, cols["key"], headers, batch.column("key").null_count == n)
-    value_schemas, values = _to_connect_column(host.value_converter, topics, cols["value"], headers, False)
-    types = [_TIMESTAMP_TYPES.get(t, TimestampType.NO_TIMESTAMP_TYPE) for t in ts_types]
-    return [
-        SinkRecord(topics[i], partitions[i], key_schemas[i], keys[i], value_schemas[i], values[i], offsets[i], ts[i],
-                   types[i], headers[i])
-        for i in range(n)
-    ]
-
-
-def _sink_headers(topic: str, raw: str, converter: HeaderConverter) -> Headers:
-    headers = Headers()
-    for h in json.loads(raw):
-        raw_value = h.get("value")
-        sv = converter.to_connect_header(topic, h["key"], None if raw_value is None else base64.b64decode(raw_value))
-        headers.add(h["key"], sv.value, sv.schema)
-    return headers
-
-
-def _to_connect_column(
-    converter: Converter, topics: list[str], raw: list[bytes | None], headers: list[Headers | None], all_null: bool
-) -> tuple[list[Any], list[Any]]:
-    """Convert one column of a batch: in one call per topic when the converter has a batch
-    form (it then never looks at headers), else record by record with headers."""
-    n = len(raw)
-    first_topic = topics[0] if n else ""
-    if n and (topics.count(first_topic) == n):
-        if all_null:
-            one = converter.to_connect_batch(first_topic, [None])
-            if one is not None:
-                return one[0] * n, one[1] * n
-        else:
-            both = converter.to_connect_batch(first_topic, raw)
-            if both is not None:
-                return both
-    schemas: list[Any] = []
-    values: list[Any] = []
-    for i in range(n):
-        sv = converter.to_connect_data(topics[i], raw[i], headers[i] if headers[i] is not None else Headers())
-        schemas.append(sv.schema)
-        values.append(sv.value)
-    return schemas, values
-
-
-_TIMESTAMP_TYPES = {0: TimestampType.CREATE_TIME, 1: TimestampType.LOG_APPEND_TIME}

@@ -30,6 +30,7 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF
 from sluice.spark.executor import (
     SINK_OUTPUT_DDL,
     SOURCE_OUTPUT_DDL,
@@ -70,6 +71,8 @@ class SinkBatchResult:
     rewinds: dict[tuple[str, int], int] = field(default_factory=dict)
     paused: set[tuple[str, int]] = field(default_factory=set)
     failure: str | None = None
+    # rows for the dead letter queue (key, value, headers_json, ts_ms), in consumed order
+    dead_letters: list[Any] = field(default_factory=list)
 
 
 AFFINITY_ENV = "SLUICE_TASK_AFFINITY"
@@ -110,11 +113,16 @@ class SparkSourceTaskRunner:
         self.spark = spark
         self.task = task
         self.kafka_options = dict(kafka_options)
+        interceptor = spark.conf.get(TIMESTAMP_INTERCEPTOR_CONF, None)
+        self.write_timestamps = bool(interceptor)
+        if interceptor:
+            chained = [c for c in self.kafka_options.get("kafka.interceptor.classes", "").split(",") if c.strip()]
+            self.kafka_options["kafka.interceptor.classes"] = ",".join([interceptor, *chained])
 
     def run_batch(
         self, seq: int, committed_offsets: list[tuple[dict[str, Any], dict[str, Any]]], max_records: int, max_wait_ms: int
     ) -> SourceBatchResult:
-        spec = SourceBatchSpec(self.task, seq, committed_offsets, max_records, max_wait_ms)
+        spec = SourceBatchSpec(self.task, seq, committed_offsets, max_records, max_wait_ms, self.write_timestamps)
         report = self.spark.sparkContext.accumulator([], _ListParam())
 
         def poll(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -212,6 +220,8 @@ class SparkSinkTaskRunner:
                 result.rewinds[(row.topic, row.partition)] = row.offset
             elif row.kind == "paused":
                 result.paused.add((row.topic, row.partition))
+            elif row.kind == "dlq":
+                result.dead_letters.append(row)
             elif row.kind == "error":
                 result.failure = row.trace
         return result

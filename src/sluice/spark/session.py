@@ -8,7 +8,11 @@ from collections.abc import Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
-__all__ = ["build_spark_session", "spark_version"]
+__all__ = ["TIMESTAMP_INTERCEPTOR_CONF", "build_spark_session", "spark_version"]
+
+# Set when the producer interceptor that writes source records' timestamps is on the
+# classpath (its class name): Spark's Kafka sink has no timestamp column of its own.
+TIMESTAMP_INTERCEPTOR_CONF = "spark.sluice.source.timestamp.interceptor"
 
 DEFAULTS = {
     # Connect tasks mostly wait on I/O (an idle source long-polls inside its Spark task),

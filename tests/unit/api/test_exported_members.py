@@ -10,7 +10,9 @@ import pytest
 
 import sluice.api
 
-SUBMODULES = ["config", "connector", "converter", "data", "errors", "records", "sink", "source", "transforms"]
+SUBMODULES = [
+    "config", "connector", "converter", "data", "errors", "records", "schema_projector", "sink", "source", "transforms",
+]
 
 
 def test_all_is_sorted_and_unique() -> None:

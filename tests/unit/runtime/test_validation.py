@@ -58,14 +58,14 @@ def test_sink_needs_exactly_one_of_topics_and_topics_regex(plugins: Plugins) -> 
     assert groups == ["Common", "Transforms", "Predicates", "Error Handling"]
 
 
-def test_features_not_built_yet_are_refused_not_ignored(plugins: Plugins) -> None:
+def test_transforms_tolerance_and_dead_letter_queue_are_accepted(plugins: Plugins) -> None:
     errors = _errors(validate_connector_config(plugins, {
         "name": "s", "connector.class": "FileStreamSink", "topics": "a",
-        "transforms": "x", "errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq",
+        "transforms": "x", "transforms.x.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.x.regex": "a", "transforms.x.replacement": "b",
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq",
     }))
-    assert any("not supported by this version of Sluice yet" in e for e in errors["transforms"])
-    assert any("not supported" in e for e in errors["errors.tolerance"])
-    assert any("not supported" in e for e in errors["errors.deadletterqueue.topic.name"])
+    assert not errors
 
 
 def test_missing_or_unknown_connector_class_is_a_bad_request(plugins: Plugins) -> None:

@@ -15,7 +15,6 @@ from sluice.rest.entities import config_infos_json
 from sluice.runtime.config import VersionRange, WorkerConfig, version_mismatch_message
 from sluice.runtime.herder.base import BadRequestError, ConfigInfos
 from sluice.runtime.herder.validation import (
-    NOT_YET_SUPPORTED,
     java_hash_map_order,
     plugin_config_info,
     validate_connector_config,
@@ -74,9 +73,7 @@ def test_transform_alias_lists_type_version_negate_predicate_and_its_own_keys(pl
     assert "Transforms: t1" in infos.groups
     # The connector's own keys come after the enriched ones.
     assert _names(infos)[-1] == "file"
-    # Only Sluice's own refusal remains: the data path does not apply transforms yet.
-    assert infos.error_count == 1
-    assert configs["transforms"].value.errors == [f"Applying transforms {NOT_YET_SUPPORTED}"]
+    assert infos.error_count == 0
 
 
 def test_simple_name_resolves_and_value_shows_the_class(plugins: Plugins) -> None:

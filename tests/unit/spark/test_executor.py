@@ -155,9 +155,11 @@ def _sink_spec(seq, cls="PausingSinkTask", committed=0, start=0):
 
 
 def _rows(batches):
+    """(kind, topic, partition, offset, trace) of each output row."""
     rows = []
     for b in batches:
-        rows.extend(zip(*b.to_pydict().values()))
+        columns = b.to_pydict()
+        rows.extend(zip(*(columns[name] for name in ("kind", "topic", "partition", "offset", "trace"))))
     return rows
 
 

@@ -32,6 +32,7 @@ from sluice.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue, con
 from sluice.api.connector import Connector
 from sluice.api.errors import ConfigError, NotFoundError
 from sluice.runtime.client_configs import client_config_def
+from sluice.runtime.data_path import topic_creation_errors
 from sluice.runtime.config import (
     ADMIN_OVERRIDES_PREFIX,
     CONNECTOR_CLASS_CONFIG,
@@ -39,7 +40,6 @@ from sluice.runtime.config import (
     CONSUMER_OVERRIDES_PREFIX,
     CONVERTER_KEYS,
     DLQ_TOPIC_NAME_CONFIG,
-    ERRORS_TOLERANCE_CONFIG,
     HEADER_CONVERTER_CLASS_CONFIG,
     KEY_CONVERTER_CLASS_CONFIG,
     PLUGIN_KINDS,
@@ -292,21 +292,17 @@ def _resolve(plugins: Plugins, name: Any, kinds: tuple[str, ...]) -> PluginDesc 
 NOT_YET_SUPPORTED = "is not supported by this version of Sluice yet"
 
 
-def _unsupported_checks(config: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
-    def refuse(key: str, what: str) -> None:
-        if key in values:
-            values[key].add_error_message(f"{what} {NOT_YET_SUPPORTED}")
+def _topic_creation_checks(
+    config: Mapping[str, Any], values: dict[str, ConfigValue], worker_config: WorkerConfig | None
+) -> None:
+    """Source connectors: the default group's settings are required once topic creation is
+    on, and every group's must be valid (errors reported on ``topic.creation.groups``)."""
+    enabled = True if worker_config is None else bool(worker_config.get("topic.creation.enable"))
+    strings = {k: str(v) for k, v in config.items() if v is not None}
+    for message in topic_creation_errors(strings, enabled):
+        values.setdefault(TOPIC_CREATION_GROUPS_CONFIG, ConfigValue(TOPIC_CREATION_GROUPS_CONFIG)).add_error_message(
+            message)
 
-    if not _blank(config.get(TRANSFORMS_CONFIG)):
-        refuse(TRANSFORMS_CONFIG, "Applying transforms")
-    if not _blank(config.get(PREDICATES_CONFIG)):
-        refuse(PREDICATES_CONFIG, "Applying predicates")
-    if str(config.get(ERRORS_TOLERANCE_CONFIG) or "none").strip() == "all":
-        refuse(ERRORS_TOLERANCE_CONFIG, "errors.tolerance=all")
-    if not _blank(config.get(DLQ_TOPIC_NAME_CONFIG)):
-        refuse(DLQ_TOPIC_NAME_CONFIG, "A dead letter queue")
-    if any(k.startswith(TOPIC_CREATION_PREFIX) for k in config):
-        refuse(TOPIC_CREATION_GROUPS_CONFIG, "Topic creation (topic.creation.*)")
 
 
 # --------------------------------------------------------------------------- converters and clients
@@ -434,7 +430,8 @@ def validate_connector_config(
     if desc.type == "sink":
         _sink_checks(config, values)
     _version_checks(config, values, plugins, desc)
-    _unsupported_checks(config, values)
+    if desc.type == "source":
+        _topic_creation_checks(config, values, worker_config)
     for key, raw in config.items():
         if raw is None:
             values.setdefault(key, ConfigValue(key)).add_error_message(NULL_VALUE_MESSAGE)

@@ -1,0 +1,238 @@
+"""Driver-side pieces of a task's data path: its error policy and transform chain, as the
+executors get them, and the sink dead letter queue.
+
+The executors (``sluice.spark``) see only Python class paths and plain settings; here the
+connector config's ``errors.*``, ``transforms.*`` and ``predicates.*`` keys are read and
+plugin names (Kafka class names, aliases) resolved.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from sluice.runtime.config import (
+    DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
+    DLQ_TOPIC_NAME_CONFIG,
+    DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
+    ERRORS_TOLERANCE_CONFIG,
+    PREDICATES_CONFIG,
+    TOPIC_CREATION_GROUPS_CONFIG,
+    TOPIC_CREATION_PREFIX,
+    TRANSFORMS_CONFIG,
+)
+from sluice.runtime.plugins import Plugins
+from sluice.spark.errors import ErrorPolicy
+from sluice.spark.executor import PluginSpec
+from sluice.spark.topic_creation import DEFAULT_GROUP, TopicCreationGroup, TopicCreationSpec
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DeadLetterQueue",
+    "error_policy",
+    "librdkafka_config",
+    "topic_creation_active",
+    "topic_creation_errors",
+    "topic_creation_spec",
+    "transforms_spec",
+]
+
+_LIBRDKAFKA_PRODUCER_KEYS = frozenset({
+    "bootstrap.servers", "acks", "client.id", "compression.type", "linger.ms", "batch.size",
+    "delivery.timeout.ms", "request.timeout.ms", "retries", "retry.backoff.ms", "enable.idempotence",
+    "security.protocol", "sasl.mechanism", "sasl.username", "sasl.password", "ssl.ca.location",
+    "ssl.certificate.location", "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
+})
+
+
+def librdkafka_config(java_client_config: Mapping[str, str]) -> dict[str, str]:
+    """The settings of a Java client config (worker ``producer.*``, ``admin.*``, overrides)
+    that librdkafka shares with the Java client, for the clients Sluice runs in Python."""
+    return {k: v for k, v in java_client_config.items() if k in _LIBRDKAFKA_PRODUCER_KEYS}
+
+
+TRANSFORMATION_CHAIN_CLASS = "sluice.transforms.chain.TransformationChain"
+
+
+def _flag(config: Mapping[str, str], key: str) -> bool:
+    return str(config.get(key, "false")).strip().lower() == "true"
+
+
+def _aliases(value: str | None) -> list[str]:
+    return [a.strip() for a in (value or "").split(",") if a.strip()]
+
+
+def error_policy(config: Mapping[str, str]) -> ErrorPolicy:
+    """The connector's ``errors.*`` settings (validated before the connector started).
+
+    Kafka Connect defines the dead letter queue keys for sink connectors only; Sluice
+    reads them for source connectors too (conversion and transform failures)."""
+    return ErrorPolicy(
+        tolerate_all=str(config.get(ERRORS_TOLERANCE_CONFIG, "none")).strip() == "all",
+        retry_timeout_ms=int(config.get("errors.retry.timeout", "0") or 0),
+        retry_delay_max_ms=int(config.get("errors.retry.delay.max.ms", "60000") or 60000),
+        log_enable=_flag(config, "errors.log.enable"),
+        log_include_messages=_flag(config, "errors.log.include.messages"),
+        dead_letter_topic=(config.get(DLQ_TOPIC_NAME_CONFIG) or "").strip() or None,
+        context_headers=_flag(config, DLQ_CONTEXT_HEADERS_ENABLE_CONFIG),
+    )
+
+
+def transforms_spec(config: Mapping[str, str], plugins: Plugins) -> PluginSpec | None:
+    """The chain for the executors: the ``transforms.*``/``predicates.*`` keys with each
+    ``type`` resolved to a Python class path; None when the connector has no transforms."""
+    transforms = _aliases(config.get(TRANSFORMS_CONFIG))
+    if not transforms:
+        return None
+    keys = {k: v for k, v in config.items()
+            if k in (TRANSFORMS_CONFIG, PREDICATES_CONFIG) or k.startswith(("transforms.", "predicates."))}
+    for family, kind, aliases in (("transforms", "transformation", transforms),
+                                  ("predicates", "predicate", _aliases(config.get(PREDICATES_CONFIG)))):
+        for alias in aliases:
+            type_key = f"{family}.{alias}.type"
+            if keys.get(type_key):
+                keys[type_key] = plugins.resolve(keys[type_key].strip(), (kind,)).python_path
+    return PluginSpec(TRANSFORMATION_CHAIN_CLASS, keys)
+
+
+_GROUP_SETTINGS = ("include", "exclude", "replication.factor", "partitions")
+
+
+def topic_creation_active(config: Mapping[str, str], worker_enabled: bool) -> bool:
+    """Kafka's rule: the worker allows it and the connector has a ``topic.creation.`` key."""
+    return worker_enabled and any(k.startswith(TOPIC_CREATION_PREFIX) for k in config)
+
+
+def _creation_int(config: Mapping[str, str], key: str, fallback: str | None) -> int:
+    raw = config.get(key, fallback)
+    if raw is None or not str(raw).strip():
+        raise ValueError(f"Missing required configuration \"{key}\" which has no default value.")
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"Invalid value {raw} for configuration {key}: Not a number of type INT") from None
+    if value == 0 or value < -1:
+        what = "partitions" if key.endswith("partitions") else "replication factor"
+        raise ValueError(f"Invalid value {value} for configuration {key}: Number of {what} must be positive, "
+                         "or -1 to use the broker's default")
+    return value
+
+
+def topic_creation_spec(config: Mapping[str, str], admin_config: dict[str, str]) -> TopicCreationSpec:
+    """The connector's topic creation groups, in order with ``default`` last. Raises
+    ``ValueError`` for a missing or invalid setting (see :func:`topic_creation_errors`)."""
+    prefix = TOPIC_CREATION_PREFIX
+    default_rf = _creation_int(config, f"{prefix}{DEFAULT_GROUP}.replication.factor", None)
+    default_partitions = _creation_int(config, f"{prefix}{DEFAULT_GROUP}.partitions", None)
+    groups = []
+    for name in [*(a for a in _aliases(config.get(TOPIC_CREATION_GROUPS_CONFIG)) if a != DEFAULT_GROUP), DEFAULT_GROUP]:
+        own = f"{prefix}{name}."
+        topic_configs = tuple(sorted(
+            (k[len(own):], v) for k, v in config.items()
+            if k.startswith(own) and k[len(own):] not in _GROUP_SETTINGS
+        ))
+        if name == DEFAULT_GROUP:
+            groups.append(TopicCreationGroup(name, default_rf, default_partitions, topic_configs=topic_configs))
+            continue
+        for pattern in [*_aliases(config.get(own + "include")), *_aliases(config.get(own + "exclude"))]:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"Invalid value {pattern} for configuration {own}include/exclude: {exc}") from None
+        groups.append(TopicCreationGroup(
+            name,
+            _creation_int(config, own + "replication.factor", str(default_rf)),
+            _creation_int(config, own + "partitions", str(default_partitions)),
+            tuple(_aliases(config.get(own + "include"))),
+            tuple(_aliases(config.get(own + "exclude"))),
+            topic_configs,
+        ))
+    return TopicCreationSpec(tuple(groups), dict(admin_config))
+
+
+def topic_creation_errors(config: Mapping[str, str], worker_enabled: bool) -> list[str]:
+    """Validation: what is wrong with the connector's ``topic.creation.*`` keys."""
+    if not topic_creation_active(config, worker_enabled):
+        return []
+    try:
+        topic_creation_spec(config, {})
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+class DeadLetterQueue:
+    """A sink connector's dead letter queue topic: created (one partition) when missing,
+    then written to before the offsets of a batch are committed."""
+
+    def __init__(self, topic: str, replication_factor: int, admin: Any, producer_config: dict[str, str]) -> None:
+        self.topic = topic
+        self.replication_factor = replication_factor
+        self._admin = admin
+        self._producer_config = librdkafka_config(producer_config)
+        self._producer: Any = None
+
+    @classmethod
+    def for_connector(cls, config: Mapping[str, str], admin: Any, producer_config: dict[str, str]) -> DeadLetterQueue | None:
+        topic = (config.get(DLQ_TOPIC_NAME_CONFIG) or "").strip()
+        if not topic:
+            return None
+        factor = int(config.get(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG, "3") or 3)
+        return cls(topic, factor, admin, producer_config)
+
+    def ensure_topic(self) -> None:
+        """Create the topic when missing, as Kafka's dead letter queue reporter does."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import NewTopic
+
+        metadata = self._admin.list_topics(timeout=30)
+        if self.topic in metadata.topics:
+            return
+        futures = self._admin.create_topics([NewTopic(self.topic, 1, self.replication_factor)], request_timeout=30)
+        try:
+            futures[self.topic].result()
+        except KafkaException as exc:
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+        log.info("Created dead letter queue topic %s", self.topic)
+
+    def send(self, rows: list[Any]) -> None:
+        """Produce the dead-lettered records (rows with key, value, headers_json, ts_ms)
+        and wait until Kafka acknowledged all of them."""
+        if not rows:
+            return
+        from confluent_kafka import KafkaException, Producer
+
+        if self._producer is None:
+            self._producer = Producer(dict(self._producer_config))
+        errors: list[Any] = []
+
+        def delivered(err: Any, _msg: Any) -> None:
+            if err is not None:
+                errors.append(err)
+
+        for row in rows:
+            headers = [(h["key"], None if h["value"] is None else base64.b64decode(h["value"]))
+                       for h in json.loads(row.headers_json)] if row.headers_json else None
+            key = None if row.key is None else bytes(row.key)  # Spark's rows hold bytearrays
+            value = None if row.value is None else bytes(row.value)
+            kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": delivered}
+            if headers:
+                kwargs["headers"] = headers
+            if row.ts_ms is not None and row.ts_ms >= 0:
+                kwargs["timestamp"] = row.ts_ms
+            self._producer.produce(self.topic, **kwargs)
+            self._producer.poll(0)
+        remaining = self._producer.flush(60)
+        if remaining or errors:
+            raise KafkaException(errors[0] if errors else f"{remaining} dead letter queue records not acknowledged")
+
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(10)
+            self._producer = None

@@ -1,0 +1,170 @@
+"""``ReplaceField``: drop, keep or rename fields of the key or value
+(``org.apache.kafka.connect.transforms.ReplaceField$Key`` / ``$Value``).
+
+``exclude`` wins over ``include``; an empty ``include`` keeps every field. ``renames`` is a
+list of ``old:new`` pairs. A null key or value passes through unchanged.
+
+``blacklist`` and ``whitelist``, the names ``exclude`` and ``include`` had before Kafka 2.7,
+are still accepted as aliases (Kafka 4 dropped them and ignores them): the new name wins
+when both are given.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sluice.api.config import ConfigDef, ConfigType, Importance, LambdaValidator, ValidList
+from sluice.api.data import Schema, SchemaBuilder, Struct
+from sluice.api.errors import ConfigError
+from sluice.api.records import ConnectRecord
+from sluice.transforms._util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    KeyOrValueTransformation,
+    KeySide,
+    LRUCache,
+    ValueSide,
+    copy_schema_basics,
+    define_replace_null_with_default,
+    field_value,
+    java_split,
+    parse_config,
+    require_map,
+    require_struct,
+)
+
+__all__ = ["ReplaceField", "ReplaceFieldKey", "ReplaceFieldValue"]
+
+log = logging.getLogger(__name__)
+
+EXCLUDE_CONFIG = "exclude"
+INCLUDE_CONFIG = "include"
+RENAMES_CONFIG = "renames"
+DEPRECATED_ALIASES = {EXCLUDE_CONFIG: "blacklist", INCLUDE_CONFIG: "whitelist"}
+PURPOSE = "field replacement"
+
+
+def parse_renames(mappings: list[str]) -> dict[str, str]:
+    """``{old: new}`` from ``old:new`` entries; :class:`ConfigError` for a malformed one."""
+    renames: dict[str, str] = {}
+    for mapping in mappings:
+        parts = java_split(mapping, ":")
+        if len(parts) != 2:
+            raise ConfigError(RENAMES_CONFIG, ", ".join(mappings), f"Invalid rename mapping: {mapping}")
+        renames[parts[0]] = parts[1]
+    return renames
+
+
+CONFIG_DEF = define_replace_null_with_default(
+    ConfigDef()
+    .define(
+        EXCLUDE_CONFIG,
+        ConfigType.LIST,
+        [],
+        ValidList.any_non_duplicate_values(True, False),
+        Importance.MEDIUM,
+        "Fields to drop. A field listed here is dropped even if it is also in include.",
+    )
+    .define(
+        INCLUDE_CONFIG,
+        ConfigType.LIST,
+        [],
+        ValidList.any_non_duplicate_values(True, False),
+        Importance.MEDIUM,
+        "Fields to keep; when set, every other field is dropped.",
+    )
+    .define(
+        RENAMES_CONFIG,
+        ConfigType.LIST,
+        [],
+        LambdaValidator.with_(lambda name, value: parse_renames(list(value)), "comma-separated old:new pairs"),
+        Importance.MEDIUM,
+        "Fields to rename, as old:new pairs separated by commas.",
+    )
+)
+
+
+def translate_deprecated(configs: dict[str, Any]) -> dict[str, Any]:
+    """Map ``blacklist``/``whitelist`` onto ``exclude``/``include`` (the new name wins)."""
+    translated = dict(configs)
+    for target, deprecated in DEPRECATED_ALIASES.items():
+        if deprecated not in translated:
+            continue
+        old = translated.pop(deprecated)
+        if target in translated:
+            log.warning("Configuration '%s' is deprecated and was ignored in favour of '%s'", deprecated, target)
+        else:
+            log.warning("Configuration '%s' is deprecated; use '%s' instead", deprecated, target)
+            translated[target] = old
+    return translated
+
+
+class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
+    """Shared logic of :class:`ReplaceFieldKey` and :class:`ReplaceFieldValue`."""
+
+    def __init__(self) -> None:
+        self._exclude: frozenset[str] = frozenset()
+        self._include: frozenset[str] = frozenset()
+        self._renames: dict[str, str] = {}
+        self._reverse_renames: dict[str, str] = {}
+        self._replace_null_with_default = True
+        self._schema_cache = LRUCache(16)
+
+    def configure(self, configs: dict[str, Any]) -> None:
+        parsed = parse_config(CONFIG_DEF, translate_deprecated(dict(configs or {})))
+        self._exclude = frozenset(parsed[EXCLUDE_CONFIG])
+        self._include = frozenset(parsed[INCLUDE_CONFIG])
+        self._renames = parse_renames(parsed[RENAMES_CONFIG])
+        self._reverse_renames = {new: old for old, new in self._renames.items()}
+        self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
+        self._schema_cache = LRUCache(16)
+
+    def config(self) -> ConfigDef:
+        return CONFIG_DEF
+
+    def _kept(self, name: str) -> bool:
+        return name not in self._exclude and (not self._include or name in self._include)
+
+    def _renamed(self, name: str) -> str:
+        return self._renames.get(name, name)
+
+    def apply(self, record: ConnectRecord) -> ConnectRecord:
+        value = self.operating_value(record)
+        if value is None:
+            return record
+        schema = self.operating_schema(record)
+        if schema is None:
+            original = require_map(value, PURPOSE)
+            updated = {self._renamed(k): v for k, v in original.items() if self._kept(k)}
+            return self.new_record(record, None, updated)
+        struct = require_struct(value, PURPOSE)
+        updated_schema = self.updated_schema(struct.schema)
+        replaced = Struct(updated_schema)
+        for field in updated_schema.fields():
+            source = self._reverse_renames.get(field.name, field.name)
+            replaced.put(field.name, field_value(struct, source, self._replace_null_with_default))
+        return self.new_record(record, updated_schema, replaced)
+
+    def updated_schema(self, schema: Schema) -> Schema:
+        """``schema`` with fields dropped and renamed (cached per input schema)."""
+        cached = self._schema_cache.get(schema)
+        if cached is not None:
+            return cached
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields():
+            if self._kept(field.name):
+                builder.field(self._renamed(field.name), field.schema)
+        updated = builder.build()
+        self._schema_cache.put(schema, updated)
+        return updated
+
+    def close(self) -> None:
+        self._schema_cache = LRUCache(16)
+
+
+class ReplaceFieldKey(KeySide, ReplaceField):
+    """``org.apache.kafka.connect.transforms.ReplaceField$Key``: filter and rename fields of the key."""
+
+
+class ReplaceFieldValue(ValueSide, ReplaceField):
+    """``org.apache.kafka.connect.transforms.ReplaceField$Value``: filter and rename fields of the value."""

@@ -1,0 +1,136 @@
+"""Acceptance: error tolerance and the dead letter queue on a real worker and broker.
+
+1,000 lines, every other one malformed JSON, go through FileStreamSource (StringConverter)
+into a topic, and from there into FileStreamSink with JsonConverter (schemas off). With
+``errors.tolerance=all`` the sink file holds exactly the good records and the dead letter
+queue exactly the bad raw values, in order, with Kafka Connect's context headers; with
+``none`` the task is FAILED at the first bad record, which is in the dead letter queue.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.helpers import wait_until
+from tests.integration.workers import StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+LINES = 1000
+
+
+@pytest.fixture(scope="module")
+def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
+    w = StandaloneWorker(tmp_path_factory.mktemp("dlq"), kafka_bootstrap, "worker")
+    w.start()
+    yield w
+    assert w.stop() == 0, w.log()
+
+
+def _line(i: int) -> str:
+    return f'{{"n": {i}}}' if i % 2 == 0 else f'{{"n": {i}'  # odd lines are cut short
+
+
+def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
+    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    assert r.status_code == 201, r.text
+
+
+def _read_topic(bootstrap: str, topic: str, count: int) -> list[Any]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    messages: list[Any] = []
+    try:
+        def more() -> bool:
+            messages.extend(m for m in consumer.consume(count, 0.5) if m.error() is None)
+            return len(messages) >= count
+
+        wait_until(more, timeout=90, message=lambda: f"{count} records on {topic}, got {len(messages)} "
+                   f"(watermarks {consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)})")
+        extra = consumer.poll(1.0)
+        assert extra is None or extra.error() is not None, f"unexpected extra record {extra.value()!r}"
+    finally:
+        consumer.close()
+    return messages
+
+
+def _pipeline(worker: StandaloneWorker, tmp: Path, name: str, tolerance: str) -> tuple[str, Path, str]:
+    topic, dlq = f"{name}-in", f"{name}-dlq"
+    source_file, sink_file = tmp / f"{name}.in", tmp / f"{name}.out"
+    source_file.write_text("".join(_line(i) + "\n" for i in range(LINES)))
+    _create(worker, f"{name}-source", {
+        "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic,
+        "value.converter": STRING, "key.converter": STRING,
+    })
+    _create(worker, f"{name}-sink", {
+        "connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic,
+        "value.converter": JSON, "value.converter.schemas.enable": "false", "key.converter": STRING,
+        "errors.tolerance": tolerance,
+        "errors.log.enable": "true",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    })
+    return topic, sink_file, dlq
+
+
+def test_tolerance_all_sends_every_bad_record_to_the_dead_letter_queue(worker, kafka_bootstrap, unique_name, tmp_path):
+    topic, sink_file, dlq = _pipeline(worker, tmp_path, unique_name, "all")
+    good = [f"{{n={i}}}" for i in range(0, LINES, 2)]  # FileStreamSink writes the map as Java prints it
+
+    def sink_lines() -> list[str]:
+        return sink_file.read_text().splitlines() if sink_file.exists() else []
+
+    wait_until(lambda: len(sink_lines()) >= len(good), timeout=120,
+               message=lambda: f"{len(sink_lines())} sink lines; {worker.get(f'/connectors/{unique_name}-sink/status').text}")
+    assert sink_lines() == good
+
+    dead = _read_topic(kafka_bootstrap, dlq, LINES // 2)
+    assert [m.value().decode() for m in dead] == [_line(i) for i in range(1, LINES, 2)]
+    headers = dict(dead[0].headers())
+    assert headers["__connect.errors.topic"] == topic.encode()
+    assert headers["__connect.errors.partition"] == b"0"
+    assert headers["__connect.errors.offset"] == b"1"
+    assert headers["__connect.errors.connector.name"] == f"{unique_name}-sink".encode()
+    assert headers["__connect.errors.task.id"] == b"0"
+    assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER"
+    assert b"JsonConverter" in headers["__connect.errors.class.name"]
+    assert headers["__connect.errors.exception.message"]
+    assert [dict(m.headers())["__connect.errors.offset"] for m in dead] == [str(i).encode() for i in range(1, LINES, 2)]
+    status = worker.get(f"/connectors/{unique_name}-sink/status").json()
+    assert status["tasks"][0]["state"] == "RUNNING"
+    # every consumed record counts as processed: the committed offset is past the last one
+    wait_until(lambda: _committed(kafka_bootstrap, f"connect-{unique_name}-sink", topic) == LINES, timeout=60,
+               message=lambda: f"committed {_committed(kafka_bootstrap, f'connect-{unique_name}-sink', topic)}")
+
+
+def test_tolerance_none_fails_the_task_at_the_first_bad_record_after_dead_lettering_it(
+    worker, kafka_bootstrap, unique_name, tmp_path
+):
+    _, sink_file, dlq = _pipeline(worker, tmp_path, unique_name, "none")
+
+    def task_state() -> dict[str, Any]:
+        tasks = worker.get(f"/connectors/{unique_name}-sink/status").json()["tasks"]
+        return tasks[0] if tasks else {}
+
+    wait_until(lambda: task_state().get("state") == "FAILED", timeout=120, message=lambda: f"sink task {task_state()}")
+    assert "Tolerance exceeded in error handler" in task_state()["trace"]
+    dead = _read_topic(kafka_bootstrap, dlq, 1)
+    assert dead[0].value().decode() == _line(1)
+    # The failed batch was not delivered: the sink wrote nothing after the bad record.
+    assert "{n=2}" not in (sink_file.read_text() if sink_file.exists() else "")
+
+
+def _committed(bootstrap: str, group: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        return consumer.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+    finally:
+        consumer.close()
