@@ -168,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         f"| a fourth worker joins: from its REST API answering until it runs its share ({share}) and all "
         f"are RUNNING | {join_s:.1f} |",
         "",
-        "Failover waits for the group to notice the dead worker (`session.timeout.ms`) and for the leader's "
-        "`scheduled.rebalance.max.delay.ms` before it hands the work out; the rest is starting connectors and "
-        "their tasks' Spark jobs on two cores.",
+        "Failover waits for the group to notice the dead worker (`session.timeout.ms`); when the dead worker "
+        "was not the leader, the leader then waits `scheduled.rebalance.max.delay.ms` before it hands the "
+        "work out, while a new leader (the dead worker led) hands it out at once. The rest is starting "
+        "connectors and their tasks' Spark jobs on two cores.",
         "",
         f"Load average at the end of the run: {os.getloadavg()[0]:.1f}.",
         "",
