@@ -22,6 +22,9 @@ import pytest
 if TYPE_CHECKING:
     from sluice.devtools.kafka import KafkaBroker
 
+# schema_registry: an Apicurio Registry, started only for the tests that use it.
+pytest_plugins = ["tests.integration.conftest_registry"]
+
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
 
 

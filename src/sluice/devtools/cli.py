@@ -6,8 +6,12 @@
     sluice dev kafka stop [--dir D]
     sluice dev spark start|stop|status [--dir D]   a Spark standalone master and worker;
                                               start prints the master URL (spark.master)
+    sluice dev registry start|stop|status [--dir D] [--port P]   a Schema Registry (Apicurio,
+                                              Confluent-compatible API); start prints its URL
+                                              (schema.registry.url)
 
-The default directories are ``<cache>/run/kafka`` and ``<cache>/run/spark``. Also runnable as
+The default directories are ``<cache>/run/kafka``, ``<cache>/run/spark`` and
+``<cache>/run/registry``. Also runnable as
 ``python -m sluice.devtools.cli ...``.
 """
 
@@ -70,6 +74,24 @@ def _parser() -> argparse.ArgumentParser:
             action.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for start-up")
         if name == "stop":
             action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+
+    registry = commands.add_parser(
+        "registry", help="a local Schema Registry (Apicurio Registry, Confluent-compatible API)"
+    )
+    actions = registry.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in (
+        ("start", "start the registry (if not running) and print its URL (schema.registry.url)"),
+        ("stop", "stop the registry"),
+        ("status", "print whether the registry runs; exit code 0 if it does, 1 if not"),
+    ):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument("--dir", type=Path, default=None,
+                            help="the registry's work directory (default: <cache>/run/registry)")
+        if name == "start":
+            action.add_argument("--port", type=int, default=None, help="HTTP port (default: a free one)")
+            action.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for start-up")
+        if name == "stop":
+            action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
     return parser
 
 
@@ -82,6 +104,8 @@ def dev_main(argv: Sequence[str]) -> int:
             return _fetch()
         if args.command == "spark":
             return _spark(args)
+        if args.command == "registry":
+            return _registry(args)
         return _kafka(args)
     except DevToolsError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -132,6 +156,24 @@ def _spark(args: argparse.Namespace) -> int:
         print("stopped" if stopped else f"not running (dir {cluster.work_dir})")
         return 0
     status = cluster.status()
+    print(status)
+    return 0 if status.running else 1
+
+
+def _registry(args: argparse.Namespace) -> int:
+    from sluice.devtools.registry import SchemaRegistry
+
+    work_dir = args.dir if args.dir is not None else run_dir("registry")
+    if args.action == "start":
+        registry = SchemaRegistry(work_dir, port=args.port)
+        print(registry.start(timeout=args.timeout))
+        return 0
+    registry = SchemaRegistry(work_dir)
+    if args.action == "stop":
+        stopped = registry.stop(timeout=args.timeout)
+        print("stopped" if stopped else f"not running (dir {registry.work_dir})")
+        return 0
+    status = registry.status()
     print(status)
     return 0 if status.running else 1
 

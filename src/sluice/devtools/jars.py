@@ -47,6 +47,7 @@ __all__ = [
     "java_executable",
     "kafka_broker_classpath",
     "kafka_connect_classpath",
+    "maven_archive",
     "pyspark_jars_dir",
     "spark_kafka_jars",
     "spark_kafka_module",
@@ -381,4 +382,144 @@ def _ivy_retrieve(modules: Sequence[Module], retrieved: Path, work: Path) -> Non
             f"Could not download {_coords(modules)} from Maven Central with Ivy "
             f"(exit code {proc.returncode}). Check the network (or set {IVY_SETTINGS_ENV} "
             f"to an ivysettings.xml for a mirror) and retry.\n{detail}"
+        )
+
+
+# ----------------------------------------------------------------------- archives
+
+
+def maven_archive(
+    organisation: str,
+    artifact: str,
+    revision: str,
+    *,
+    ext: str = "tar.gz",
+    classifier: str | None = None,
+    name: str | None = None,
+) -> Path:
+    """A Maven Central archive (``tar.gz``/``tgz``/``zip``), fetched once and unpacked in the cache.
+
+    Resolves exactly one artifact (``organisation:artifact:revision[:classifier]@ext``, no
+    dependencies) with the same Ivy command line as the jar sets, unpacks it into
+    ``<jvm cache>/<name>`` (default ``<artifact>-<revision>[-<classifier>]``) and returns that
+    directory. As with jar sets, the directory is either complete (a marker file is written
+    last) or absent, concurrent fetches are serialised by the same file lock, and the
+    downloaded archive itself is not kept (neither here nor in Ivy's cache).
+    """
+    module: Module = (organisation, artifact, revision)
+    dest_name = name or "-".join(p for p in (artifact, revision, classifier) if p)
+    root = jvm_dir()
+    dest = root / dest_name
+    identity = {"module": list(module), "ext": ext, "classifier": classifier}
+    if _archive_complete(dest, identity):
+        return dest
+    with _file_lock(root / ".fetch.lock"):
+        if _archive_complete(dest, identity):
+            return dest
+        coords = ":".join([*module, *([classifier] if classifier else [])]) + f"@{ext}"
+        log.info("Fetching %s from Maven Central into %s (first use only) ...", coords, dest)
+        started = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix=f".{dest_name}.", dir=root))
+        try:
+            retrieved = work / "retrieved"
+            _ivy_retrieve_artifact(module, ext, classifier, retrieved, work)
+            archives = sorted(p for p in retrieved.iterdir() if p.is_file())
+            if len(archives) != 1:
+                raise DevToolsError(f"Resolving {coords} with Ivy retrieved {len(archives)} files, expected 1.")
+            out = work / "out"
+            out.mkdir()
+            _unpack(archives[0], ext, out)
+            archives[0].unlink()
+            (out / _MARKER).write_text(json.dumps(identity, indent=2) + "\n")
+            if dest.exists():  # left by an interrupted older layout
+                shutil.rmtree(dest)
+            os.rename(out, dest)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        for cached in (root / "ivy-cache" / organisation / artifact).glob(f"*/{artifact}-{revision}*.{ext}"):
+            cached.unlink(missing_ok=True)  # Ivy's copy of the archive: not needed again
+        log.info("Fetched and unpacked %s in %.1fs", coords, time.monotonic() - started)
+    return dest
+
+
+def _archive_complete(dest: Path, identity: dict[str, object]) -> bool:
+    try:
+        return bool(json.loads((dest / _MARKER).read_text()) == identity)
+    except (OSError, ValueError):
+        return False
+
+
+def _unpack(archive: Path, ext: str, out: Path) -> None:
+    import tarfile
+    import zipfile
+
+    try:
+        if ext == "zip":
+            with zipfile.ZipFile(archive) as zf:
+                for member in zf.namelist():
+                    _check_member(member, out)
+                zf.extractall(out)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(out, filter="data")
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise DevToolsError(f"Could not unpack {archive.name}: {exc}") from exc
+
+
+def _check_member(member: str, out: Path) -> None:
+    target = (out / member).resolve()
+    if not target.is_relative_to(out.resolve()):
+        raise DevToolsError(f"Archive member {member!r} would be written outside {out}.")
+
+
+def _ivy_retrieve_artifact(
+    module: Module, ext: str, classifier: str | None, retrieved: Path, work: Path
+) -> None:
+    """Like :func:`_ivy_retrieve` for one non-jar artifact of one module, without dependencies."""
+    org, mod, rev = module
+    classifier_attr = f" m:classifier={quoteattr(classifier)}" if classifier else ""
+    ivy_xml = work / "ivy.xml"
+    ivy_xml.write_text(
+        '<ivy-module version="2.0" xmlns:m="http://ant.apache.org/ivy/maven">\n'
+        '  <info organisation="sluice.local" module="archive"/>\n'
+        "  <dependencies>\n"
+        f"    <dependency org={quoteattr(org)} name={quoteattr(mod)} rev={quoteattr(rev)} transitive=\"false\">\n"
+        f"      <artifact name={quoteattr(mod)} type={quoteattr(ext)} ext={quoteattr(ext)}{classifier_attr}/>\n"
+        "    </dependency>\n"
+        "  </dependencies>\n"
+        "</ivy-module>\n"
+    )
+    root = jvm_dir()
+    command = [
+        str(java_executable()),
+        f"-Divy.default.ivy.user.dir={root / 'ivy-home'}",
+        "-jar",
+        str(_ivy_jar()),
+        "-cache",
+        str(root / "ivy-cache"),
+        "-ivy",
+        str(ivy_xml),
+        "-retrieve",
+        f"{retrieved}/[artifact]-[revision](-[classifier]).[ext]",
+    ]
+    settings = os.environ.get(IVY_SETTINGS_ENV)
+    if settings:
+        command[4:4] = ["-settings", settings]
+    coords = ":".join([*module, *([classifier] if classifier else [])]) + f"@{ext}"
+    ivy_log = work / "ivy.log"
+    with open(ivy_log, "w") as out:
+        try:
+            proc = subprocess.run(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=1800
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise DevToolsError(f"Resolving {coords} with Ivy timed out.") from exc
+    if proc.returncode != 0 or not retrieved.is_dir():
+        lines = ivy_log.read_text(errors="replace").splitlines()
+        interesting = [ln.strip() for ln in lines if "::" in ln or "ERROR" in ln or "WARN" in ln]
+        detail = "\n".join((interesting or lines)[-25:])
+        raise DevToolsError(
+            f"Could not download {coords} from Maven Central with Ivy (exit code {proc.returncode}). "
+            f"Check the network (or set {IVY_SETTINGS_ENV} to an ivysettings.xml for a mirror) and retry.\n"
+            f"{detail}"
         )

@@ -76,6 +76,7 @@ KAFKA_CLASS_NAMES = {
     "sluice.converters.string.StringConverter": "org.apache.kafka.connect.storage.StringConverter",
     "sluice.converters.bytearray.ByteArrayConverter": "org.apache.kafka.connect.converters.ByteArrayConverter",
     "sluice.converters.json.JsonConverter": "org.apache.kafka.connect.json.JsonConverter",
+    "sluice.converters.avro.AvroConverter": "io.confluent.connect.avro.AvroConverter",
     "sluice.converters.simple_header.SimpleHeaderConverter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
     "sluice.converters.number.ShortConverter": "org.apache.kafka.connect.converters.ShortConverter",
     "sluice.converters.number.IntegerConverter": "org.apache.kafka.connect.converters.IntegerConverter",
