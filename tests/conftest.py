@@ -22,8 +22,8 @@ import pytest
 if TYPE_CHECKING:
     from sluice.devtools.kafka import KafkaBroker
 
-# schema_registry: an Apicurio Registry, started only for the tests that use it.
-pytest_plugins = ["tests.integration.conftest_registry"]
+# schema_registry, postgres_server, mariadb_server: real servers, started only for the tests that use them.
+pytest_plugins = ["tests.integration.conftest_registry", "tests.integration.conftest_databases"]
 
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
 

@@ -9,10 +9,15 @@
     sluice dev registry start|stop|status [--dir D] [--port P]   a Schema Registry (Apicurio,
                                               Confluent-compatible API); start prints its URL
                                               (schema.registry.url)
+    sluice dev postgres start|stop|status [--dir D] [--port P]   a private PostgreSQL server
+                                              (installed from Debian's package if missing);
+                                              start prints its JDBC URL (connection.url),
+                                              user and password are sluice/sluice
+    sluice dev mariadb start|stop|status [--dir D] [--port P]    the same for MariaDB
 
-The default directories are ``<cache>/run/kafka``, ``<cache>/run/spark`` and
-``<cache>/run/registry``. Also runnable as
-``python -m sluice.devtools.cli ...``.
+The default directories are ``<cache>/run/kafka``, ``<cache>/run/spark``,
+``<cache>/run/registry``, ``<cache>/run/postgres`` and ``<cache>/run/mariadb``. Also
+runnable as ``python -m sluice.devtools.cli ...``.
 """
 
 from __future__ import annotations
@@ -92,6 +97,26 @@ def _parser() -> argparse.ArgumentParser:
             action.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for start-up")
         if name == "stop":
             action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+
+    for command, label in (("postgres", "PostgreSQL"), ("mariadb", "MariaDB")):
+        database = commands.add_parser(
+            command, help=f"a private local {label} server (database and user sluice/sluice)"
+        )
+        actions = database.add_subparsers(dest="action", required=True, metavar="ACTION")
+        for name, text in (
+            ("start", f"start {label} (if not running; installs the Debian package when missing) "
+                      "and print its JDBC URL (connection.url)"),
+            ("stop", f"stop {label}"),
+            ("status", f"print whether {label} runs; exit code 0 if it does, 1 if not"),
+        ):
+            action = actions.add_parser(name, help=text, description=text)
+            action.add_argument("--dir", type=Path, default=None,
+                                help=f"the server's work directory (default: <cache>/run/{command})")
+            if name == "start":
+                action.add_argument("--port", type=int, default=None, help="TCP port (default: a free one)")
+                action.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for start-up")
+            if name == "stop":
+                action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
     return parser
 
 
@@ -106,6 +131,8 @@ def dev_main(argv: Sequence[str]) -> int:
             return _spark(args)
         if args.command == "registry":
             return _registry(args)
+        if args.command in ("postgres", "mariadb"):
+            return _database(args)
         return _kafka(args)
     except DevToolsError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -174,6 +201,25 @@ def _registry(args: argparse.Namespace) -> int:
         print("stopped" if stopped else f"not running (dir {registry.work_dir})")
         return 0
     status = registry.status()
+    print(status)
+    return 0 if status.running else 1
+
+
+def _database(args: argparse.Namespace) -> int:
+    from sluice.devtools.databases import MariaDbServer, PostgresServer
+
+    server_class = PostgresServer if args.command == "postgres" else MariaDbServer
+    work_dir = args.dir if args.dir is not None else run_dir(args.command)
+    if args.action == "start":
+        server = server_class(work_dir, port=args.port)
+        print(server.start(timeout=args.timeout))
+        return 0
+    server = server_class(work_dir)
+    if args.action == "stop":
+        stopped = server.stop(timeout=args.timeout)
+        print("stopped" if stopped else f"not running (dir {server.work_dir})")
+        return 0
+    status = server.status()
     print(status)
     return 0 if status.running else 1
 
