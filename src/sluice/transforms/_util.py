@@ -693,6 +693,7 @@ class SimpleDateFormat:
                     raise self._unparseable(text)
                 pos += len(token)
                 continue
+            field_start = pos  # where an abutting field's width counts from (before blanks)
             while pos < len(text) and text[pos] in " \t":
                 pos += 1
             if pos >= len(text):
@@ -700,19 +701,28 @@ class SimpleDateFormat:
             c = token.letter
             if token.is_numeric():
                 following = tokens[index + 1] if index + 1 < len(tokens) else None
-                obey_count = isinstance(following, _Field) and following.is_numeric()
-                limit = pos + token.count if obey_count else len(text)
+                if isinstance(following, _Field) and following.is_numeric():
+                    # Abutting numbers (yyyyMMdd): Java reads this one from the text cut
+                    # off letter-count characters after where the field started, and fails
+                    # when the text is shorter than that.
+                    limit = field_start + token.count
+                    if limit > len(text):
+                        raise self._unparseable(text)
+                else:
+                    limit = len(text)
                 start = pos
-                if pos < limit and text[pos] == "-" and not obey_count:
+                # Java's DecimalFormat: an optional minus sign, then decimal digits (any
+                # Unicode decimal digit).
+                if pos < limit and text[pos] == "-":
                     pos += 1
-                while pos < limit and pos < len(text) and "0" <= text[pos] <= "9":
+                while pos < limit and text[pos].isdecimal():
                     pos += 1
                 digits = text[start:pos]
                 if not digits or digits == "-":
                     raise self._unparseable(text)
                 number = int(digits)
                 if c == "y":
-                    if token.count <= 2 and len(digits) == 2 and digits.isdigit():
+                    if token.count <= 2 and len(digits) == 2 and digits.isdecimal():
                         fields["yy"] = number
                     else:
                         fields["y"] = number
@@ -855,11 +865,14 @@ class SimpleDateFormat:
         return f"SimpleDateFormat({self.pattern!r})"
 
 
-_BIG_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# Java reads the digits of integers and BigDecimals with Character.digit, so any Unicode
+# decimal digit counts (what \d matches in a str pattern); Double.parseDouble is ASCII only.
+_BIG_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 def decimal_from_java_string(text: str) -> _decimal.Decimal:
-    """``new BigDecimal(text)``: raises :class:`ValueError` for anything Java refuses."""
+    """``new BigDecimal(text)``: raises :class:`ValueError` for anything Java refuses (digits
+    may be any Unicode decimal digit, as in Java)."""
     if not _BIG_DECIMAL.fullmatch(text):
         raise ValueError(text)
     return _decimal.Decimal(text)
@@ -907,7 +920,7 @@ def to_float32(value: float) -> float:
         return float("inf") if value > 0 else float("-inf")
 
 
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
 _JAVA_FLOATING = re.compile(
     r"[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)|"
     r"(0[xX]([0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+))[fFdD]?"
@@ -916,7 +929,8 @@ _JAVA_FLOATING = re.compile(
 
 def parse_java_integer(text: str, bits: int) -> int:
     """``Byte.parseByte``/``Short.parseShort``/``Integer.parseInt``/``Long.parseLong``:
-    an optional sign and decimal digits, in range; :class:`ValueError` otherwise."""
+    an optional sign and decimal digits (any Unicode decimal digit, as Java's
+    ``Character.digit`` reads them: ``"\u0663"`` is 3), in range; :class:`ValueError` otherwise."""
     if not _JAVA_INTEGER.fullmatch(text):
         raise ValueError(f'For input string: "{text}"')
     n = int(text)
@@ -945,7 +959,7 @@ def parse_java_float(text: str) -> float:
     return to_float32(parse_java_double(text))
 
 
-_CONNECT_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_CONNECT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 def parse_connect_number(text: str) -> int | _decimal.Decimal:

@@ -87,6 +87,10 @@ class Flatten(KeyOrValueTransformation[ConnectRecord]):
 
     def _flatten_map(self, original: dict[str, Any], prefix: str, out: dict[str, Any]) -> None:
         for key, value in original.items():
+            if not isinstance(key, str):  # Kafka fails on such a key too (a ClassCastException)
+                raise DataError(
+                    f"Flatten transformation requires string keys in maps without schemas, found: {class_name(key)}"
+                )
             name = self._name(prefix, key)
             if value is None:
                 out[name] = None

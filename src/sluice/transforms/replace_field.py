@@ -16,7 +16,7 @@ from typing import Any
 
 from sluice.api.config import ConfigDef, ConfigType, Importance, LambdaValidator, ValidList
 from sluice.api.data import Schema, SchemaBuilder, Struct
-from sluice.api.errors import ConfigError
+from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
 from sluice.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -24,6 +24,7 @@ from sluice.transforms._util import (
     KeySide,
     LRUCache,
     ValueSide,
+    class_name,
     copy_schema_basics,
     define_replace_null_with_default,
     field_value,
@@ -53,6 +54,38 @@ def parse_renames(mappings: list[str]) -> dict[str, str]:
             raise ConfigError(RENAMES_CONFIG, ", ".join(mappings), f"Invalid rename mapping: {mapping}")
         renames[parts[0]] = parts[1]
     return renames
+
+
+def _java_string_hash(text: str) -> int:
+    """``String.hashCode()`` (over UTF-16 code units), as an unsigned 32-bit number."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """``keys`` (distinct, in the order they were put) in the order a ``java.util.HashMap``
+    holding them iterates them: by bucket of the spread hash, then in insertion order (the
+    table grows past 3/4 full; buckets turned into trees, at 8 keys and more, are not
+    modelled)."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(item: tuple[int, str]) -> tuple[int, int]:
+        h = _java_string_hash(item[1])
+        return ((h ^ (h >> 16)) & (capacity - 1), item[0])
+
+    return [key for _, key in sorted(enumerate(keys), key=bucket)]
+
+
+def reverse_renames(renames: dict[str, str]) -> dict[str, str]:
+    """``{new: old}``. When two fields are renamed to the same name, the old name kept is the
+    one Kafka keeps: it inverts its HashMap of renames, so the last in that map's iteration
+    order wins (not the last in the config)."""
+    return {renames[old]: old for old in java_hash_map_order(list(renames))}
 
 
 CONFIG_DEF = define_replace_null_with_default(
@@ -115,7 +148,7 @@ class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
         self._exclude = frozenset(parsed[EXCLUDE_CONFIG])
         self._include = frozenset(parsed[INCLUDE_CONFIG])
         self._renames = parse_renames(parsed[RENAMES_CONFIG])
-        self._reverse_renames = {new: old for old, new in self._renames.items()}
+        self._reverse_renames = reverse_renames(self._renames)
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schema_cache = LRUCache(16)
 
@@ -135,6 +168,9 @@ class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
         schema = self.operating_schema(record)
         if schema is None:
             original = require_map(value, PURPOSE)
+            for k in original:
+                if not isinstance(k, str):  # Kafka fails on such a key too (a ClassCastException)
+                    raise DataError(f"Only string keys are supported for [{PURPOSE}], found: {class_name(k)}")
             updated = {self._renamed(k): v for k, v in original.items() if self._kept(k)}
             return self.new_record(record, None, updated)
         struct = require_struct(value, PURPOSE)

@@ -114,8 +114,12 @@ def _saturated(n: int) -> int:
     return max(_LONG_MIN, min(_LONG_MAX, n))
 
 
-def _epoch_millis(raw: _dt.datetime) -> int:
-    delta = raw - EPOCH
+_MILLIS_PER_DAY = 86_400_000
+
+
+def _epoch_millis(value: _dt.date | _dt.time) -> int:
+    """The epoch milliseconds a date, time or datetime stands for (``java.util.Date``)."""
+    delta = to_utc_datetime(value) - EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
@@ -127,27 +131,28 @@ def _from_epoch_millis(millis: int) -> _dt.datetime:
 
 
 class _Translator:
-    """One timestamp representation: to and from the raw form (an aware UTC datetime)."""
+    """One timestamp representation: to and from the raw form, epoch milliseconds (what a
+    ``java.util.Date`` holds, so Unix times beyond Python's datetime range pass through)."""
 
-    def to_raw(self, conv: TimestampConverter, value: Any) -> _dt.datetime:
+    def to_raw(self, conv: TimestampConverter, value: Any) -> int:
         raise NotImplementedError
 
     def type_schema(self, optional: bool) -> Schema:
         raise NotImplementedError
 
-    def to_type(self, conv: TimestampConverter, raw: _dt.datetime) -> Any:
+    def to_type(self, conv: TimestampConverter, raw: int) -> Any:
         raise NotImplementedError
 
 
 class _StringTranslator(_Translator):
-    def to_raw(self, conv: TimestampConverter, value: Any) -> _dt.datetime:
+    def to_raw(self, conv: TimestampConverter, value: Any) -> int:
         if not isinstance(value, str):
             raise DataError(f"Expected string timestamp to be a String, but found class {class_name(value)}")
         fmt = conv.date_format
         if fmt is None:  # only a string target requires a format at configuration time
             raise DataError(f"Could not parse timestamp: value ({value}) does not match pattern (null)")
         try:
-            return fmt.parse(value)
+            return _epoch_millis(fmt.parse(value))
         except ValueError as e:
             raise DataError(
                 f"Could not parse timestamp: value ({value}) does not match pattern ({fmt.to_pattern()})"
@@ -156,74 +161,71 @@ class _StringTranslator(_Translator):
     def type_schema(self, optional: bool) -> Schema:
         return Schema.OPTIONAL_STRING_SCHEMA if optional else Schema.STRING_SCHEMA
 
-    def to_type(self, conv: TimestampConverter, raw: _dt.datetime) -> str:
+    def to_type(self, conv: TimestampConverter, raw: int) -> str:
         assert conv.date_format is not None
-        return conv.date_format.format(raw)
+        return conv.date_format.format(_from_epoch_millis(raw))
 
 
 class _UnixTranslator(_Translator):
-    def to_raw(self, conv: TimestampConverter, value: Any) -> _dt.datetime:
+    def to_raw(self, conv: TimestampConverter, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
             raise DataError(f"Expected Unix timestamp to be a Long, but found class {class_name(value)}")
         precision = conv.unix_precision
         if precision == UNIX_PRECISION_SECONDS:
-            millis = _saturated(value * 1000)
-        else:
-            millis = _trunc_div(value, _TO_MILLIS_DIVISOR[precision])  # type: ignore[arg-type]
-        return _from_epoch_millis(millis)
+            return _saturated(value * 1000)
+        return _trunc_div(value, _TO_MILLIS_DIVISOR[precision])  # type: ignore[arg-type]
 
     def type_schema(self, optional: bool) -> Schema:
         return Schema.OPTIONAL_INT64_SCHEMA if optional else Schema.INT64_SCHEMA
 
-    def to_type(self, conv: TimestampConverter, raw: _dt.datetime) -> int:
-        millis = _epoch_millis(raw)
+    def to_type(self, conv: TimestampConverter, raw: int) -> int:
         precision = conv.unix_precision
         if precision == UNIX_PRECISION_SECONDS:
-            return _trunc_div(millis, 1000)
+            return _trunc_div(raw, 1000)
         if precision == UNIX_PRECISION_MICROS:
-            return _saturated(millis * 1000)
+            return _saturated(raw * 1000)
         if precision == UNIX_PRECISION_NANOS:
-            return _saturated(millis * 1_000_000)
-        return millis
+            return _saturated(raw * 1_000_000)
+        return raw
 
 
-def _date_like_to_raw(kind: str, value: Any) -> _dt.datetime:
+def _date_like_to_raw(kind: str, value: Any) -> int:
     if not isinstance(value, (_dt.date, _dt.time)):
         raise DataError(f"Expected {kind} to be a date, time or datetime, but found class {class_name(value)}")
-    return to_utc_datetime(value)
+    return _epoch_millis(value)
 
 
 class _DateTranslator(_Translator):
-    def to_raw(self, conv: TimestampConverter, value: Any) -> _dt.datetime:
+    def to_raw(self, conv: TimestampConverter, value: Any) -> int:
         return _date_like_to_raw(TYPE_DATE, value)
 
     def type_schema(self, optional: bool) -> Schema:
         return OPTIONAL_DATE_SCHEMA if optional else Date.SCHEMA
 
-    def to_type(self, conv: TimestampConverter, raw: _dt.datetime) -> _dt.date:
-        return raw.date()
+    def to_type(self, conv: TimestampConverter, raw: int) -> _dt.date:
+        return _from_epoch_millis(raw - raw % _MILLIS_PER_DAY).date()
 
 
 class _TimeTranslator(_Translator):
-    def to_raw(self, conv: TimestampConverter, value: Any) -> _dt.datetime:
+    def to_raw(self, conv: TimestampConverter, value: Any) -> int:
         return _date_like_to_raw(TYPE_TIME, value)
 
     def type_schema(self, optional: bool) -> Schema:
         return OPTIONAL_TIME_SCHEMA if optional else Time.SCHEMA
 
-    def to_type(self, conv: TimestampConverter, raw: _dt.datetime) -> _dt.time:
-        return raw.time()
+    def to_type(self, conv: TimestampConverter, raw: int) -> _dt.time:
+        return _from_epoch_millis(raw % _MILLIS_PER_DAY).time()
 
 
 class _TimestampTranslator(_Translator):
-    def to_raw(self, conv: TimestampConverter, value: Any) -> _dt.datetime:
+    def to_raw(self, conv: TimestampConverter, value: Any) -> int:
         return _date_like_to_raw(TYPE_TIMESTAMP, value)
 
     def type_schema(self, optional: bool) -> Schema:
         return OPTIONAL_TIMESTAMP_SCHEMA if optional else Timestamp.SCHEMA
 
-    def to_type(self, conv: TimestampConverter, raw: _dt.datetime) -> _dt.datetime:
-        return raw
+    def to_type(self, conv: TimestampConverter, raw: int) -> _dt.datetime:
+        return _from_epoch_millis(raw)
 
 
 TRANSLATORS: dict[str, _Translator] = {
