@@ -3,7 +3,7 @@
 
 Header values are written as the UTF-8 bytes of Kafka's ``Values.convertToString`` and
 read back with ``Values.parseString``, which infers the schema (see
-:mod:`sluice.converters.values` for both, including their odd corners). Reading never
+:mod:`sluice.api.values` for both, including their odd corners). Reading never
 fails: text that cannot be parsed comes back as the raw bytes with a BYTES schema, as in
 Kafka.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from sluice.api.config import ConfigDef
 from sluice.api.converter import HeaderConverter, SchemaAndValue
 from sluice.api.data import Schema
-from sluice.converters.values import convert_to_string, parse_string
+from sluice.api.values import convert_to_string, parse_string
 
 __all__ = ["SimpleHeaderConverter", "convert_to_string", "parse_string"]
 

@@ -13,7 +13,7 @@ from typing import Any
 from sluice.api.config import ConfigDef, ConfigType, Importance, NonNullValidator
 from sluice.api.records import ConnectRecord
 from sluice.api.transforms import Transformation
-from sluice.transforms._values import parse_string
+from sluice.api.values import parse_string
 
 __all__ = ["InsertHeader"]
 
@@ -54,8 +54,8 @@ class InsertHeader(Transformation):
         values = CONFIG_DEF.parse(configs)
         self._header = values[HEADER_FIELD]
         literal = parse_string(values[VALUE_LITERAL_FIELD])
-        self._schema = literal.schema if literal is not None else None
-        self._value = literal.value if literal is not None else None
+        self._schema = literal.schema
+        self._value = literal.value
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         headers = record.headers.duplicate()

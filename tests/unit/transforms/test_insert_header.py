@@ -11,7 +11,7 @@ import pytest
 from sluice.api.data import Date, Decimal, Schema, Time, Timestamp, Type
 from sluice.api.errors import ConfigError
 from sluice.api.records import Headers, SinkRecord, SourceRecord
-from sluice.transforms._values import parse_string
+from sluice.api.values import parse_string
 from sluice.transforms.insert_header import InsertHeader
 
 UTC = dt.timezone.utc
@@ -100,15 +100,15 @@ def test_config_def() -> None:
 
 def _parsed(text):
     result = parse_string(text)
-    return None if result is None else (result.schema, result.value)
+    return (result.schema, result.value)
 
 
 def test_parse_null_and_empty() -> None:
     result = parse_string(None)
     assert (result.schema, result.value) == (None, None)
     assert _parsed("") == (Schema.STRING_SCHEMA, "")
-    assert parse_string("null") is None
-    assert parse_string(" \t null \n") is None
+    assert _parsed("null") == (None, None)
+    assert _parsed(" \t null \n") == (None, None)
 
 
 @pytest.mark.parametrize("text", ["{foo: 3}", "{3: foo}", "[foo]", "null=", "true}", "false]", "{6:9 4:20}",

@@ -1,6 +1,6 @@
 """Kafka Connect's ``org.apache.kafka.connect.data.Values``: the string form of a Connect
 value (:func:`convert_to_string`) and the schema and value inferred from a string
-(:func:`parse_string`), as ``SimpleHeaderConverter`` uses them. Checked byte for byte
+(:func:`parse_string`), as ``SimpleHeaderConverter`` and ``InsertHeader`` use them. Checked byte for byte
 against Kafka 4.3.1 by ``tests/integration/test_converter_parity.py``.
 
 Writing (``convertToString``) goes by the value's Java class, which Python gets from the
