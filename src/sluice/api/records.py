@@ -183,7 +183,8 @@ class SourceRecord(ConnectRecord):
 class SinkRecord(ConnectRecord):
     """A record delivered to a :class:`~sluice.api.sink.SinkTask`, read from Kafka."""
 
-    __slots__ = ("kafka_offset", "timestamp_type")
+    __slots__ = ("kafka_offset", "timestamp_type", "original_topic", "original_kafka_partition",
+                 "original_kafka_offset")
 
     def __init__(
         self,
@@ -197,10 +198,18 @@ class SinkRecord(ConnectRecord):
         timestamp: int | None = None,
         timestamp_type: str = TimestampType.NO_TIMESTAMP_TYPE,
         headers: Headers | Iterable[Header] | None = None,
+        original_topic: str | None = None,
+        original_kafka_partition: int | None = None,
+        original_kafka_offset: int | None = None,
     ) -> None:
+        """``original_*`` (Kafka's ``originalTopic()``, …): where the record was consumed,
+        kept by :meth:`new_record` when a transformation routes it; default: this record's."""
         super().__init__(topic, kafka_partition, key_schema, key, value_schema, value, timestamp, headers)
         self.kafka_offset = kafka_offset
         self.timestamp_type = timestamp_type
+        self.original_topic = topic if original_topic is None else original_topic
+        self.original_kafka_partition = kafka_partition if original_kafka_partition is None else original_kafka_partition
+        self.original_kafka_offset = kafka_offset if original_kafka_offset is None else original_kafka_offset
 
     def new_record(self, **changes: Any) -> SinkRecord:
         fields = self._fields()

@@ -464,6 +464,9 @@ def decode_record(node: dict[str, Any]) -> SourceRecord | SinkRecord:
         node.get("timestamp"),
         node.get("timestampType") or TimestampType.NO_TIMESTAMP_TYPE,
         headers,
+        node.get("originalTopic"),
+        node.get("originalKafkaPartition"),
+        node.get("originalKafkaOffset"),
     )
 
 

@@ -112,6 +112,9 @@ def _worker_def(standalone: bool) -> ConfigDef:
              "Most records one sink micro-batch reads per partition.")
     d.define("sluice.sink.poll.interval.ms", ConfigType.INT, 100, Range.at_least(1), Importance.LOW,
              "How often an idle sink task checks Kafka for new records.")
+    d.define("sluice.transforms.columnar.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
+             documentation="Run a sink connector's transformation chain as Spark SQL expressions when "
+             "every step has a columnar form; false: always per record in Python.")
     if standalone:
         d.define("offset.storage.file.filename", ConfigType.STRING, importance=Importance.HIGH,
                  documentation="File to store source connector offsets in.")

@@ -367,6 +367,7 @@ class Worker:
                     errors=error_policy(connector_config),
                     transforms=transforms_spec(connector_config, self.plugins),
                     topic_creation=self._topic_creation(wc.kind, connector_config),
+                    columnar_transforms=bool(self.config.get("sluice.transforms.columnar.enable")),
                 )
                 settings = {
                     "source_max_records": self.config.get("sluice.source.batch.max.records"),

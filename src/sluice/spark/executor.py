@@ -109,6 +109,8 @@ class TaskSpec:
     transforms: PluginSpec | None = None
     # Source connectors with topic.creation.* settings (and the worker allowing it).
     topic_creation: TopicCreationSpec | None = None
+    # Whether a sink chain may run as Spark SQL expressions (sluice.spark.columnar).
+    columnar_transforms: bool = True
 
     @property
     def host_key(self) -> tuple[str, int]:
@@ -133,6 +135,11 @@ class SinkBatchSpec:
     assignment: list[tuple[str, int]]
     committed: dict[tuple[str, int], int]
     start: dict[tuple[str, int], int]
+    # Spark ran the chain on the rows (sluice.spark.columnar): rows carry ``sink_topic``
+    # (null: run the chain here) and maybe ``sink_headers_json``; filtered rows are gone.
+    columnar: bool = False
+    # Where each partition's range ends: rows Spark filtered out still count as consumed.
+    end: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
 def load_class(path: str) -> type:
@@ -653,7 +660,10 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
         for batch in batches:
             delivered = True
             host.batch_columns = cols = batch.to_pydict()
-            records = host.pipeline.sink_records(batch, host.dead, cols)
+            if spec.columnar:
+                records = _columnar_sink_records(host, batch, cols)
+            else:
+                records = host.pipeline.sink_records(batch, host.dead, cols)
             _put_with_retries(host, records)
             # Every consumed record counts, also those filtered out or dead-lettered.
             last: dict[tuple[str, int], int] = {}
@@ -661,6 +671,9 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
                 last[(topic, partition)] = offset
             for (topic, partition), offset in last.items():
                 host.positions[TopicPartition(topic, partition)] = offset + 1
+        if spec.columnar:
+            for (topic, partition), end in spec.end.items():
+                host.positions[TopicPartition(topic, partition)] = end
         if not delivered:
             # As Kafka Connect does when a poll returns nothing: a task that paused its
             # partitions gets the chance to resume them from put().
@@ -687,6 +700,37 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
         for t, p, off in rewinds:
             host.positions[TopicPartition(t, p)] = off
         yield _sink_rows("rewind", rewinds)  # type: ignore[arg-type]
+
+
+def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[str, list[Any]]) -> list[SinkRecord]:
+    """Rows Spark already ran the chain on: convert them as consumed (original topic and,
+    for the dead letter queue, headers), then give each its ``sink_topic``; a row whose
+    ``sink_topic`` is null goes through the chain here."""
+    pipeline, dead = host.pipeline, host.dead
+    converting = cols
+    if "sink_headers_json" in cols:
+        converting = dict(cols, headers_json=cols["sink_headers_json"])
+    records = pipeline.sink_records(batch, dead, converting, transform=False)
+    topics = cols.get("sink_topic")
+    if topics is None:
+        return records
+    if len(records) == len(topics):
+        rows: Any = range(len(topics))
+    else:  # conversion left some out (tolerated errors)
+        index = {(t, p, o): i for i, (t, p, o) in enumerate(zip(cols["topic"], cols["partition"], cols["offset"]))}
+        rows = [index[(r.topic, r.kafka_partition, r.kafka_offset)] for r in records]
+    out: list[SinkRecord] = []
+    for record, i in zip(records, rows, strict=True):
+        topic = topics[i]
+        if topic is None:
+            result = pipeline.transform_sink_record(record, cols, dead)
+            if result is not None:
+                out.append(result)
+            continue
+        if topic != record.topic:
+            record.topic = topic
+        out.append(record)
+    return out
 
 
 RETRIABLE_PUT_ATTEMPTS = 10

@@ -103,7 +103,8 @@ class RecordPipeline:
     # -- sink ------------------------------------------------------------------------
 
     def sink_records(
-        self, batch: pa.RecordBatch, dead: list[DeadLetter], cols: dict[str, list[Any]] | None = None
+        self, batch: pa.RecordBatch, dead: list[DeadLetter], cols: dict[str, list[Any]] | None = None,
+        transform: bool = True,
     ) -> list[SinkRecord]:
         """The batch's rows as SinkRecords, transformed; failed records that the policy
         tolerates are left out (and appended to ``dead`` when there is a dead letter queue).
@@ -117,14 +118,21 @@ class RecordPipeline:
             records = None
         if records is None:
             records = self._sink_records_one_by_one(cols, dead)
-        if self.chain is None:
+        if self.chain is None or not transform:
             return records
         out: list[SinkRecord] = []
         for record in records:
-            ok, result = self._transform(record, lambda failed, record=record: self._dead_sink(cols, record, failed, dead))
-            if ok and result is not None:
+            result = self.transform_sink_record(record, cols, dead)
+            if result is not None:
                 out.append(result)
         return out
+
+    def transform_sink_record(
+        self, record: SinkRecord, cols: dict[str, list[Any]], dead: list[DeadLetter]
+    ) -> SinkRecord | None:
+        """The record after the chain, or None (filtered out, or failed and tolerated)."""
+        ok, result = self._transform(record, lambda failed: self._dead_sink(cols, record, failed, dead))
+        return result if ok else None
 
     def _sink_records_fast(self, batch: pa.RecordBatch, cols: dict[str, list[Any]]) -> list[SinkRecord]:
         n = batch.num_rows
@@ -188,10 +196,11 @@ class RecordPipeline:
 
     def _dead_sink(self, cols: dict[str, list[Any]], record: SinkRecord, step: FailedStep, dead: list[DeadLetter]) -> None:
         """A record that failed after conversion: dead-letter its raw row."""
-        offsets = cols["offset"]
+        # Where it was consumed: a transformation may have routed it since.
+        where = (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
+        topics, partitions, offsets = cols["topic"], cols["partition"], cols["offset"]
         for i in range(len(offsets)):
-            if offsets[i] == record.kafka_offset and cols["partition"][i] == record.kafka_partition \
-                    and cols["topic"][i] == record.topic:
+            if (topics[i], partitions[i], offsets[i]) == where:
                 self._dead_row(cols, i, step, dead)
                 return
 

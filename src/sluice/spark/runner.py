@@ -9,6 +9,7 @@ Source batch::
 Sink batch::
 
     Spark's Kafka source (JVM consumer, exact offset ranges)
+        ──[transform chain as Spark SQL expressions, when it has a columnar form]
         ──coalesce(1)──mapInArrow(convert + put + pre_commit)──▶ collect(): offsets to commit
 
 The runtime calls these from one thread per task and commits the offsets they
@@ -27,9 +28,10 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sluice.spark.columnar import SINK_HEADERS, SINK_TOPIC, ColumnarChain, compile_sink_chain
 from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF
 from sluice.spark.executor import (
     SINK_OUTPUT_DDL,
@@ -44,7 +46,7 @@ from sluice.spark.executor import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SinkBatchResult", "SourceBatchResult", "SparkSinkTaskRunner", "SparkSourceTaskRunner"]
+__all__ = ["SinkBatchResult", "SourceBatchResult", "SparkSinkTaskRunner", "SparkSourceTaskRunner", "sink_rows"]
 
 
 class _ListParam(AccumulatorParam):
@@ -160,6 +162,38 @@ class SparkSourceTaskRunner:
             log.debug("Could not stop task instance %s-%s", task.connector, task.task, exc_info=True)
 
 
+def _headers_json(column: str) -> Any:
+    # Spark's Arrow writer is slow for array<struct> columns, even all-null ones (about
+    # 6 s of JVM CPU per million records); JSON text of the headers, only where there are
+    # any, costs next to nothing.
+    return F.when(F.size(column) > 0, F.to_json(column))
+
+
+def sink_rows(kafka: DataFrame, chain: ColumnarChain | None = None) -> DataFrame:
+    """The rows a sink batch hands to Python, from the rows of Spark's Kafka source
+    (``includeHeaders``): with a columnar chain, after it ran (rows a Filter dropped are
+    gone; ``sink_topic``, ``sink_headers_json`` carry its results)."""
+    frame = kafka.select(
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        F.expr("unix_millis(timestamp)").alias("ts_ms"),
+        F.col("timestampType").alias("ts_type"),
+        "headers",
+    )
+    if chain is not None:
+        frame = chain.apply(frame, "ts_ms")
+    columns = ["key", "value", "topic", "partition", "offset", "ts_ms", "ts_type",
+               _headers_json("headers").alias("headers_json")]
+    if chain is not None and chain.routes:
+        columns.append(SINK_TOPIC)
+    if chain is not None and chain.header_ops:
+        columns.append(_headers_json(SINK_HEADERS).alias("sink_headers_json"))
+    return frame.select(*columns)
+
+
 class SparkSinkTaskRunner:
     """Runs micro-batches of one sink task over exact Kafka offset ranges."""
 
@@ -167,6 +201,17 @@ class SparkSinkTaskRunner:
         self.spark = spark
         self.task = task
         self.kafka_options = dict(kafka_options)
+        self.chain: ColumnarChain | None = None
+        if task.transforms is not None:
+            try:
+                if task.columnar_transforms:
+                    self.chain, how = compile_sink_chain(task, spark._jvm)
+                else:
+                    how = "sluice.transforms.columnar.enable=false"
+            except Exception as exc:  # noqa: BLE001 - the per-record path always works
+                how = f"compiling failed: {exc}"
+            log.debug("Task %s-%s runs its transformation chain %s (%s)", task.connector, task.task,
+                      "as Spark SQL expressions" if self.chain is not None else "per record in Python", how)
 
     def run_batch(
         self,
@@ -175,7 +220,10 @@ class SparkSinkTaskRunner:
         committed: dict[tuple[str, int], int],
         ranges: dict[tuple[str, int], tuple[int, int]],
     ) -> SinkBatchResult:
-        spec = SinkBatchSpec(self.task, seq, assignment, dict(committed), {tp: r[0] for tp, r in ranges.items()})
+        spec = SinkBatchSpec(
+            self.task, seq, assignment, dict(committed), {tp: r[0] for tp, r in ranges.items()},
+            columnar=self.chain is not None, end={tp: r[1] for tp, r in ranges.items()},
+        )
         topics: dict[str, list[int]] = {}
         starting: dict[str, dict[str, int]] = {}
         ending: dict[str, dict[str, int]] = {}
@@ -198,19 +246,7 @@ class SparkSinkTaskRunner:
         )
         for key, value in self.kafka_options.items():
             reader = reader.option(key, value)
-        frame = reader.load().select(
-            "key",
-            "value",
-            "topic",
-            "partition",
-            "offset",
-            F.expr("unix_millis(timestamp)").alias("ts_ms"),
-            F.col("timestampType").alias("ts_type"),
-            # Spark's Arrow writer is slow for array<struct> columns, even all-null ones
-            # (about 6 s of JVM CPU per million records); JSON text of the headers, only
-            # where there are any, costs next to nothing.
-            F.when(F.size("headers") > 0, F.to_json("headers")).alias("headers_json"),
-        )
+        frame = sink_rows(reader.load(), self.chain)
         rows = _map_in_arrow(frame.coalesce(1), deliver, SINK_OUTPUT_DDL, self.task).collect()
         result = SinkBatchResult()
         for row in rows:

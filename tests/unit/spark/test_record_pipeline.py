@@ -186,3 +186,20 @@ def _load(_kind: str, path: str) -> type:
 
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
+
+
+def test_a_routed_record_that_fails_later_in_the_chain_is_dead_lettered_as_consumed():
+    chain = TransformationChain.from_connector_config({
+        "transforms": "route,cast",
+        "transforms.route.type": "sluice.transforms.regex_router.RegexRouter",
+        "transforms.route.regex": "t", "transforms.route.replacement": "routed",
+        "transforms.cast.type": "sluice.transforms.cast.CastValue",
+        "transforms.cast.spec": "int32",
+    }, _load)
+    value = StringConverter()
+    value.configure({}, False)
+    pipeline = _pipeline(ErrorPolicy(tolerate_all=True, dead_letter_topic="dlq"), value_converter=value, chain=chain)
+    dead: list[DeadLetter] = []
+    records = pipeline.sink_records(_kafka_batch([b"1", b"two", b"3"]), dead)
+    assert [(r.topic, r.value, r.original_topic) for r in records] == [("routed", 1, "t"), ("routed", 3, "t")]
+    assert [(d.topic, d.offset, d.value) for d in dead] == [("t", 1, b"two")]
