@@ -73,6 +73,8 @@ KAFKA_CLASS_NAMES = {
     "sluice.transforms.predicates.RecordIsTombstone": "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
     "sluice.connectors.file.source.FileStreamSourceConnector": "org.apache.kafka.connect.file.FileStreamSourceConnector",
     "sluice.connectors.file.sink.FileStreamSinkConnector": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+    "sluice.connectors.jdbc.sink.JdbcSinkConnector": "io.confluent.connect.jdbc.JdbcSinkConnector",
+    "sluice.connectors.jdbc.source.JdbcSourceConnector": "io.confluent.connect.jdbc.JdbcSourceConnector",
     "sluice.converters.string.StringConverter": "org.apache.kafka.connect.storage.StringConverter",
     "sluice.converters.bytearray.ByteArrayConverter": "org.apache.kafka.connect.converters.ByteArrayConverter",
     "sluice.converters.json.JsonConverter": "org.apache.kafka.connect.json.JsonConverter",
