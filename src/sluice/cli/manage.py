@@ -70,6 +70,8 @@ HOME_ENV = "SLUICE_HOME"
 PREDEFINED: dict[str, str] = {
     "file-source": "connect-file-source.properties",
     "file-sink": "connect-file-sink.properties",
+    "jdbc-source": "connect-jdbc-source.properties",
+    "jdbc-sink": "connect-jdbc-sink.properties",
 }
 
 # A Connect worker answers each request within 90 s (its own request timeout), so the

@@ -672,3 +672,12 @@ def test_wait_shows_progress_on_the_spinner() -> None:
                                 clock=clock, sleep=clock.sleep)
     assert result.exit_code == 0
     assert "waiting for c to be RUNNING: connector RUNNING, tasks 0/1 RUNNING (0 s)" in tty.text
+
+
+def test_the_predefined_jdbc_connectors_load_by_name() -> None:
+    for name, cls in (("jdbc-source", "io.confluent.connect.jdbc.JdbcSourceConnector"),
+                      ("jdbc-sink", "io.confluent.connect.jdbc.JdbcSinkConnector")):
+        loaded = manage.load_connector_config(name, None)
+        assert loaded.config["connector.class"] == cls
+        assert loaded.config["name"] == name
+        assert loaded.config["connection.url"].startswith("jdbc:postgresql://")
