@@ -57,6 +57,11 @@ class Workload:
     converter: str   # key of data.CONVERTERS
     tasks: int = 1
     partitions: int = 1
+    # Sink connector properties of a transformation chain (transforms.*, predicates.*), as
+    # (key, value) pairs; sink workloads (b, c, e) only.
+    transforms: tuple[tuple[str, str], ...] = ()
+    # More worker properties for Sluice's workers (Kafka Connect's keep theirs).
+    sluice_worker: tuple[tuple[str, str], ...] = ()
 
 
 def build_workloads(kinds: list[str], converters: list[str]) -> list[Workload]:
@@ -91,6 +96,7 @@ class Context:
     settle_seconds: float = 2.0
     log: Callable[[str], None] = print
     sluice_log_level: str = "INFO"
+    sluice_debug_loggers: tuple[str, ...] = ()  # Sluice loggers at DEBUG whatever sluice_log_level says
     inputs: dict[int, InputFile] = field(default_factory=dict)
     filled: dict[tuple[str, int, int], str] = field(default_factory=dict)
     _counter: int = 0
@@ -187,8 +193,10 @@ def run_workload(ctx: Context, system: str, wl: Workload, *, lines: int | None =
         write_properties(run_dir / "probe-sink.properties", _connector(
             "probe-sink", "FileStreamSink", "string", file=probe_out, topics=probe_topic)),
     ]
-    worker = SYSTEMS[system](run_dir, ctx.bootstrap, system)  # type: ignore[call-arg]
+    extra = {"extra": dict(wl.sluice_worker)} if system == "sluice" and wl.sluice_worker else {}
+    worker = SYSTEMS[system](run_dir, ctx.bootstrap, system, **extra)  # type: ignore[call-arg]
     worker.log_level = ctx.sluice_log_level
+    worker.debug_loggers = ctx.sluice_debug_loggers
     sampler: PeakRss | None = None
     prepared: Prepared | None = None
     try:
@@ -308,8 +316,8 @@ def _prepare(ctx: Context, wl: Workload, run_dir: Path, run_id: str, lines: int)
         else:
             sink_topic = ctx.filled_topic(conv, lines, wl.partitions)
             connectors = []
-        connectors.append(_connector(sink_name, "FileStreamSink", conv, file=sink_file, topics=sink_topic,
-                                     tasks_max=wl.tasks))
+        connectors.append({**_connector(sink_name, "FileStreamSink", conv, file=sink_file, topics=sink_topic,
+                                        tasks_max=wl.tasks), **dict(wl.transforms)})
         tail = Tail(sink_file)
 
         def run_sink(worker: BenchWorker, window: Window, deadline: float) -> dict[str, Any]:
@@ -467,4 +475,11 @@ def bound_for(workload: Workload | dict[str, Any], bounds: dict[str, Any]) -> tu
 
 
 def workload_dict(wl: Workload) -> dict[str, Any]:
-    return dataclasses.asdict(wl)
+    """The workload as JSON-ready fields (the transform and worker properties only when set)."""
+    out = dataclasses.asdict(wl)
+    for key in ("transforms", "sluice_worker"):
+        if out[key]:
+            out[key] = dict(out[key])
+        else:
+            del out[key]
+    return out

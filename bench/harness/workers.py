@@ -62,6 +62,7 @@ class BenchWorker:
         self.log_path = work_dir / f"{name}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.log_level = "INFO"  # Sluice's --log-level (Kafka Connect logs at WARN, bench/jvm/log4j2.properties)
+        self.debug_loggers: tuple[str, ...] = ()  # Sluice's loggers at DEBUG whatever log_level says
         self.started_at = 0.0  # time.monotonic() just before the process was spawned
 
     # -- to implement
@@ -200,18 +201,24 @@ class SluiceWorker(BenchWorker):
     system = "sluice"
     label = "Sluice"
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str) -> None:
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str] | None = None) -> None:
         super().__init__(work_dir, name)
         # StandaloneWorker writes the worker properties and picks the REST port. Spark's
         # master is left at Sluice's default (more task slots than cores: tasks mostly wait).
-        self._standalone = StandaloneWorker(work_dir, bootstrap, name, extra={"spark.master": None})
+        # ``extra``: more worker properties (e.g. sluice.transforms.columnar.enable).
+        self._standalone = StandaloneWorker(work_dir, bootstrap, name, extra={"spark.master": None, **(extra or {})})
         self.url = self._standalone.url
         self.worker_file = self._standalone.worker_file
 
     def command(self, connector_files: list[Path]) -> list[str]:
-        return [sys.executable, "-m", "sluice.cli.main", "--log-level", self.log_level, "standalone",
-                str(self.worker_file),
-                *map(str, connector_files)]
+        args = ["--log-level", self.log_level, "standalone", str(self.worker_file), *map(str, connector_files)]
+        if not self.debug_loggers:
+            return [sys.executable, "-m", "sluice.cli.main", *args]
+        # the same CLI, with a few loggers at DEBUG (e.g. which path a sink chain takes)
+        # without logging every micro-batch
+        code = (f"import logging, sys; [logging.getLogger(n).setLevel(logging.DEBUG) for n in "
+                f"{list(self.debug_loggers)!r}]; from sluice.cli.main import main; sys.exit(main())")
+        return [sys.executable, "-c", code, *args]
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PYTHONUNBUFFERED": "1"}
