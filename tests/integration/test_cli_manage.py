@@ -358,4 +358,8 @@ def test_url_from_the_environment_and_predefined_list(worker):
     assert isinstance(json.loads(ok(result)), list)
     rows = [line.split() for line in ok(cli(worker, "list", "--predefined")).splitlines()]
     assert rows[0] == ["NAME", "CONNECTOR", "CLASS", "FILE"]
-    assert {r[0]: r[1] for r in rows[1:]} == {"file-sink": "FileStreamSink", "file-source": "FileStreamSource"}
+    assert {r[0]: r[1] for r in rows[1:]} == {
+        "file-sink": "FileStreamSink", "file-source": "FileStreamSource",
+        "jdbc-sink": "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "jdbc-source": "io.confluent.connect.jdbc.JdbcSourceConnector",
+    }
