@@ -381,3 +381,41 @@ def test_tolerance_none_fails_the_task_and_writes_nothing_of_the_bad_record(
         assert all(i < 50 for i in written), written
     finally:
         delete(worker, f"{unique_name}-sink")
+
+
+# ----------------------------------------------------------------------------- 4. SIGKILL mid-load
+
+
+def test_a_worker_killed_mid_load_and_restarted_leaves_every_row_exactly_once(
+    server, tables, kafka_bootstrap, unique_name, tmp_path
+):
+    """Upsert mode replays what the killed worker had written but not committed; the table
+    ends with each record once, holding its value."""
+    target = tables[0]
+    n = 60_000
+    topic = f"{unique_name}-load"
+    produce(kafka_bootstrap, topic, [envelope(i, f"row {i}", i * 0.5) for i in range(n)])
+    # Small micro-batches so that the load takes many batches and the kill lands inside it.
+    extra = {"sluice.sink.batch.max.records": "1000"}
+    first = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "w", extra=extra).start()
+    name = f"{unique_name}-sink"
+    try:
+        create(first, name, sink_config(server, topic, target, **{"batch.size": "500"}))
+        wait_until(lambda: count(server, target) >= 5_000, timeout=180,
+                   message=lambda: f"{count(server, target)} rows; {status(first, name)}", ignore=(Exception,))
+        first.kill()
+        killed_at = count(server, target)
+        assert killed_at < n, "the load finished before the kill: make it longer"
+    finally:
+        first.kill()
+    # The same worker directory: its offsets and connector configs survive the kill.
+    second = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "w", extra=extra)
+    second.start()
+    try:
+        wait_until(lambda: count(server, target) == n, timeout=300,
+                   message=lambda: f"{count(server, target)} rows after the restart; {status(second, name)}")
+        got = query(server, f"SELECT id, name, amount FROM {target} ORDER BY id")
+        assert got == [(i, f"row {i}", i * 0.5) for i in range(n)]
+    finally:
+        second.stop()
+        second.kill()
