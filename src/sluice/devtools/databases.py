@@ -62,7 +62,6 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import pwd
@@ -81,12 +80,12 @@ from typing import Any, ClassVar
 
 from sluice.devtools import DevToolsError
 from sluice.devtools.cache import run_dir
-from sluice.devtools.kafka import (
-    _free_port,
-    _process_info,
-    _reap_if_child,
-    _tail,
-    _write_atomic,
+from sluice.devtools.processes import (
+    STATE_FILE as _STATE,
+    LocalService,
+    free_port,
+    tail,
+    write_atomic,
 )
 
 __all__ = [
@@ -104,7 +103,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _HOST = "127.0.0.1"
-_STATE = "state.json"
 _INITIALIZED = ".initialized"
 _PORT_ATTEMPTS = 3
 # sun_path holds 107 characters; leave room for "/.s.PGSQL.65535.lock" / "/mysqld.sock".
@@ -368,7 +366,7 @@ def install_packages(packages: Sequence[str], what: str) -> None:
         if proc.returncode != 0:
             raise DevToolsError(
                 f"Installing {' '.join(wanted)} for {what} failed (`{' '.join(install)}` exited with "
-                f"{proc.returncode}):\n{_tail(proc.stdout + proc.stderr)}"
+                f"{proc.returncode}):\n{tail(proc.stdout + proc.stderr)}"
             )
         log.info("installed %s in %.1fs", " ".join(wanted), time.monotonic() - started)
 
@@ -378,7 +376,7 @@ def _apt(command: list[str], env: Mapping[str, str], what: str) -> None:
     if proc.returncode != 0:
         raise DevToolsError(
             f"`{' '.join(command)}` failed (exit code {proc.returncode}) while installing {what}:\n"
-            + _tail(proc.stdout + proc.stderr)
+            + tail(proc.stdout + proc.stderr)
         )
 
 
@@ -420,7 +418,7 @@ def _service_account(name: str) -> _Account | None:
             timeout=60,
         )
         if proc.returncode != 0:
-            raise DevToolsError(f"Could not create the system user {name}:\n{_tail(proc.stdout + proc.stderr)}")
+            raise DevToolsError(f"Could not create the system user {name}:\n{tail(proc.stdout + proc.stderr)}")
         entry = pwd.getpwnam(name)
     groups = frozenset(os.getgrouplist(name, entry.pw_gid))
     return _Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
@@ -467,7 +465,7 @@ def _as_account(account: _Account | None) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- servers
 
 
-class _LocalDatabase:
+class _LocalDatabase(LocalService):
     """What PostgreSQL and MariaDB servers share: files, ports, state, processes."""
 
     kind: ClassVar[str]
@@ -589,7 +587,7 @@ class _LocalDatabase:
         if not (self.work_dir / _INITIALIZED).is_file():
             started = time.monotonic()
             self._initialize(binaries, account)
-            _write_atomic(self.work_dir / _INITIALIZED, f"{self._version}\n")
+            write_atomic(self.work_dir / _INITIALIZED, f"{self._version}\n")
             log.info("%s data directory initialised in %.1fs", self.name, time.monotonic() - started)
         self._socket_dir = self._choose_socket_dir()
         _private_dir(self._socket_dir, account)
@@ -686,7 +684,7 @@ class _LocalDatabase:
             if _reusable_port(self.port_option) is None:
                 raise DevToolsError(f"Port {self.port_option} on {_HOST} is in use; choose another or omit the port.")
             return self.port_option
-        return _reusable_port(previous) or _free_port()
+        return _reusable_port(previous) or free_port()
 
     def _launch(self, binaries: Any, account: _Account | None, port: int) -> None:
         command = self._command(binaries, account, port)
@@ -766,45 +764,11 @@ class _LocalDatabase:
 
     def _log_tail(self) -> str:
         if self.log_file.is_file() and self.log_file.stat().st_size:
-            return f"--- {self.log_file}\n{_tail(self.log_file.read_text(errors='replace'))}"
+            return f"--- {self.log_file}\n{tail(self.log_file.read_text(errors='replace'))}"
         return "(no log output)"
 
-    def _is_running(self, pid: int) -> bool:
-        """Whether ``pid`` is alive and still this work dir's server (not a reused pid)."""
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None
-        reaped = _reap_if_child(pid)
-        if reaped:
-            return False
-        info = _process_info(pid)
-        if info is None:
-            return False
-        state, cmdline = info
-        if reaped is False:  # our unreaped child: its pid cannot have been reused
-            return True
-        return not state.startswith("Z") and self._is_this_server(f" {cmdline.strip()} ")
-
-    def _has_exited(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is not None
-        reaped = _reap_if_child(pid)
-        if reaped is not None:
-            return reaped
-        info = _process_info(pid)
-        return info is None or info[0].startswith("Z")
-
-    def _wait_exit(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self._has_exited(pid):
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-        return True
-
-    @staticmethod
-    def _signal(pid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
+    def _is_this_process(self, cmdline: str) -> bool:
+        return self._is_this_server(f" {cmdline.strip()} ")
 
     def _adopt(self, state: Mapping[str, Any]) -> None:
         self._pid = state.get("pid")
@@ -834,17 +798,6 @@ class _LocalDatabase:
             state["url"] = None
             self._write_state(state)
 
-    def _read_state(self) -> dict[str, Any] | None:
-        try:
-            state = json.loads((self.work_dir / _STATE).read_text())
-        except (OSError, ValueError):
-            return None
-        return state if isinstance(state, dict) else None
-
-    def _write_state(self, state: Mapping[str, Any]) -> None:
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.work_dir / _STATE, json.dumps(state, indent=2) + "\n")
-
     def _run_tool(self, command: list[str], account: _Account | None, what: str, *, as_account: bool) -> None:
         proc = subprocess.run(
             command,
@@ -858,7 +811,7 @@ class _LocalDatabase:
         )
         if proc.returncode != 0:
             raise DevToolsError(
-                f"{what} in {self.data_dir} failed (exit code {proc.returncode}):\n{_tail(proc.stdout + proc.stderr)}"
+                f"{what} in {self.data_dir} failed (exit code {proc.returncode}):\n{tail(proc.stdout + proc.stderr)}"
             )
 
     def _reset_data_dir(self, account: _Account | None) -> None:

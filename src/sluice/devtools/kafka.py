@@ -23,12 +23,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import signal
 import shutil
-import socket
 import subprocess
 import time
 import uuid
@@ -39,13 +37,22 @@ from typing import Any
 
 from sluice.devtools import DevToolsError
 from sluice.devtools.jars import KAFKA_VERSION, java_executable, kafka_broker_classpath
+from sluice.devtools.processes import (
+    LOOPBACK,
+    STATE_FILE as _STATE,
+    LocalService,
+    can_connect,
+    free_port,
+    port_if_free,
+    tail,
+    write_atomic,
+)
 
 __all__ = ["BrokerStatus", "KafkaBroker", "create_topic", "quiet_client_logger"]
 
 log = logging.getLogger(__name__)
 
-_HOST = "127.0.0.1"
-_STATE = "state.json"
+_HOST = LOOPBACK
 _PORT_ATTEMPTS = 3
 
 
@@ -76,7 +83,7 @@ class BrokerStatus:
         return f"stopped dir={self.work_dir}"
 
 
-class KafkaBroker:
+class KafkaBroker(LocalService):
     """One local Kafka broker whose files live in ``work_dir``.
 
     ``port`` fixes the client (PLAINTEXT) port; by default a free loopback port is picked
@@ -248,10 +255,10 @@ class KafkaBroker:
                         return int(address.rsplit(":", 1)[1])
             return None
 
-        if self.port is not None and _port_if_free(self.port) is None:
+        if self.port is not None and port_if_free(self.port) is None:
             raise DevToolsError(f"Port {self.port} on {_HOST} is in use; choose another or omit the port.")
-        port = self.port or _port_if_free(previous_port("PLAINTEXT")) or _free_port()
-        controller = _port_if_free(previous_port("CONTROLLER"), avoid=port) or _free_port(avoid=port)
+        port = self.port or port_if_free(previous_port("PLAINTEXT")) or free_port()
+        controller = port_if_free(previous_port("CONTROLLER"), avoid=port) or free_port(avoid=port)
         return port, controller
 
     def _write_config(self, port: int, controller_port: int) -> None:
@@ -277,7 +284,7 @@ class KafkaBroker:
         text = "# Written by sluice.devtools.kafka; rewritten on every start.\n" + "".join(
             f"{key}={_escape_property(value)}\n" for key, value in props.items()
         )
-        _write_atomic(self._config_file, text)
+        write_atomic(self._config_file, text)
 
     def _format_storage(self, java: Path, classpath: str) -> None:
         if (self._data_dir / "meta.properties").is_file():
@@ -302,7 +309,7 @@ class KafkaBroker:
         if proc.returncode != 0:
             raise DevToolsError(
                 f"Formatting Kafka storage in {self._data_dir} failed (exit code {proc.returncode}):\n"
-                + _tail(proc.stdout + proc.stderr)
+                + tail(proc.stdout + proc.stderr)
             )
 
     def _log_options(self) -> list[str]:
@@ -350,7 +357,7 @@ class KafkaBroker:
 
     def _wait_ready(self, deadline: float) -> None:
         host, _, port = self.bootstrap.rpartition(":")
-        while not _can_connect(host, int(port)):
+        while not can_connect(host, int(port)):
             self._check_alive_while_starting()
             if time.monotonic() > deadline:
                 raise self._start_failure("did not open its port in time")
@@ -391,53 +398,13 @@ class KafkaBroker:
         parts = []
         for path in (self._out_file, self.log_file):
             if path.is_file() and path.stat().st_size:
-                parts.append(f"--- {path}\n{_tail(path.read_text(errors='replace'))}")
+                parts.append(f"--- {path}\n{tail(path.read_text(errors='replace'))}")
         return "\n".join(parts) or "(no log output)"
 
     # ------------------------------------------------------------------ internals: processes
 
-    def _is_running(self, pid: int) -> bool:
-        """Whether ``pid`` is alive and still this work dir's broker JVM (not a reused pid)."""
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None
-        reaped = _reap_if_child(pid)
-        if reaped:
-            return False
-        info = _process_info(pid)
-        if info is None:
-            return False
-        state, cmdline = info
-        if reaped is False:  # our unreaped child: its pid cannot have been reused
-            return True
-        return not state.startswith("Z") and "kafka.Kafka" in cmdline and str(self._config_file) in cmdline
-
-    def _has_exited(self, pid: int) -> bool:
-        """Whether ``pid`` is gone: reaped if it is our child, else gone or a zombie.
-
-        Unlike ``_is_running`` this ignores the command line, which reads as empty while a
-        process exits; and a child counts only once reaped, because a multi-threaded
-        process shows as a zombie before its last thread has exited and it can be reaped.
-        """
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is not None
-        reaped = _reap_if_child(pid)
-        if reaped is not None:
-            return reaped
-        info = _process_info(pid)
-        return info is None or info[0].startswith("Z")
-
-    def _wait_exit(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self._has_exited(pid):
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-        return True
-
-    @staticmethod
-    def _signal(pid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
+    def _is_this_process(self, cmdline: str) -> bool:
+        return "kafka.Kafka" in cmdline and str(self._config_file) in cmdline
 
     def _forget_process(self) -> None:
         self._proc = None
@@ -450,16 +417,6 @@ class KafkaBroker:
             self._write_state(state)
 
     # ------------------------------------------------------------------ internals: files
-
-    def _read_state(self) -> dict[str, Any] | None:
-        try:
-            state = json.loads((self.work_dir / _STATE).read_text())
-        except (OSError, ValueError):
-            return None
-        return state if isinstance(state, dict) else None
-
-    def _write_state(self, state: Mapping[str, Any]) -> None:
-        _write_atomic(self.work_dir / _STATE, json.dumps(state, indent=2) + "\n")
 
     def _read_properties(self) -> dict[str, str]:
         try:
@@ -528,81 +485,6 @@ def _random_cluster_id() -> str:
             return text
 
 
-def _free_port(avoid: int | None = None) -> int:
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((_HOST, 0))
-            port = sock.getsockname()[1]
-        if port != avoid:
-            return int(port)
-
-
-def _port_if_free(port: int | None, avoid: int | None = None) -> int | None:
-    if port is None or port == avoid:
-        return None
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((_HOST, port))
-        except OSError:
-            return None
-    return port
-
-
-def _can_connect(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _reap_if_child(pid: int) -> bool | None:
-    """Reap ``pid`` if it is an exited child of this process (started by another object).
-
-    True: reaped now; False: a child of ours that has not exited; None: not our child.
-    """
-    try:
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return None
-    return reaped == pid
-
-
-def _process_info(pid: int) -> tuple[str, str] | None:
-    """(state, command line) of a process, or None if there is no such process."""
-    proc = Path("/proc") / str(pid)
-    if Path("/proc/self").exists():
-        try:
-            stat = (proc / "stat").read_text()
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            return None
-        return stat.rsplit(")", 1)[1].split()[0], cmdline
-    try:  # no /proc (macOS): ask ps
-        out = subprocess.run(
-            ["ps", "-o", "stat=", "-o", "command=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    line = out.stdout.strip()
-    if out.returncode != 0 or not line:
-        return None
-    state, _, cmdline = line.partition(" ")
-    return state, cmdline
-
-
 def _escape_property(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n")
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def _tail(text: str, lines: int = 40) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])

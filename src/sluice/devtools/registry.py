@@ -47,18 +47,16 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from sluice.devtools import DevToolsError
 from sluice.devtools.jars import java_executable, maven_archive
-from sluice.devtools.kafka import (
-    _can_connect,
-    _free_port,
-    _port_if_free,
-    _process_info,
-    _reap_if_child,
-    _tail,
-    _write_atomic,
+from sluice.devtools.processes import (
+    STATE_FILE as _STATE,
+    LocalService,
+    can_connect,
+    free_port,
+    port_if_free,
+    tail,
 )
 
 __all__ = ["APICURIO_VERSION", "DEFAULT_PROPERTIES", "RegistryStatus", "SchemaRegistry", "registry_java"]
@@ -70,7 +68,6 @@ CCOMPAT_PATH = "/apis/ccompat/v7"
 JAVA_HOME_ENV = "SLUICE_REGISTRY_JAVA_HOME"
 
 _HOST = "127.0.0.1"
-_STATE = "state.json"
 _PORT_ATTEMPTS = 3
 _MARKER_PROPERTY = "sluice.registry.dir"
 
@@ -119,7 +116,7 @@ class RegistryStatus:
         return f"stopped dir={self.work_dir}"
 
 
-class SchemaRegistry:
+class SchemaRegistry(LocalService):
     """One local Apicurio Registry whose files live in ``work_dir``.
 
     ``port`` fixes the HTTP port (default: a free loopback port, the previous one when
@@ -268,12 +265,12 @@ class SchemaRegistry:
     def _choose_ports(self, previous: int | None, previous_management: int | None) -> tuple[int, int]:
         """The HTTP port and the port of Quarkus' management interface (health, metrics)."""
         if self.port is not None:
-            if _port_if_free(self.port) is None:
+            if port_if_free(self.port) is None:
                 raise DevToolsError(f"Port {self.port} on {_HOST} is in use; choose another or omit the port.")
             port = self.port
         else:
-            port = _port_if_free(previous) or _free_port()
-        management = _port_if_free(previous_management, avoid=port) or _free_port(avoid=port)
+            port = port_if_free(previous) or free_port()
+        management = port_if_free(previous_management, avoid=port) or free_port(avoid=port)
         return port, management
 
     def _launch(self, java: Path, runner: Path, port: int, management_port: int) -> None:
@@ -323,7 +320,7 @@ class SchemaRegistry:
 
     def _wait_ready(self, deadline: float) -> None:
         port = int(self.base_url.rsplit(":", 1)[1])
-        while not _can_connect(_HOST, port):
+        while not can_connect(_HOST, port):
             self._check_alive_while_starting()
             if time.monotonic() > deadline:
                 raise self._start_failure("did not open its port in time")
@@ -357,49 +354,11 @@ class SchemaRegistry:
 
     def _log_tail(self) -> str:
         if self.log_file.is_file() and self.log_file.stat().st_size:
-            return f"--- {self.log_file}\n{_tail(self.log_file.read_text(errors='replace'))}"
+            return f"--- {self.log_file}\n{tail(self.log_file.read_text(errors='replace'))}"
         return "(no log output)"
 
-    def _is_running(self, pid: int) -> bool:
-        """Whether ``pid`` is alive and still this work dir's registry (not a reused pid)."""
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None
-        reaped = _reap_if_child(pid)
-        if reaped:
-            return False
-        info = _process_info(pid)
-        if info is None:
-            return False
-        state, cmdline = info
-        if reaped is False:
-            return True
-        return (
-            not state.startswith("Z")
-            and "quarkus-run.jar" in cmdline
-            and f"-D{_MARKER_PROPERTY}={self.work_dir}" in cmdline
-        )
-
-    def _has_exited(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is not None
-        reaped = _reap_if_child(pid)
-        if reaped is not None:
-            return reaped
-        info = _process_info(pid)
-        return info is None or info[0].startswith("Z")
-
-    def _wait_exit(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self._has_exited(pid):
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-        return True
-
-    @staticmethod
-    def _signal(pid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
+    def _is_this_process(self, cmdline: str) -> bool:
+        return "quarkus-run.jar" in cmdline and f"-D{_MARKER_PROPERTY}={self.work_dir}" in cmdline
 
     def _forget_process(self) -> None:
         self._proc = None
@@ -411,18 +370,6 @@ class SchemaRegistry:
             state["base_url"] = None
             state["url"] = None
             self._write_state(state)
-
-    def _read_state(self) -> dict[str, Any] | None:
-        try:
-            state = json.loads((self.work_dir / _STATE).read_text())
-        except (OSError, ValueError):
-            return None
-        return state if isinstance(state, dict) else None
-
-    def _write_state(self, state: Mapping[str, Any]) -> None:
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.work_dir / _STATE, json.dumps(state, indent=2) + "\n")
-
 
 # ----------------------------------------------------------------------------- Java
 

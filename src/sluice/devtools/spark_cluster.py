@@ -29,7 +29,6 @@ executor's ``stdout`` and ``stderr``) and ``local/`` (executors' scratch space).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -48,6 +47,7 @@ from typing import Any
 
 from sluice.devtools import DevToolsError
 from sluice.devtools.jars import SPARK_VERSION, java_executable, pyspark_jars_dir
+from sluice.devtools.processes import process_info, reap_if_child, send_signal, tail
 
 __all__ = ["ClusterStatus", "SparkStandaloneCluster"]
 
@@ -230,9 +230,9 @@ class SparkStandaloneCluster:
                 self._terminate(role, pid, timeout)
         for pid in executors:  # normally gone with the worker already
             if _cmdline_has(pid, worker_ref):
-                _signal(pid, signal.SIGTERM)
+                send_signal(pid, signal.SIGTERM)
                 if not _wait_exit(pid, timeout, self._procs):
-                    _signal(pid, signal.SIGKILL)
+                    send_signal(pid, signal.SIGKILL)
                     _wait_exit(pid, 15.0, self._procs)
         self._forget_processes()
         return stopped
@@ -349,22 +349,22 @@ class SparkStandaloneCluster:
         for role in ("master", "worker"):
             path = self.log_dir / f"{role}.log"
             if path.is_file() and path.stat().st_size:
-                parts.append(f"--- {path}\n{_tail(path.read_text(errors='replace'))}")
+                parts.append(f"--- {path}\n{tail(path.read_text(errors='replace'))}")
         return "\n".join(parts) or "(no log output)"
 
     def _kill_failed_start(self) -> None:
         for role in ("worker", "master"):
             pid = self._state.get(f"{role}_pid")
             if pid is not None and self._is_daemon(role, pid):
-                _signal(pid, signal.SIGKILL)
+                send_signal(pid, signal.SIGKILL)
                 _wait_exit(pid, 15.0, self._procs)
         self._forget_processes()
 
     def _terminate(self, role: str, pid: int, timeout: float) -> None:
-        _signal(pid, signal.SIGTERM)
+        send_signal(pid, signal.SIGTERM)
         if not _wait_exit(pid, timeout, self._procs):
             log.warning("Spark %s pid %s did not stop within %ss; killing it", role, pid, timeout)
-            _signal(pid, signal.SIGKILL)
+            send_signal(pid, signal.SIGKILL)
             if not _wait_exit(pid, 15.0, self._procs):
                 raise DevToolsError(f"Spark {role} pid {pid} did not exit after SIGKILL.")
 
@@ -384,9 +384,9 @@ class SparkStandaloneCluster:
         proc = self._procs.get(role)
         if proc is not None and proc.pid == pid:
             return proc.poll() is None
-        if _reap_if_child(pid):
+        if reap_if_child(pid):
             return False
-        info = _process_info(pid)
+        info = process_info(pid)
         if info is None or info[0].startswith("Z"):
             return False
         cmdline = info[1]
@@ -449,31 +449,14 @@ def _lost_port_race(output: str) -> bool:
     return "Address already in use" in output or "BindException" in output
 
 
-def _signal(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
-
-
-def _reap_if_child(pid: int) -> bool | None:
-    """Reap ``pid`` if it is an exited child of this process.
-
-    True: reaped now; False: a child of ours that has not exited; None: not our child.
-    """
-    try:
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return None
-    return reaped == pid
-
-
 def _has_exited(pid: int, procs: Mapping[str, subprocess.Popen[bytes]]) -> bool:
     for proc in procs.values():
         if proc.pid == pid:
             return proc.poll() is not None
-    reaped = _reap_if_child(pid)
+    reaped = reap_if_child(pid)
     if reaped is not None:
         return reaped
-    info = _process_info(pid)
+    info = process_info(pid)
     return info is None or info[0].startswith("Z")
 
 
@@ -486,31 +469,8 @@ def _wait_exit(pid: int, timeout: float, procs: Mapping[str, subprocess.Popen[by
     return True
 
 
-def _process_info(pid: int) -> tuple[str, str] | None:
-    """(state, command line) of a process, or None if there is no such process."""
-    proc = Path("/proc") / str(pid)
-    if Path("/proc/self").exists():
-        try:
-            stat = (proc / "stat").read_text()
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            return None
-        return stat.rsplit(")", 1)[1].split()[0], cmdline
-    try:  # no /proc (macOS): ask ps
-        out = subprocess.run(
-            ["ps", "-o", "stat=", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    line = out.stdout.strip()
-    if out.returncode != 0 or not line:
-        return None
-    state, _, cmdline = line.partition(" ")
-    return state, cmdline
-
-
 def _cmdline_has(pid: int, text: str) -> bool:
-    info = _process_info(pid)
+    info = process_info(pid)
     return info is not None and not info[0].startswith("Z") and text in info[1]
 
 
@@ -534,6 +494,3 @@ def _children(pid: int) -> list[int]:
         return []
     return [int(p) for p in out.stdout.split()]
 
-
-def _tail(text: str, lines: int = 40) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])

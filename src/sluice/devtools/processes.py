@@ -1,0 +1,186 @@
+"""What the local services of the tooling (Kafka broker, Schema Registry, databases, Spark
+cluster) share: free loopback ports, process checks by pid, the work dir's state file.
+
+Services are stopped by the pid they were started with, never by name; before signalling a
+pid recorded by another process, :meth:`LocalService._is_running` checks that it is still
+the work dir's own process (pids are reused).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "LOOPBACK",
+    "STATE_FILE",
+    "LocalService",
+    "can_connect",
+    "free_port",
+    "port_if_free",
+    "process_info",
+    "reap_if_child",
+    "send_signal",
+    "tail",
+    "write_atomic",
+]
+
+LOOPBACK = "127.0.0.1"
+STATE_FILE = "state.json"
+
+
+def free_port(avoid: int | None = None) -> int:
+    """A free TCP port on the loopback address (not ``avoid``)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((LOOPBACK, 0))
+            port = sock.getsockname()[1]
+        if port != avoid:
+            return int(port)
+
+
+def port_if_free(port: int | None, avoid: int | None = None) -> int | None:
+    """``port`` if it can be bound on the loopback address now (and is not ``avoid``)."""
+    if port is None or port == avoid:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return None
+    return port
+
+
+def can_connect(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def reap_if_child(pid: int) -> bool | None:
+    """Reap ``pid`` if it is an exited child of this process (started by another object).
+
+    True: reaped now; False: a child of ours that has not exited; None: not our child.
+    """
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return reaped == pid
+
+
+def process_info(pid: int) -> tuple[str, str] | None:
+    """(state, command line) of a process, or None if there is no such process."""
+    proc = Path("/proc") / str(pid)
+    if Path("/proc/self").exists():
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return None
+        return stat.rsplit(")", 1)[1].split()[0], cmdline
+    try:  # no /proc (macOS): ask ps
+        out = subprocess.run(
+            ["ps", "-o", "stat=", "-o", "command=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = out.stdout.strip()
+    if out.returncode != 0 or not line:
+        return None
+    state, _, cmdline = line.partition(" ")
+    return state, cmdline
+
+
+def send_signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+class LocalService:
+    """A service process run from ``work_dir``, known by its pid, with a JSON state file.
+
+    Subclasses hold the process they started in ``_proc`` (None when it was started by
+    another process) and say how to recognise their process by its command line.
+    """
+
+    work_dir: Path
+    _proc: subprocess.Popen[Any] | None
+
+    def _is_this_process(self, cmdline: str) -> bool:
+        """Whether a process with this command line is this work dir's service."""
+        raise NotImplementedError
+
+    def _is_running(self, pid: int) -> bool:
+        """Whether ``pid`` is alive and still this work dir's process (not a reused pid)."""
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is None
+        reaped = reap_if_child(pid)
+        if reaped:
+            return False
+        info = process_info(pid)
+        if info is None:
+            return False
+        state, cmdline = info
+        if reaped is False:  # our unreaped child: its pid cannot have been reused
+            return True
+        return not state.startswith("Z") and self._is_this_process(cmdline)
+
+    def _has_exited(self, pid: int) -> bool:
+        """Whether ``pid`` is gone: reaped if it is our child, else gone or a zombie.
+
+        Unlike ``_is_running`` this ignores the command line, which reads as empty while a
+        process exits; and a child counts only once reaped, because a multi-threaded
+        process shows as a zombie before its last thread has exited and it can be reaped.
+        """
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is not None
+        reaped = reap_if_child(pid)
+        if reaped is not None:
+            return reaped
+        info = process_info(pid)
+        return info is None or info[0].startswith("Z")
+
+    def _wait_exit(self, pid: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self._has_exited(pid):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    _signal = staticmethod(send_signal)
+
+    def _read_state(self) -> dict[str, Any] | None:
+        try:
+            state = json.loads((self.work_dir / STATE_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+        return state if isinstance(state, dict) else None
+
+    def _write_state(self, state: Mapping[str, Any]) -> None:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.work_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
