@@ -127,13 +127,7 @@ def dev_main(argv: Sequence[str]) -> int:
     try:
         if args.command == "fetch":
             return _fetch()
-        if args.command == "spark":
-            return _spark(args)
-        if args.command == "registry":
-            return _registry(args)
-        if args.command in ("postgres", "mariadb"):
-            return _database(args)
-        return _kafka(args)
+        return _service(args)
     except DevToolsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -151,75 +145,39 @@ def _fetch() -> int:
     return 0
 
 
-def _kafka(args: argparse.Namespace) -> int:
-    from sluice.devtools.kafka import KafkaBroker
+def _service_class(command: str) -> type:
+    """The class running the local service of ``sluice dev <command>``."""
+    if command == "kafka":
+        from sluice.devtools.kafka import KafkaBroker
 
-    work_dir = args.dir if args.dir is not None else run_dir("kafka")
-    if args.action == "start":
-        broker = KafkaBroker(work_dir, port=args.port)
-        print(broker.start(timeout=args.timeout))
-        return 0
-    broker = KafkaBroker(work_dir)
-    if args.action == "stop":
-        stopped = broker.stop(timeout=args.timeout)
-        print("stopped" if stopped else f"not running (dir {broker.work_dir})")
-        return 0
-    status = broker.status()
-    print(status)
-    return 0 if status.running else 1
+        return KafkaBroker
+    if command == "spark":
+        from sluice.devtools.spark_cluster import SparkStandaloneCluster
 
+        return SparkStandaloneCluster
+    if command == "registry":
+        from sluice.devtools.registry import SchemaRegistry
 
-def _spark(args: argparse.Namespace) -> int:
-    from sluice.devtools.spark_cluster import SparkStandaloneCluster
-
-    work_dir = args.dir if args.dir is not None else run_dir("spark")
-    if args.action == "start":
-        cluster = SparkStandaloneCluster(work_dir, cores=args.cores, memory=args.memory)
-        print(cluster.start(timeout=args.timeout))
-        return 0
-    cluster = SparkStandaloneCluster(work_dir)
-    if args.action == "stop":
-        stopped = cluster.stop(timeout=args.timeout)
-        print("stopped" if stopped else f"not running (dir {cluster.work_dir})")
-        return 0
-    status = cluster.status()
-    print(status)
-    return 0 if status.running else 1
-
-
-def _registry(args: argparse.Namespace) -> int:
-    from sluice.devtools.registry import SchemaRegistry
-
-    work_dir = args.dir if args.dir is not None else run_dir("registry")
-    if args.action == "start":
-        registry = SchemaRegistry(work_dir, port=args.port)
-        print(registry.start(timeout=args.timeout))
-        return 0
-    registry = SchemaRegistry(work_dir)
-    if args.action == "stop":
-        stopped = registry.stop(timeout=args.timeout)
-        print("stopped" if stopped else f"not running (dir {registry.work_dir})")
-        return 0
-    status = registry.status()
-    print(status)
-    return 0 if status.running else 1
-
-
-def _database(args: argparse.Namespace) -> int:
+        return SchemaRegistry
     from sluice.devtools.databases import MariaDbServer, PostgresServer
 
-    server_class = PostgresServer if args.command == "postgres" else MariaDbServer
+    return PostgresServer if command == "postgres" else MariaDbServer
+
+
+def _service(args: argparse.Namespace) -> int:
+    """``start`` prints what clients connect to; ``stop``; ``status`` exits 1 when not running."""
+    service_class = _service_class(args.command)
     work_dir = args.dir if args.dir is not None else run_dir(args.command)
     if args.action == "start":
-        server = server_class(work_dir, port=args.port)
-        print(server.start(timeout=args.timeout))
+        options = {"cores": args.cores, "memory": args.memory} if args.command == "spark" else {"port": args.port}
+        print(service_class(work_dir, **options).start(timeout=args.timeout))
         return 0
-    server = server_class(work_dir)
+    service = service_class(work_dir)
     if args.action == "stop":
-        stopped = server.stop(timeout=args.timeout)
-        print("stopped" if stopped else f"not running (dir {server.work_dir})")
+        stopped = service.stop(timeout=args.timeout)
+        print("stopped" if stopped else f"not running (dir {service.work_dir})")
         return 0
-    status = server.status()
+    status = service.status()
     print(status)
     return 0 if status.running else 1
 

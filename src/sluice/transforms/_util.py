@@ -37,7 +37,7 @@ import re
 import struct as _struct
 from abc import abstractmethod
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from sluice.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance
@@ -48,6 +48,7 @@ from sluice.api.transforms import Transformation
 
 __all__ = [
     "EPOCH",
+    "JAVA_PATTERN_LETTERS",
     "FIELD_SYNTAX_VERSION_CONFIG",
     "REPLACE_NULL_WITH_DEFAULT_CONFIG",
     "FieldSyntaxVersion",
@@ -55,6 +56,7 @@ __all__ = [
     "KeySide",
     "LRUCache",
     "SimpleDateFormat",
+    "date_field_formatter",
     "SingleFieldPath",
     "ValueSide",
     "class_name",
@@ -518,7 +520,87 @@ _MONTHS = (
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_JAVA_PATTERN_LETTERS = "GyYMLwWDdFEuaHkKhmsSzZX"
+
+
+def _sunday_based(day: _dt.date) -> int:
+    """Day of the week counted from Sunday = 0 (weeks start on Sunday in ``en_US``)."""
+    return (day.weekday() + 1) % 7
+
+
+def _week_of_year(day: _dt.date) -> tuple[int, int]:
+    """``(week year, week of year)`` of ``GregorianCalendar`` in ``en_US``: weeks start on
+    Sunday and week 1 is the one containing January 1st."""
+    week_start = day - _dt.timedelta(days=_sunday_based(day))
+    if (_dt.date(day.year, 12, 31) - week_start).days < 6:  # the week holds next January 1st
+        return day.year + 1, 1
+    jan1 = _dt.date(day.year, 1, 1)
+    first_week_start = jan1 - _dt.timedelta(days=_sunday_based(jan1))
+    return day.year, (week_start - first_week_start).days // 7 + 1
+
+
+def _pad(value: int, count: int) -> str:
+    return str(value).zfill(count) if value >= 0 else "-" + str(-value).zfill(count)
+
+
+def date_field_formatter(letter: str, count: int) -> Callable[[_dt.datetime], str]:
+    """The formatter of one ``java.text.SimpleDateFormat`` field (UTC, ``en_US`` names): any
+    Java pattern letter, repeated ``count`` times."""
+    if letter == "G":
+        return lambda t: "AD"
+    if letter == "y":
+        if count == 2:
+            return lambda t: _pad(t.year % 100, 2)
+        return lambda t: _pad(t.year, count)
+    if letter == "Y":
+        if count == 2:
+            return lambda t: _pad(_week_of_year(t.date())[0] % 100, 2)
+        return lambda t: _pad(_week_of_year(t.date())[0], count)
+    if letter in "ML":
+        if count >= 4:
+            return lambda t: _MONTHS[t.month - 1]
+        if count == 3:
+            return lambda t: _MONTHS[t.month - 1][:3]
+        return lambda t: _pad(t.month, count)
+    if letter == "d":
+        return lambda t: _pad(t.day, count)
+    if letter == "k":
+        return lambda t: _pad(t.hour or 24, count)
+    if letter == "H":
+        return lambda t: _pad(t.hour, count)
+    if letter == "K":
+        return lambda t: _pad(t.hour % 12, count)
+    if letter == "h":
+        return lambda t: _pad(t.hour % 12 or 12, count)
+    if letter == "m":
+        return lambda t: _pad(t.minute, count)
+    if letter == "s":
+        return lambda t: _pad(t.second, count)
+    if letter == "S":
+        return lambda t: _pad(t.microsecond // 1000, count)
+    if letter == "E":
+        if count >= 4:
+            return lambda t: _WEEKDAYS[t.weekday()]
+        return lambda t: _WEEKDAYS[t.weekday()][:3]
+    if letter == "u":
+        return lambda t: _pad(t.isoweekday(), count)
+    if letter == "D":
+        return lambda t: _pad(t.timetuple().tm_yday, count)
+    if letter == "F":
+        return lambda t: _pad((t.day - 1) // 7 + 1, count)
+    if letter == "w":
+        return lambda t: _pad(_week_of_year(t.date())[1], count)
+    if letter == "W":
+        return lambda t: _pad((t.day - 1 + _sunday_based(t.date().replace(day=1))) // 7 + 1, count)
+    if letter == "a":
+        return lambda t: "AM" if t.hour < 12 else "PM"
+    if letter == "z":
+        text = "Coordinated Universal Time" if count >= 4 else "UTC"
+        return lambda t: text
+    if letter == "Z":
+        return lambda t: "+0000"
+    return lambda t: "Z"  # X: ISO 8601 zone, "Z" for UTC whatever the count
+
+JAVA_PATTERN_LETTERS = "GyYMLwWDdFEuaHkKhmsSzZX"
 # Letters this implementation formats and parses; the rest of Java's letters are refused.
 _SUPPORTED_LETTERS = "yMLdDEuaHkKhmsSzZX"
 _NUMERIC_LETTERS = "yDduHkKhmsS"
@@ -559,6 +641,8 @@ class SimpleDateFormat:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._tokens: list[str | _Field] = self._compile(pattern)
+        self._formatters = [t if isinstance(t, str) else date_field_formatter(t.letter, t.count)
+                            for t in self._tokens]
         now = _dt.datetime.now(_dt.timezone.utc)
         try:
             self._century_start = now.replace(year=now.year - 80)
@@ -599,7 +683,7 @@ class SimpleDateFormat:
                 i = end + 1
                 continue
             if ("a" <= c <= "z") or ("A" <= c <= "Z"):
-                if c not in _JAVA_PATTERN_LETTERS:
+                if c not in JAVA_PATTERN_LETTERS:
                     raise ValueError(f"Illegal pattern character '{c}'")
                 if c not in _SUPPORTED_LETTERS:
                     raise ValueError(f"pattern letter '{c}' is not supported (supported: {_SUPPORTED_LETTERS})")
@@ -625,58 +709,7 @@ class SimpleDateFormat:
     def format(self, value: _dt.date | _dt.time) -> str:
         """Format a date, time or datetime (naive = UTC) in UTC."""
         t = to_utc_datetime(value)
-        out: list[str] = []
-        for token in self._tokens:
-            if isinstance(token, str):
-                out.append(token)
-            else:
-                out.append(self._format_field(token, t))
-        return "".join(out)
-
-    @staticmethod
-    def _pad(n: int, count: int) -> str:
-        return str(n).zfill(count) if n >= 0 else "-" + str(-n).zfill(count)
-
-    def _format_field(self, f: _Field, t: _dt.datetime) -> str:
-        c, count = f.letter, f.count
-        if c == "y":
-            return self._pad(t.year % 100, 2) if count == 2 else self._pad(t.year, count)
-        if c == "M":
-            if count >= 4:
-                return _MONTHS[t.month - 1]
-            if count == 3:
-                return _MONTHS[t.month - 1][:3]
-            return self._pad(t.month, count)
-        if c == "d":
-            return self._pad(t.day, count)
-        if c == "D":
-            return self._pad(t.timetuple().tm_yday, count)
-        if c == "E":
-            name = _WEEKDAYS[t.weekday()]
-            return name if count >= 4 else name[:3]
-        if c == "u":
-            return self._pad(t.isoweekday(), count)
-        if c == "a":
-            return "AM" if t.hour < 12 else "PM"
-        if c == "H":
-            return self._pad(t.hour, count)
-        if c == "k":
-            return self._pad(t.hour or 24, count)
-        if c == "K":
-            return self._pad(t.hour % 12, count)
-        if c == "h":
-            return self._pad(t.hour % 12 or 12, count)
-        if c == "m":
-            return self._pad(t.minute, count)
-        if c == "s":
-            return self._pad(t.second, count)
-        if c == "S":
-            return self._pad(t.microsecond // 1000, count)
-        if c == "z":
-            return "Coordinated Universal Time" if count >= 4 else "UTC"
-        if c == "Z":
-            return "+0000"
-        return "Z"  # X, XX, XXX for a zero offset
+        return "".join(f if isinstance(f, str) else f(t) for f in self._formatters)
 
     # parse ---------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
 from sluice.api.transforms import Transformation
+from sluice.transforms._util import EPOCH, JAVA_PATTERN_LETTERS, date_field_formatter
 
 __all__ = ["SimpleDateFormat", "TimestampRouter"]
 
@@ -27,15 +28,6 @@ TIMESTAMP_PLACEHOLDER = "${timestamp}"
 
 # -- java.text.SimpleDateFormat, formatting in UTC ------------------------------------------
 
-_PATTERN_LETTERS = "GyMdkHmsSEDFwWahKzZYuXL"
-_MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
-_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_UTC = _dt.timezone.utc
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
-
 _DAY, _HOUR, _MINUTE, _SECOND, _MILLI = 86_400_000, 3_600_000, 60_000, 1000, 1
 # How long a field's value stays the same: formatted text can be reused within that span.
 _SPAN = {
@@ -43,83 +35,6 @@ _SPAN = {
     "F": _DAY, "w": _DAY, "W": _DAY, "a": _HOUR, "H": _HOUR, "k": _HOUR, "K": _HOUR, "h": _HOUR,
     "m": _MINUTE, "s": _SECOND, "S": _MILLI,
 }  # fmt: skip
-
-
-def _sunday_based(day: _dt.date) -> int:
-    """Day of the week counted from Sunday = 0 (weeks start on Sunday in ``en_US``)."""
-    return (day.weekday() + 1) % 7
-
-
-def _week_of_year(day: _dt.date) -> tuple[int, int]:
-    """``(week year, week of year)`` of ``GregorianCalendar`` in ``en_US``: weeks start on
-    Sunday and week 1 is the one containing January 1st."""
-    week_start = day - _dt.timedelta(days=_sunday_based(day))
-    if (_dt.date(day.year, 12, 31) - week_start).days < 6:  # the week holds next January 1st
-        return day.year + 1, 1
-    jan1 = _dt.date(day.year, 1, 1)
-    first_week_start = jan1 - _dt.timedelta(days=_sunday_based(jan1))
-    return day.year, (week_start - first_week_start).days // 7 + 1
-
-
-def _pad(value: int, count: int) -> str:
-    return str(value).zfill(count) if value >= 0 else "-" + str(-value).zfill(count)
-
-
-def _field(letter: str, count: int) -> Callable[[_dt.datetime], str]:
-    if letter == "G":
-        return lambda t: "AD"
-    if letter == "y":
-        if count == 2:
-            return lambda t: _pad(t.year % 100, 2)
-        return lambda t: _pad(t.year, count)
-    if letter == "Y":
-        if count == 2:
-            return lambda t: _pad(_week_of_year(t.date())[0] % 100, 2)
-        return lambda t: _pad(_week_of_year(t.date())[0], count)
-    if letter in "ML":
-        if count >= 4:
-            return lambda t: _MONTHS[t.month - 1]
-        if count == 3:
-            return lambda t: _MONTHS[t.month - 1][:3]
-        return lambda t: _pad(t.month, count)
-    if letter == "d":
-        return lambda t: _pad(t.day, count)
-    if letter == "k":
-        return lambda t: _pad(t.hour or 24, count)
-    if letter == "H":
-        return lambda t: _pad(t.hour, count)
-    if letter == "K":
-        return lambda t: _pad(t.hour % 12, count)
-    if letter == "h":
-        return lambda t: _pad(t.hour % 12 or 12, count)
-    if letter == "m":
-        return lambda t: _pad(t.minute, count)
-    if letter == "s":
-        return lambda t: _pad(t.second, count)
-    if letter == "S":
-        return lambda t: _pad(t.microsecond // 1000, count)
-    if letter == "E":
-        if count >= 4:
-            return lambda t: _DAYS[t.weekday()]
-        return lambda t: _DAYS[t.weekday()][:3]
-    if letter == "u":
-        return lambda t: _pad(t.isoweekday(), count)
-    if letter == "D":
-        return lambda t: _pad(t.timetuple().tm_yday, count)
-    if letter == "F":
-        return lambda t: _pad((t.day - 1) // 7 + 1, count)
-    if letter == "w":
-        return lambda t: _pad(_week_of_year(t.date())[1], count)
-    if letter == "W":
-        return lambda t: _pad((t.day - 1 + _sunday_based(t.date().replace(day=1))) // 7 + 1, count)
-    if letter == "a":
-        return lambda t: "AM" if t.hour < 12 else "PM"
-    if letter == "z":
-        text = "Coordinated Universal Time" if count >= 4 else "UTC"
-        return lambda t: text
-    if letter == "Z":
-        return lambda t: "+0000"
-    return lambda t: "Z"  # X: ISO 8601 zone, "Z" for UTC whatever the count
 
 
 class SimpleDateFormat:
@@ -155,7 +70,7 @@ class SimpleDateFormat:
                 literal.append(c)
                 i += 1
                 continue
-            if c not in _PATTERN_LETTERS:
+            if c not in JAVA_PATTERN_LETTERS:
                 raise ValueError(f"Illegal pattern character '{c}'")
             count = 1
             while i + count < n and pattern[i + count] == c:
@@ -163,7 +78,7 @@ class SimpleDateFormat:
             if literal:
                 parts.append("".join(literal))
                 literal = []
-            parts.append(_field(c, count))
+            parts.append(date_field_formatter(c, count))
             span = min(span, _SPAN.get(c, span))
             i += count
         if in_quote:
@@ -183,7 +98,7 @@ class SimpleDateFormat:
         if last is not None and last[0] == key:
             return last[1]
         try:
-            moment = _EPOCH + _dt.timedelta(milliseconds=millis)
+            moment = EPOCH + _dt.timedelta(milliseconds=millis)
             text = "".join(p if isinstance(p, str) else p(moment) for p in self._parts)
         except OverflowError as e:  # beyond the years 1-9999 Python's datetime covers
             raise DataError(f"Timestamp {millis} is out of the supported range") from e
