@@ -28,7 +28,7 @@ from sluice.runtime.config import (
 from sluice.runtime.plugins import Plugins
 from sluice.spark.errors import ErrorPolicy
 from sluice.spark.executor import PluginSpec
-from sluice.spark.topic_creation import DEFAULT_GROUP, TopicCreationGroup, TopicCreationSpec
+from sluice.spark.topic_creation import DEFAULT_GROUP, TopicCreationGroup, TopicCreationSpec, create_missing_topics
 
 log = logging.getLogger(__name__)
 
@@ -186,20 +186,9 @@ class DeadLetterQueue:
         return cls(topic, factor, admin, producer_config)
 
     def ensure_topic(self) -> None:
-        """Create the topic when missing, as Kafka's dead letter queue reporter does."""
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import NewTopic
-
-        metadata = self._admin.list_topics(timeout=30)
-        if self.topic in metadata.topics:
-            return
-        futures = self._admin.create_topics([NewTopic(self.topic, 1, self.replication_factor)], request_timeout=30)
-        try:
-            futures[self.topic].result()
-        except KafkaException as exc:
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
-        log.info("Created dead letter queue topic %s", self.topic)
+        """Create the topic when missing (one partition), as Kafka's dead letter queue reporter does."""
+        if create_missing_topics(self._admin, {self.topic: (1, self.replication_factor, {})}):
+            log.info("Created dead letter queue topic %s", self.topic)
 
     def send(self, rows: list[Any]) -> None:
         """Produce the dead-lettered records (rows with key, value, headers_json, ts_ms)

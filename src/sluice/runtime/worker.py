@@ -413,19 +413,20 @@ class Worker:
             if self._admin is None:
                 from confluent_kafka.admin import AdminClient
 
-                # admin.listeners is a REST setting, not a client one.
-                props = {k: v for k, v in self.config.prefixed("admin.").items()
-                         if not k.startswith("override.") and k != "listeners"}
-                props["bootstrap.servers"] = self.config.bootstrap_servers
-                self._admin = AdminClient(props)
+                self._admin = AdminClient(self._admin_config())
             return self._admin
+
+    def _admin_config(self) -> dict[str, str]:
+        # admin.listeners is a REST setting, not a client one.
+        props = {k: v for k, v in self.config.prefixed("admin.").items()
+                 if not k.startswith("override.") and k != "listeners"}
+        props["bootstrap.servers"] = self.config.bootstrap_servers
+        return props
 
     def _topic_creation(self, kind: str, connector_config: dict[str, str]) -> TopicCreationSpec | None:
         if kind != "source" or not topic_creation_active(connector_config, bool(self.config.get("topic.creation.enable"))):
             return None
-        admin = {k: v for k, v in self.config.prefixed("admin.").items() if k != "listeners"}
-        admin["bootstrap.servers"] = self.config.bootstrap_servers
-        return topic_creation_spec(connector_config, librdkafka_config(admin))
+        return topic_creation_spec(connector_config, librdkafka_config(self._admin_config()))
 
     def _topic_recorder(self, name: str) -> Callable[[str], None]:
         """Records the topics a connector's tasks use, once each (``TopicStatus``)."""

@@ -38,7 +38,7 @@ from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
 from sluice.spark.errors import ErrorPolicy, Stage
 from sluice.spark.topic_creation import TopicCreationSpec, TopicCreator
-from sluice.spark.record_pipeline import SOURCE_OUTPUT_SCHEMA, TIMESTAMP_SEPARATOR, DeadLetter, RecordPipeline
+from sluice.spark.record_pipeline import SOURCE_OUTPUT_SCHEMA, DeadLetter, RecordPipeline
 
 log = logging.getLogger(__name__)
 
@@ -464,7 +464,7 @@ class _SourceColumns:
         creator = self.host.topic_creator
         if batch is not None and creator is not None:
             try:  # before Spark's producer writes to them
-                creator.ensure(t.split(TIMESTAMP_SEPARATOR, 1)[0] for t in batch.column("topic").to_pylist())
+                creator.ensure(self.host.pipeline.written_topics)
             except Exception as exc:  # noqa: BLE001 - nothing of this chunk is delivered
                 return None, [], exc
         return batch, processed, error

@@ -84,6 +84,8 @@ class RecordPipeline:
         self.chain = chain if chain is not None and not chain.is_empty else None
         self.policy = policy
         self.operator = ToleranceOperator(policy, f"{connector}-{task}")
+        # The topics of the records of the last source batch (dead letters aside).
+        self.written_topics: list[str] = []
 
     def close(self) -> None:
         if self.chain is not None:
@@ -302,7 +304,7 @@ class RecordPipeline:
             [{"key": h.key, "value": hc.from_connect_header(t, h.key, h.schema, h.value)} for h in hs] if hs else None
             for t, hs in zip(topics, headers, strict=True)
         ]
-        out_topics = topics
+        self.written_topics = out_topics = topics
         if write_timestamps:
             # "<topic>\0<timestamp>": a topic name never holds a NUL character.
             out_topics = [

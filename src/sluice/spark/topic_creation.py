@@ -14,7 +14,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TopicCreationGroup", "TopicCreationSpec", "TopicCreator"]
+__all__ = ["TopicCreationGroup", "TopicCreationSpec", "TopicCreator", "create_missing_topics"]
 
 DEFAULT_GROUP = "default"
 
@@ -62,24 +62,37 @@ class TopicCreator:
         new = sorted(set(topics) - self.known)
         if not new:
             return
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient, NewTopic
+        from confluent_kafka.admin import AdminClient
 
         if self._admin is None:
             self._admin = AdminClient(dict(self.spec.admin_config))
-        existing = self._admin.list_topics(timeout=30).topics
-        missing = [t for t in new if t not in existing]
-        if missing:
-            requests = []
-            for topic in missing:
-                group = self.spec.group_for(topic)
-                requests.append(NewTopic(topic, group.partitions, group.replication_factor,
-                                         config=dict(group.topic_configs)))
-            for topic, future in self._admin.create_topics(requests, request_timeout=30).items():
-                try:
-                    future.result()
-                    log.info("Created topic %s (topic creation group %s)", topic, self.spec.group_for(topic).name)
-                except KafkaException as exc:
-                    if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                        raise
+        requests = {}
+        for topic in new:
+            group = self.spec.group_for(topic)
+            requests[topic] = (group.partitions, group.replication_factor, dict(group.topic_configs))
+        for topic in create_missing_topics(self._admin, requests):
+            log.info("Created topic %s (topic creation group %s)", topic, self.spec.group_for(topic).name)
         self.known.update(new)
+
+
+def create_missing_topics(admin: Any, requests: dict[str, tuple[int, int, dict[str, str]]]) -> list[str]:
+    """Create the topics of ``requests`` (``topic: (partitions, replication factor,
+    configs)``) that do not exist yet; one created meanwhile by someone else is fine.
+    Returns the topics this call created."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    existing = admin.list_topics(timeout=30).topics
+    missing = [NewTopic(topic, partitions, factor, config=configs)
+               for topic, (partitions, factor, configs) in sorted(requests.items()) if topic not in existing]
+    if not missing:
+        return []
+    created = []
+    for topic, future in admin.create_topics(missing, request_timeout=30).items():
+        try:
+            future.result()
+            created.append(topic)
+        except KafkaException as exc:
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+    return created
