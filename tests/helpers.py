@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from sluice.api.sink import ErrantRecordReporter, SinkTaskContext
+
 __all__ = ["wait_until"]
 
 T = TypeVar("T")
@@ -46,3 +48,36 @@ def wait_until(
             raise AssertionError(f"{text} (waited {timeout}s; last value: {last!r}{detail})")
         time.sleep(min(interval, remaining))
         interval = min(interval * 1.5, max_interval)
+
+
+class RecordingSinkContext(SinkTaskContext):
+    """A sink task context for driving a task directly: records the timeouts the task asks
+    for and hands out ``reporter`` as its errant record reporter."""
+
+    def __init__(self, reporter: ErrantRecordReporter | None = None) -> None:
+        self.reporter = reporter
+        self.timeouts: list[int] = []
+
+    def configs(self):
+        return {}
+
+    def offset(self, offsets, offset=None):
+        pass
+
+    def timeout(self, timeout_ms):
+        self.timeouts.append(timeout_ms)
+
+    def assignment(self):
+        return set()
+
+    def pause(self, *partitions):
+        pass
+
+    def resume(self, *partitions):
+        pass
+
+    def request_commit(self):
+        pass
+
+    def errant_record_reporter(self):
+        return self.reporter

@@ -21,12 +21,12 @@ from sluice.api import (
     Schema,
     SchemaBuilder,
     SinkRecord,
-    SinkTaskContext,
     Struct,
     TopicPartition,
 )
 from sluice.api.data import Date, Decimal, Time, Timestamp
 from sluice.connectors.jdbc import JdbcSinkTask
+from tests.helpers import RecordingSinkContext
 
 pytestmark = pytest.mark.integration
 
@@ -39,36 +39,6 @@ class Reporter(ErrantRecordReporter):
 
     def report(self, record, error):
         self.reported.append((record, error))
-
-
-class Context(SinkTaskContext):
-    def __init__(self, reporter: Reporter | None = None) -> None:
-        self.reporter = reporter
-        self.timeouts: list[int] = []
-
-    def configs(self):
-        return {}
-
-    def offset(self, offsets, offset=None):
-        pass
-
-    def timeout(self, timeout_ms):
-        self.timeouts.append(timeout_ms)
-
-    def assignment(self):
-        return set()
-
-    def pause(self, *partitions):
-        pass
-
-    def resume(self, *partitions):
-        pass
-
-    def request_commit(self):
-        pass
-
-    def errant_record_reporter(self):
-        return self.reporter
 
 
 @pytest.fixture(params=SERVERS, ids=["postgresql", "mariadb"])
@@ -103,7 +73,7 @@ def start_task(server: Any, table: str, reporter: Reporter | None = None, **prop
     }
     config.update({k.replace("_", "."): str(v).lower() if isinstance(v, bool) else str(v) for k, v in props.items()})
     task = JdbcSinkTask()
-    task.initialize(Context(reporter))
+    task.initialize(RecordingSinkContext(reporter))
     task.start(config)
     return task
 

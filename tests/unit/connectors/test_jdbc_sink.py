@@ -19,7 +19,6 @@ from sluice.api import (
     Schema,
     SchemaBuilder,
     SinkRecord,
-    SinkTaskContext,
     Struct,
     TopicPartition,
 )
@@ -27,6 +26,7 @@ from sluice.api.data import Date, Decimal, Time, Timestamp
 from sluice.connectors.jdbc import Column, Dialect, JdbcSinkConnector, JdbcSinkTask
 from sluice.connectors.jdbc.dialect import MySqlDialect, PostgreSqlDialect, SqliteDialect
 from sluice.connectors.jdbc.sink import CONFIG_DEF, TableAlterOrCreateError
+from tests.helpers import RecordingSinkContext
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -49,36 +49,6 @@ class Reporter(ErrantRecordReporter):
         self.reported.append((record, error))
         if not self.tolerate:
             raise ConnectError(f"Tolerance exceeded: {error}")
-
-
-class Context(SinkTaskContext):
-    def __init__(self, reporter: Reporter | None = None) -> None:
-        self.reporter = reporter
-        self.timeouts: list[int] = []
-
-    def configs(self):
-        return {}
-
-    def offset(self, offsets, offset=None):
-        pass
-
-    def timeout(self, timeout_ms):
-        self.timeouts.append(timeout_ms)
-
-    def assignment(self):
-        return set()
-
-    def pause(self, *partitions):
-        pass
-
-    def resume(self, *partitions):
-        pass
-
-    def request_commit(self):
-        pass
-
-    def errant_record_reporter(self):
-        return self.reporter
 
 
 def person(i: int, name: str | None = None, age: int | None = None, schema: Schema = VALUE) -> Struct:
@@ -108,7 +78,7 @@ def task_for(db: Path, reporter: Reporter | None = None, **props: Any) -> JdbcSi
     config = {"connection.url": f"jdbc:sqlite:{db}", "auto.create": "true", "max.retries": "0", "name": "jdbc-sink"}
     config.update({k.replace("_", "."): str(v).lower() if isinstance(v, bool) else str(v) for k, v in props.items()})
     task = JdbcSinkTask()
-    task.initialize(Context(reporter))
+    task.initialize(RecordingSinkContext(reporter))
     task.start(config)
     return task
 

@@ -17,7 +17,6 @@ from sluice.api.connector import ConnectorContext
 from sluice.api.data import Schema, Struct
 from sluice.api.errors import ConnectError
 from sluice.api.records import SinkRecord, TopicPartition
-from sluice.api.sink import SinkTaskContext
 from sluice.api.source import OffsetStorageReader, SourceTaskContext, partition_key
 from sluice.connectors.testing import (
     MockConnector,
@@ -34,7 +33,7 @@ from sluice.connectors.testing import (
 from sluice.connectors.testing import verifiable_source
 from sluice.connectors.testing.report import ReportWriter, scan_task_report
 from sluice.runtime.plugins import Plugins
-from tests.helpers import wait_until
+from tests.helpers import RecordingSinkContext, wait_until
 
 # --------------------------------------------------------------------------- fakes
 
@@ -72,32 +71,6 @@ class FakeSourceContext(SourceTaskContext):
 
     def offset_storage_reader(self):
         return self.reader
-
-
-class FakeSinkContext(SinkTaskContext):
-    def __init__(self) -> None:
-        self.timeouts: list[int] = []
-
-    def configs(self):
-        return {}
-
-    def offset(self, offsets, offset=None):
-        pass
-
-    def timeout(self, timeout_ms):
-        self.timeouts.append(timeout_ms)
-
-    def assignment(self):
-        return set()
-
-    def pause(self, *partitions):
-        pass
-
-    def resume(self, *partitions):
-        pass
-
-    def request_commit(self):
-        pass
 
 
 class FakeConnectorContext(ConnectorContext):
@@ -448,7 +421,7 @@ def sink_record(key: Any, value: Any, offset: int, topic: str = "seq", partition
 
 def sink_task(report: Path | None, task_id: int = 1) -> VerifiableSinkTask:
     task = VerifiableSinkTask()
-    task.initialize(FakeSinkContext())
+    task.initialize(RecordingSinkContext())
     config = {"name": "vsink", "id": str(task_id), "topics": "seq"}
     if report is not None:
         config["report.file"] = str(report)
@@ -581,7 +554,7 @@ def test_mock_source_accepts_delay_dot_ms_and_idles_otherwise() -> None:
 def test_mock_sink_task_failure_on_the_first_put_after_the_delay() -> None:
     clock = FakeClock()
     task = MockSinkTask(clock=clock)
-    context = FakeSinkContext()
+    context = RecordingSinkContext()
     task.initialize(context)
     task.start({"mock_mode": "task-failure", "delay_ms": "1000"})
     task.put([sink_record(0, 0, 0)])
@@ -593,7 +566,7 @@ def test_mock_sink_task_failure_on_the_first_put_after_the_delay() -> None:
     assert context.timeouts and set(context.timeouts) == {250}
 
     idle = MockSinkTask(clock=clock)
-    idle.initialize(FakeSinkContext())
+    idle.initialize(RecordingSinkContext())
     idle.start({})
     clock.now += 100
     idle.put([sink_record(0, 0, 0)])
