@@ -67,7 +67,6 @@ from sluice.runtime.herder.base import (
 from sluice.runtime.plugins import PluginDesc, Plugins, UnknownPluginError
 
 __all__ = [
-    "NOT_YET_SUPPORTED",
     "config_key_info",
     "invalid_config_message",
     "java_hash_map_order",
@@ -285,11 +284,6 @@ def _resolve(plugins: Plugins, name: Any, kinds: tuple[str, ...]) -> PluginDesc 
         return plugins.resolve(str(name), kinds)
     except Exception:
         return None
-
-
-# Features whose keys Kafka accepts but that this version does not implement yet: a
-# config using them is refused rather than run without them (docs/compatibility.md).
-NOT_YET_SUPPORTED = "is not supported by this version of Sluice yet"
 
 
 def _topic_creation_checks(
