@@ -146,8 +146,25 @@ class ToleranceOperator:
         try:
             return True, self._with_retries(step)
         except Exception as exc:  # noqa: BLE001 - every step error is subject to the policy
-            # A transformation chain names the transformation that failed on the error.
-            failed = FailedStep(stage, getattr(exc, "transformation_class", None) or executing_class, exc)
+            return self.fail(stage, executing_class, exc, on_failure, describe)
+
+    @property
+    def retries(self) -> bool:
+        """Whether failed steps are retried (``errors.retry.timeout`` is not 0)."""
+        return self.policy.retry_timeout_ms != 0
+
+    def fail(
+        self,
+        stage: str,
+        executing_class: str,
+        error: Exception,
+        on_failure: Callable[[FailedStep], None],
+        describe: Callable[[], str] | None = None,
+    ) -> tuple[bool, None]:
+        """What :meth:`execute` does once a step failed (for callers that ran the step
+        themselves because nothing would be retried): log, report, tolerate or raise."""
+        # A transformation chain names the transformation that failed on the error.
+        failed = FailedStep(stage, getattr(error, "transformation_class", None) or executing_class, error)
         self.failures += 1
         if self.policy.log_enable:
             where = f", where the record is {describe()}" if describe is not None and self.policy.log_include_messages else ""

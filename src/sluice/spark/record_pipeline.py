@@ -93,14 +93,20 @@ class RecordPipeline:
 
     # -- transforms ------------------------------------------------------------------
 
-    def _transform(self, record: Any, on_failure: Callable[[FailedStep], None]) -> tuple[bool, Any]:
-        """``(True, record or None when filtered)`` or ``(False, None)``: failed, tolerated."""
+    def _transform(self, record: Any, dead_letter: Callable[[Any, FailedStep], None]) -> tuple[bool, Any]:
+        """``(True, record or None when filtered)`` or ``(False, None)``: failed, tolerated.
+        ``dead_letter(record, failure)`` reports a failed record."""
         chain = self.chain
         if chain is None:
             return True, record
-        return self.operator.execute(
-            Stage.TRANSFORMATION, "TransformationChain", lambda: chain.apply(record), on_failure, lambda: repr(record)
-        )
+        if self.operator.retries:
+            return self.operator.execute(Stage.TRANSFORMATION, "TransformationChain", lambda: chain.apply(record),
+                                         lambda failed: dead_letter(record, failed), lambda: repr(record))
+        try:  # nothing to retry: no closures on the way of a record that transforms fine
+            return True, chain.apply(record)
+        except Exception as exc:  # noqa: BLE001 - subject to the error policy
+            return self.operator.fail(Stage.TRANSFORMATION, "TransformationChain", exc,
+                                      lambda failed: dead_letter(record, failed), lambda: repr(record))
 
     # -- sink ------------------------------------------------------------------------
 
@@ -123,9 +129,10 @@ class RecordPipeline:
         if self.chain is None or not transform:
             return records
         out: list[SinkRecord] = []
+        dead_letter = self._sink_dead_letter(cols, dead)
         for record in records:
-            result = self.transform_sink_record(record, cols, dead)
-            if result is not None:
+            ok, result = self._transform(record, dead_letter)
+            if ok and result is not None:
                 out.append(result)
         return out
 
@@ -133,8 +140,13 @@ class RecordPipeline:
         self, record: SinkRecord, cols: dict[str, list[Any]], dead: list[DeadLetter]
     ) -> SinkRecord | None:
         """The record after the chain, or None (filtered out, or failed and tolerated)."""
-        ok, result = self._transform(record, lambda failed: self._dead_sink(cols, record, failed, dead))
+        ok, result = self._transform(record, self._sink_dead_letter(cols, dead))
         return result if ok else None
+
+    def _sink_dead_letter(
+        self, cols: dict[str, list[Any]], dead: list[DeadLetter]
+    ) -> Callable[[SinkRecord, FailedStep], None]:
+        return lambda record, failed: self._dead_sink(cols, record, failed, dead)
 
     def _sink_records_fast(self, batch: pa.RecordBatch, cols: dict[str, list[Any]]) -> list[SinkRecord]:
         n = batch.num_rows
@@ -241,9 +253,12 @@ class RecordPipeline:
         error: BaseException | None = None
         pairs: list[tuple[SourceRecord, SourceRecord | None]] = []  # (polled, to write or None)
         if self.chain is not None:
+            def dead_letter(record: SourceRecord, step: FailedStep) -> None:
+                self._dead_source(record, step, dead)
+
             for record in records:
                 try:
-                    ok, result = self._transform(record, lambda step, record=record: self._dead_source(record, step, dead))
+                    ok, result = self._transform(record, dead_letter)
                 except Exception as exc:  # noqa: BLE001 - not tolerated: deliver what came before
                     error = exc
                     break
