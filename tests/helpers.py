@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sluice.api.sink import ErrantRecordReporter, SinkTaskContext
 
@@ -81,3 +81,26 @@ class RecordingSinkContext(SinkTaskContext):
 
     def errant_record_reporter(self):
         return self.reporter
+
+
+def read_topic(bootstrap: str, topic: str, count: int, *, exact: bool = True, timeout: float = 90.0) -> list[Any]:
+    """The first ``count`` records of partition 0 of ``topic`` (confluent-kafka messages),
+    waiting for them; with ``exact``, a short extra read must find no more."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    messages: list[Any] = []
+    try:
+        def more() -> bool:
+            messages.extend(m for m in consumer.consume(count, 0.5) if m.error() is None)
+            return len(messages) >= count
+
+        wait_until(more, timeout=timeout, message=lambda: f"{count} records on {topic}, got {len(messages)} "
+                   f"(watermarks {consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)})")
+        if exact:
+            extra = consumer.poll(1.0)
+            assert extra is None or extra.error() is not None, f"unexpected extra record {extra.value()!r}"
+    finally:
+        consumer.close()
+    return messages

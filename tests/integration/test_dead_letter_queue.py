@@ -16,7 +16,7 @@ import httpx2
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from tests.helpers import wait_until
+from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 
 pytestmark = pytest.mark.integration
@@ -41,24 +41,6 @@ def _line(i: int) -> str:
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
     r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
-
-
-def _read_topic(bootstrap: str, topic: str, count: int) -> list[Any]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    messages: list[Any] = []
-    try:
-        def more() -> bool:
-            messages.extend(m for m in consumer.consume(count, 0.5) if m.error() is None)
-            return len(messages) >= count
-
-        wait_until(more, timeout=90, message=lambda: f"{count} records on {topic}, got {len(messages)} "
-                   f"(watermarks {consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)})")
-        extra = consumer.poll(1.0)
-        assert extra is None or extra.error() is not None, f"unexpected extra record {extra.value()!r}"
-    finally:
-        consumer.close()
-    return messages
 
 
 def _pipeline(worker: StandaloneWorker, tmp: Path, name: str, tolerance: str) -> tuple[str, Path, str]:
@@ -92,7 +74,7 @@ def test_tolerance_all_sends_every_bad_record_to_the_dead_letter_queue(worker, k
                message=lambda: f"{len(sink_lines())} sink lines; {worker.get(f'/connectors/{unique_name}-sink/status').text}")
     assert sink_lines() == good
 
-    dead = _read_topic(kafka_bootstrap, dlq, LINES // 2)
+    dead = read_topic(kafka_bootstrap, dlq, LINES // 2)
     assert [m.value().decode() for m in dead] == [_line(i) for i in range(1, LINES, 2)]
     headers = dict(dead[0].headers())
     assert headers["__connect.errors.topic"] == topic.encode()
@@ -122,7 +104,7 @@ def test_tolerance_none_fails_the_task_at_the_first_bad_record_after_dead_letter
 
     wait_until(lambda: task_state().get("state") == "FAILED", timeout=120, message=lambda: f"sink task {task_state()}")
     assert "Tolerance exceeded in error handler" in task_state()["trace"]
-    dead = _read_topic(kafka_bootstrap, dlq, 1)
+    dead = read_topic(kafka_bootstrap, dlq, 1)
     assert dead[0].value().decode() == _line(1)
     # The failed batch was not delivered: the sink wrote nothing after the bad record.
     assert "{n=2}" not in (sink_file.read_text() if sink_file.exists() else "")

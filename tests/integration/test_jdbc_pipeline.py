@@ -27,9 +27,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 
-from tests.helpers import wait_until
+from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 
 pytestmark = pytest.mark.integration
@@ -153,23 +153,6 @@ def normalise(value: Any) -> Any:
 def rows(server: Any, table: str, columns: list[str], where: str = "") -> list[tuple]:
     got = query(server, f"SELECT {', '.join(columns)} FROM {table} {where} ORDER BY id")
     return [tuple(normalise(v) for v in row) for row in got]
-
-
-def read_topic(bootstrap: str, topic: str, expected: int) -> list[Any]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    messages: list[Any] = []
-    try:
-        def more() -> bool:
-            messages.extend(m for m in consumer.consume(expected, 0.5) if m.error() is None)
-            return len(messages) >= expected
-
-        wait_until(more, timeout=90, message=lambda: f"{expected} records on {topic}, got {len(messages)}")
-        extra = consumer.poll(1.0)
-        assert extra is None or extra.error() is not None, f"unexpected extra record {extra.value()!r}"
-    finally:
-        consumer.close()
-    return messages
 
 
 RECORD_SCHEMA = {
