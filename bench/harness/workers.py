@@ -163,7 +163,8 @@ class ConnectWorker(BenchWorker):
     system = "connect"
     label = "Kafka Connect"
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str) -> None:
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, plugin_dirs: list[Path] | None = None) -> None:
+        """``plugin_dirs``: more ``plugin.path`` entries besides Kafka's file connectors."""
         super().__init__(work_dir, name)
         work_dir.mkdir(parents=True, exist_ok=True)
         self.classpath, plugin_dir = kafka_connect_classpath()
@@ -179,7 +180,7 @@ class ConnectWorker(BenchWorker):
             "offset.storage.file.filename": str(work_dir / f"{name}.offsets"),
             "offset.flush.interval.ms": "10000",
             "listeners": self.url,
-            "plugin.path": str(plugin_dir),
+            "plugin.path": ",".join(str(p) for p in [plugin_dir, *(plugin_dirs or [])]),
         })
 
     def command(self, connector_files: list[Path]) -> list[str]:

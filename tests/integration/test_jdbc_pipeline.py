@@ -5,6 +5,8 @@ against real PostgreSQL and MariaDB servers.
    ``JdbcSourceConnector`` (incrementing mode) into a topic and from there through
    ``JdbcSinkConnector`` (upsert, auto-created table) back into the same database: both
    tables hold the same rows; rows inserted later arrive, and only those.
+   A bulk table of 20,000 rows read in 3 key ranges, each in a Spark partition, lands
+   on its topic with every row exactly once.
 2. The same 10,000 ids produced twice (JsonConverter envelopes) end as exactly 10,000 rows
    with the values of the second pass (upsert is idempotent through Kafka).
 3. A malformed record in the middle of good records (a schemaless JSON value, or a struct
@@ -265,6 +267,32 @@ def test_round_trip_of_every_type_through_kafka(server, tables, worker, kafka_bo
     finally:
         delete(worker, f"{unique_name}-sink")
         delete(worker, f"{unique_name}-source")
+
+
+def test_a_large_bulk_table_is_read_in_spark_partitions_every_row_once(server, tables, worker, kafka_bootstrap,
+                                                                       unique_name):
+    source, _ = tables
+    rows_total = 20_000
+    execute(server, f"CREATE TABLE {source} (id bigint PRIMARY KEY, name varchar(40) NOT NULL)",
+            f"INSERT INTO {source} (id, name) VALUES (%s, %s)", params=[(i, f"name-{i}") for i in range(rows_total)])
+    topic = f"{unique_name}-{source}"
+    name = f"{unique_name}-bulk"
+    create(worker, name, {
+        "connector.class": SOURCE, **db_props(server), "tasks.max": "1", "mode": "bulk", "table.whitelist": source,
+        "topic.prefix": f"{unique_name}-", "poll.interval.ms": "3600000",  # one read in this test
+        "sluice.bulk.split.partitions": "3", "sluice.bulk.split.min.rows": "1000",
+    })
+    try:
+        messages = read_topic(kafka_bootstrap, topic, rows_total, timeout=180)
+        payloads = [json.loads(m.value())["payload"] for m in messages]
+        assert sorted(p["id"] for p in payloads) == list(range(rows_total))
+        assert all(p["name"] == f"name-{p['id']}" for p in payloads)
+        said = [line for line in worker.log_path.read_text(errors="replace").splitlines()
+                if f"{name}-0 read {rows_total} records in 3 Spark partitions" in line]
+        assert said, worker.log()
+        assert task(worker, name).get("state") == "RUNNING"
+    finally:
+        delete(worker, name)
 
 
 # ----------------------------------------------------------------------------- 2. upsert idempotence

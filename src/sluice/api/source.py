@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sluice.api.connector import Connector, Task
@@ -54,6 +55,26 @@ class SourceTaskContext(ABC):
     def offset_storage_reader(self) -> OffsetStorageReader:
         """Reader of this connector's committed source offsets."""
 
+    # -- Sluice's extension: reads split across Spark partitions (not in Kafka Connect)
+
+    @property
+    def supports_split_reads(self) -> bool:
+        """Whether :meth:`request_split_read` is served (it is when the task runs on Spark)."""
+        return False
+
+    def request_split_read(self, parts: Sequence[Any]) -> None:
+        """Have the framework read ``parts`` in parallel, one Spark partition each.
+
+        Each part is a picklable description the task class's
+        :meth:`SourceTask.read_split` understands. The framework calls it for every part
+        in a Spark partition of its own, with a fresh task instance, and writes what it
+        yields like polled records (converters, transforms, error handling). The read
+        runs after the records polled before this call are written and before those
+        polled after it. For reads without offsets to keep (a bulk snapshot) or whose
+        records carry their own offsets.
+        """
+        raise NotImplementedError("this context cannot split reads across Spark partitions")
+
 
 class SourceTask(Task):
     """Reads from a source system. Every method runs in a Spark executor's Python
@@ -82,6 +103,14 @@ class SourceTask(Task):
     def commit_record(self, record: SourceRecord, metadata: Any) -> None:
         """Called for each record after Kafka acknowledged it (``metadata`` may be None
         when a transform dropped the record)."""
+
+    @classmethod
+    def read_split(cls, props: dict[str, str], part: Any) -> Iterator[list[SourceRecord]]:
+        """Sluice's extension: read one part of a read the task asked to split
+        (:meth:`SourceTaskContext.request_split_read`), in chunks of records. Runs in a
+        Spark partition of its own with the task's config ``props``; no running
+        instance of the task is at hand."""
+        raise NotImplementedError(f"{cls.__name__} does not read splits")
 
 
 class SourceConnector(Connector):

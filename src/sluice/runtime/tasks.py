@@ -200,22 +200,23 @@ class WorkerSourceTask(WorkerTask):
             self.settings["source_max_records"],
             self._wait_ms,
         )
-        if result.offsets and not self._may_commit():
-            log.warning("Task %s-%s no longer owns its work here (a rebalance moved it): not committing "
-                        "the offsets of batch %d; its new owner resumes from the last committed ones", *self.id, self.seq)
-        elif result.offsets:
-            updates = {}
-            for partition, offset in result.offsets:
-                updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
-                self.committed[partition_key(partition)] = (partition, offset)
-            self.offset_store.set(updates)
-        for topic in result.topics:
-            self.settings["record_topic"](topic)
+        self._commit(result)
         log.debug("Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
                   *self.id, self.seq, result.count, time.monotonic() - started, result.fresh)
         self.seq += 1
         if result.failure:
             raise _TaskFailed(result.failure)
+        if result.split_parts:
+            split_started = time.monotonic()
+            # under the requesting batch's number: the next batch must find the task's
+            # instance as the one that served the batch before it
+            split = self.runner.run_split_read(self.seq - 1, result.split_parts)
+            self._commit(split)
+            log.info("Source task %s-%s read %d records in %d Spark partitions in %.1f s", *self.id, split.count,
+                     len(result.split_parts), time.monotonic() - split_started)
+            if split.failure:
+                raise _TaskFailed(split.failure)
+            result.count += split.count
         # An idle source long-polls: each empty batch waits longer inside the executor
         # (no CPU, the poll thread keeps polling) so an idle task runs few Spark jobs,
         # while a record that arrives during the wait ends the batch at once.
@@ -233,6 +234,20 @@ class WorkerSourceTask(WorkerTask):
             self._wait_ms = base
             self._idle_batches += 1
             self._wait(min(IDLE_SOURCE_MAX_BACKOFF_S, base / 1000.0 * 2 ** (self._idle_batches - 1)))
+
+    def _commit(self, result: Any) -> None:
+        """Store the offsets of a batch Kafka acknowledged (unless the task was moved)."""
+        if result.offsets and not self._may_commit():
+            log.warning("Task %s-%s no longer owns its work here (a rebalance moved it): not committing "
+                        "the offsets of batch %d; its new owner resumes from the last committed ones", *self.id, self.seq)
+        elif result.offsets:
+            updates = {}
+            for partition, offset in result.offsets:
+                updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
+                self.committed[partition_key(partition)] = (partition, offset)
+            self.offset_store.set(updates)
+        for topic in result.topics:
+            self.settings["record_topic"](topic)
 
     def _close(self) -> None:
         if self.runner is not None:

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import pickle
 import queue
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,6 +270,7 @@ class _SourceContext(SourceTaskContext):
     def __init__(self, config: dict[str, str], reader: OffsetStorageReader) -> None:
         self._config = config
         self._reader = reader
+        self.host: _SourceHost | None = None
 
     def configs(self) -> dict[str, str]:
         return dict(self._config)
@@ -276,10 +278,30 @@ class _SourceContext(SourceTaskContext):
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
 
+    @property
+    def supports_split_reads(self) -> bool:
+        return True
+
+    def request_split_read(self, parts: Sequence[Any]) -> None:
+        parts = list(parts)
+        if not parts:
+            return
+        pickle.dumps(parts)  # fail in the task, with the task's trace, rather than in Spark
+        if self.host is None:
+            raise RuntimeError("request_split_read() called before the task started")
+        self.host.offer_split_read(parts)
+
 
 class _Failure:
     def __init__(self, trace: str) -> None:
         self.trace = trace
+
+
+class _SplitRead:
+    """A read the task asked to split across Spark partitions (in the poll queue, in order)."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
 
 
 class _SourceHost(_Host):
@@ -303,11 +325,13 @@ class _SourceHost(_Host):
         self.write_timestamps = spec.write_timestamps
         self.topic_creator = TopicCreator(task_spec.topic_creation) if task_spec.topic_creation else None
         self.task: SourceTask = load_class(task_spec.task_class)()
-        self.task.initialize(_SourceContext(task_spec.task_config, _SnapshotOffsetReader(spec.committed_offsets)))
-        self.task.start(dict(task_spec.task_config))
-        self.queue: queue.Queue[list[SourceRecord] | _Failure] = queue.Queue(self.QUEUE_POLLS)
-        self.carry: list[SourceRecord] = []
+        self.queue: queue.Queue[list[SourceRecord] | _Failure | _SplitRead] = queue.Queue(self.QUEUE_POLLS)
+        context = _SourceContext(task_spec.task_config, _SnapshotOffsetReader(spec.committed_offsets))
+        context.host = self
         self._stopping = threading.Event()
+        self.task.initialize(context)
+        self.task.start(dict(task_spec.task_config))
+        self.carry: list[SourceRecord] = []
         self._stopped = False
         self.last_drain = time.monotonic()
         self._thread = threading.Thread(
@@ -333,7 +357,10 @@ class _SourceHost(_Host):
                 threading.Thread(target=self.stop, daemon=True).start()
                 return
 
-    def _offer(self, item: list[SourceRecord] | _Failure) -> None:
+    def offer_split_read(self, parts: list[Any]) -> None:
+        self._offer(_SplitRead(parts))
+
+    def _offer(self, item: list[SourceRecord] | _Failure | _SplitRead) -> None:
         while not self._stopping.is_set():
             try:
                 self.queue.put(item, timeout=0.2)
@@ -345,7 +372,7 @@ class _SourceHost(_Host):
     def retired(self) -> bool:
         return self._stopping.is_set()
 
-    def next_records(self, timeout: float) -> list[SourceRecord] | _Failure | None:
+    def next_records(self, timeout: float) -> list[SourceRecord] | _Failure | _SplitRead | None:
         if self.carry:
             records, self.carry = self.carry, []
             return records
@@ -370,8 +397,10 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     """Poll one micro-batch of a source task and yield it as Arrow batches.
 
     ``report`` is a Spark accumulator: it receives one entry
-    ``(task, seq, [(partition, offset)], count, trace_or_None, fresh, topics)`` that the
-    driver sees only if the Spark task — including the Kafka write — succeeded.
+    ``(task, seq, [(partition, offset)], count, trace_or_None, fresh, topics, split_parts)``
+    that the driver sees only if the Spark task — including the Kafka write — succeeded.
+    A split read the task requested ends the batch; its parts go to the driver, which
+    reads them (:func:`run_split_part`) before the next batch.
     """
     task_spec = spec.task
     fresh = False
@@ -386,7 +415,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     except BaseException as exc:
         if host is not None:
             _drop_host(task_spec, host)
-        report.add([(task_spec.task, spec.seq, [], 0, _format_trace(exc), fresh, [])])
+        report.add([(task_spec.task, spec.seq, [], 0, _format_trace(exc), fresh, [], [])])
         return
     assert isinstance(host, _SourceHost)
     host.last_seq = spec.seq
@@ -395,6 +424,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
     last_offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
     topics: set[str] = set()
     failure: str | None = None
+    split_parts: list[Any] = []
     count = 0
     deadline = time.monotonic() + spec.max_wait_ms / 1000.0
     columns = _SourceColumns(host)
@@ -410,6 +440,9 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
             break
         if isinstance(item, _Failure):
             failure = item.trace
+            break
+        if isinstance(item, _SplitRead):
+            split_parts = item.parts
             break
         room = spec.max_records - count
         if len(item) > room:
@@ -437,7 +470,60 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
             count = count - pending + len(delivered)
     if failure is not None:
         _drop_host(task_spec, host)
-    report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh, sorted(topics))])
+    if failure is not None:
+        split_parts = []
+    report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh, sorted(topics),
+                 split_parts)])
+
+
+@dataclass(frozen=True)
+class SplitPartSpec:
+    """One part of a split read: the task (for its class, config and record pipeline) and
+    the part's description, as the task gave it."""
+
+    task: TaskSpec
+    seq: int
+    index: int
+    part: Any
+    write_timestamps: bool = False
+
+
+def run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch]:
+    """Read one part of a split read (``SourceTask.read_split``) and yield it as Arrow
+    batches, converted and transformed as polled records are.
+
+    ``report`` receives ``(task, seq, index, [(partition, offset)], count, trace_or_None,
+    topics)``, seen by the driver only if the Spark task (with its Kafka write) succeeded.
+    """
+    task_spec = spec.task
+    offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
+    topics: set[str] = set()
+    count = 0
+    failure: str | None = None
+    pipeline: RecordPipeline | None = None
+    try:
+        _ensure_plugin_paths(task_spec.task_config)
+        task_class = load_class(task_spec.task_class)
+        pipeline = _make_pipeline(task_spec)
+        creator = TopicCreator(task_spec.topic_creation) if task_spec.topic_creation else None
+        for records in task_class.read_split(dict(task_spec.task_config), spec.part):
+            for start in range(0, len(records), ARROW_CHUNK_ROWS):
+                chunk = records[start:start + ARROW_CHUNK_ROWS]
+                batch, processed, error = pipeline.source_batch(chunk, spec.write_timestamps)
+                if batch is not None and creator is not None:
+                    creator.ensure(pipeline.written_topics)
+                _track_offsets(processed, offsets, topics)
+                count += len(processed)
+                if batch is not None:
+                    yield batch
+                if error is not None:
+                    raise error
+    except BaseException as exc:  # the task is FAILED with this trace
+        failure = _format_trace(exc)
+    finally:
+        if pipeline is not None:
+            pipeline.close()
+    report.add([(task_spec.task, spec.seq, spec.index, list(offsets.values()), count, failure, sorted(topics))])
 
 
 class _SourceColumns:

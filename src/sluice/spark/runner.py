@@ -38,9 +38,11 @@ from sluice.spark.executor import (
     SOURCE_OUTPUT_DDL,
     SinkBatchSpec,
     SourceBatchSpec,
+    SplitPartSpec,
     TaskSpec,
     run_sink_batch,
     run_source_batch,
+    run_split_part,
     stop_host,
 )
 
@@ -65,6 +67,8 @@ class SourceBatchResult:
     failure: str | None
     fresh: bool
     topics: list[str] = field(default_factory=list)
+    # parts of a read the task asked to split across Spark partitions (run_split_read)
+    split_parts: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -142,8 +146,40 @@ class SparkSourceTaskRunner:
         if not entries:
             # The job succeeded but reported nothing: the partition never ran.
             return SourceBatchResult(0, [], None, False)
-        _, _, offsets, count, failure, fresh, topics = entries[-1]
-        return SourceBatchResult(count, offsets, failure, fresh, topics)
+        _, _, offsets, count, failure, fresh, topics, split_parts = entries[-1]
+        return SourceBatchResult(count, offsets, failure, fresh, topics, split_parts)
+
+    def run_split_read(self, seq: int, parts: list[Any]) -> SourceBatchResult:
+        """Read the parts of a split read in one Spark job, one partition per part, and
+        write them with Spark's Kafka sink. Offsets and counts of the parts are merged;
+        the first failing part's trace is the failure."""
+        specs = [SplitPartSpec(self.task, seq, i, part, self.write_timestamps) for i, part in enumerate(parts)]
+        report = self.spark.sparkContext.accumulator([], _ListParam())
+
+        def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            indexes = [i for b in batches for i in b.column(0).to_pylist()]
+            for index in indexes:  # one per partition: range(n) with n partitions
+                yield from run_split_part(specs[index], report)
+
+        _job_group(self.spark, self.task)
+        frame = _map_in_arrow(self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL, self.task)
+        writer = frame.write.format("kafka")
+        for key, value in self.kafka_options.items():
+            writer = writer.option(key, value)
+        writer.save()
+        entries = sorted((e for e in report.value if e[1] == seq), key=lambda e: e[2])
+        offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
+        topics: set[str] = set()
+        count, failure = 0, None
+        for _, _, _, part_offsets, part_count, part_failure, part_topics in entries:
+            count += part_count
+            topics.update(part_topics)
+            failure = failure or part_failure
+            for partition, offset in part_offsets:
+                offsets[json.dumps(partition, sort_keys=True, default=str)] = (partition, offset)
+        if len(entries) < len(parts) and failure is None:
+            failure = f"{len(parts) - len(entries)} of {len(parts)} parts of a split read reported nothing"
+        return SourceBatchResult(count, list(offsets.values()), failure, False, sorted(topics))
 
     def close(self) -> None:
         """Best effort: stop the task instance in the Python worker that holds it."""

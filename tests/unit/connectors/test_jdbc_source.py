@@ -870,3 +870,101 @@ def test_stop_wakes_an_idle_poll(db, monkeypatch) -> None:
     assert task.poll() == []  # reads the empty table, then waits for the next interval...
     assert task.poll() is None  # ... until stopped
     assert (dt.datetime.now() - started).total_seconds() < 5.0
+
+
+# ------------------------------------------------------------- bulk reads split on Spark
+
+
+class SplittingTaskContext(FakeTaskContext):
+    """A context that serves split reads the way the Spark executor does: it keeps the parts."""
+
+    def __init__(self, config: dict[str, str], reader: FakeOffsetReader) -> None:
+        super().__init__(config, reader)
+        self.split_reads: list[list[Any]] = []
+
+    @property
+    def supports_split_reads(self) -> bool:
+        return True
+
+    def request_split_read(self, parts) -> None:
+        self.split_reads.append(list(parts))
+
+
+def start_splitting_task(props: dict[str, str], tables: str) -> tuple[JdbcSourceTask, SplittingTaskContext]:
+    config = {**props, "tables": tables, "tables.fetched": "true"}
+    task = JdbcSourceTask()
+    context = SplittingTaskContext(config, FakeOffsetReader())
+    task.initialize(context)
+    task.start(config)
+    return task, context
+
+
+@pytest.mark.parametrize("low, high, parts", [(1, 1000, 4), (-7, 7, 3), (5, 6, 4), (0, 0, 2), (10, 1_000_010, 7)])
+def test_key_ranges_cover_every_key_once_and_evenly(low: int, high: int, parts: int) -> None:
+    from sluice.connectors.jdbc.source_querier import split_key_ranges
+    from sluice.connectors.jdbc.source_queries import TableId
+
+    ranges = split_key_ranges(TableId(None, "t"), "id", low, high, parts)
+    assert ranges[0].low is None and ranges[-1].high is None
+    assert all(a.high == b.low for a, b in zip(ranges, ranges[1:]))  # contiguous, no overlap
+    sizes = [(r.high if r.high is not None else high + 1) - (r.low if r.low is not None else low) for r in ranges]
+    assert sum(sizes) == high - low + 1 and len(ranges) == min(parts, high - low + 1)
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_a_large_bulk_table_is_read_in_key_ranges_each_yielding_its_rows(db) -> None:
+    path, conn = db
+    conn.execute("CREATE TABLE big (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+    conn.executemany("INSERT INTO big (id, name) VALUES (?, ?)", [(i, f"n{i}") for i in range(1, 1001)])
+    conn.commit()
+    props = base_props(path, mode="bulk", **{"sluice.bulk.split.partitions": "3", "sluice.bulk.split.min.rows": "500",
+                                             "batch.max.rows": "100"})
+    task, context = start_splitting_task(props, '"big"')
+    try:
+        assert drain(task) == []  # the task itself reads nothing: it asked for a split read
+        (parts,) = context.split_reads
+        assert [(p.column, p.low, p.high) for p in parts] == [("id", None, 334), ("id", 334, 667), ("id", 667, None)]
+        config = context.configs()
+        chunks = [list(JdbcSourceTask.read_split(config, part)) for part in parts]
+        assert all(len(chunk) <= 100 for part in chunks for chunk in part)  # batch.max.rows per chunk
+        records = [r for part in chunks for chunk in part for r in chunk]
+        assert sorted(ids(records)) == list(range(1, 1001))
+        assert {r.topic for r in records} == {"db-big"} and records[0].source_partition == {"table": "big"}
+        assert records[0].source_offset is None and records[0].value.get("name") == "n1"
+        drain(task)  # the next poll interval: split again
+        assert len(context.split_reads) == 2
+    finally:
+        task.stop()
+
+
+@pytest.mark.parametrize("ddl, extra", [
+    ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)", {"sluice.bulk.split.min.rows": "2000"}),  # too small
+    ("CREATE TABLE t (code TEXT PRIMARY KEY, name TEXT)", {}),  # no integer key
+    ("CREATE TABLE t (a INTEGER, b INTEGER, name TEXT, PRIMARY KEY (a, b))", {}),  # composite key
+    ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)", {"sluice.bulk.split.partitions": "1"}),  # disabled
+])
+def test_bulk_tables_that_cannot_or_need_not_be_split_are_read_by_the_task(db, ddl: str, extra: dict[str, str]) -> None:
+    path, conn = db
+    conn.execute(ddl)
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(t)")]
+    rows = [tuple(i if c in ("id", "a") else (0 if c == "b" else f"v{i}") for c in columns) for i in range(1000)]
+    conn.executemany(f"INSERT INTO t VALUES ({','.join('?' * len(columns))})", rows)
+    conn.commit()
+    props = base_props(path, mode="bulk", **{"sluice.bulk.split.min.rows": "10", **extra})
+    task, context = start_splitting_task(props, '"t"')
+    try:
+        assert len(drain(task)) == 1000 and context.split_reads == []
+    finally:
+        task.stop()
+
+
+def test_without_split_support_a_large_table_is_read_by_the_task(db) -> None:
+    path, conn = db
+    conn.execute("CREATE TABLE big (id INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT INTO big (id) VALUES (?)", [(i,) for i in range(1000)])
+    conn.commit()
+    task = start_task(base_props(path, mode="bulk", **{"sluice.bulk.split.min.rows": "10"}), tables='"big"')
+    try:
+        assert sorted(ids(drain(task))) == list(range(1000))
+    finally:
+        task.stop()

@@ -133,7 +133,7 @@ def test_source_failure_keeps_earlier_records_and_reports_the_traceback():
     report = Report()
     out = _values(run_source_batch(_source_spec(0, **{"fail.at": "1"}), report))
     assert out == ["v0"]
-    _, _, offsets, count, trace, _, _ = report.value[0]
+    _, _, offsets, count, trace, _, _, _ = report.value[0]
     assert offsets == [({"p": 1}, {"i": 1})] and count == 1
     assert "Traceback" in trace and "ValueError: bad record 1" in trace
     assert ("c", 0) not in executor._HOSTS  # the failed instance was stopped and dropped
@@ -192,7 +192,7 @@ def test_a_record_that_fails_to_convert_fails_the_task_after_the_records_before_
     report = Report()
     out = _values(run_source_batch(SourceBatchSpec(task, 0, [], max_records=5, max_wait_ms=500), report))
     assert out == ['"v0"', '"v1"']  # delivered; the bad third record and everything after it are not
-    _, _, offsets, count, trace, _, _ = report.value[0]
+    _, _, offsets, count, trace, _, _, _ = report.value[0]
     assert offsets == [({"p": 1}, {"i": 2})] and count == 2
     assert "DataError" in trace and "Invalid type for STRING: class int" in trace
 
@@ -208,3 +208,63 @@ def test_a_source_host_that_retired_itself_is_replaced_by_a_fresh_instance():
     out = _values(run_source_batch(_source_spec(1, committed=[({"p": 1}, {"i": 2})]), report))
     assert out == ["v2", "v3"]
     assert EVENTS == ["start@0", "stop", "start@2"] and report.value[-1][5] is True  # fresh
+
+
+class SplittingSourceTask(SourceTask):
+    """Polls 'head', then asks for a split read of two ranges, then polls 'tail'; each part
+    yields 'row<i>' for its range (and fails on a configured row)."""
+
+    def start(self, props):
+        self.step = 0
+        EVENTS.append("start")
+
+    def poll(self):
+        self.step += 1
+        if self.step == 1:
+            return [SourceRecord({"p": 1}, None, "t", value_schema=Schema.STRING_SCHEMA, value="head")]
+        if self.step == 2:
+            assert self.context.supports_split_reads
+            self.context.request_split_read([(0, 3), (3, 5)])
+            return [SourceRecord({"p": 1}, None, "t", value_schema=Schema.STRING_SCHEMA, value="tail")]
+        return None
+
+    @classmethod
+    def read_split(cls, props, part):
+        low, high = part
+        for i in range(low, high):
+            if str(i) == props.get("fail.row"):
+                raise ValueError(f"cannot read row {i}")
+            yield [SourceRecord({"p": 1}, None, "t", value_schema=Schema.STRING_SCHEMA, value=f"row{i}")]
+
+    def stop(self):
+        EVENTS.append("stop")
+
+
+def _split_spec(seq, **config):
+    task = TaskSpec("c", 0, f"{__name__}.SplittingSourceTask", dict(config), "a", STRING, STRING, HEADERS)
+    return SourceBatchSpec(task, seq, [], max_records=10, max_wait_ms=2000)
+
+
+def test_a_split_read_ends_the_batch_and_its_parts_are_read_on_their_own_then_polling_goes_on():
+    report = Report()
+    first = _split_spec(0)
+    assert _values(run_source_batch(first, report)) == ["head"]
+    assert report.value[0][7] == [(0, 3), (3, 5)] and report.value[0][4] is None
+
+    parts = Report()
+    out = [_values(executor.run_split_part(executor.SplitPartSpec(first.task, 0, i, part), parts))
+           for i, part in enumerate(report.value[0][7])]
+    assert out == [["row0", "row1", "row2"], ["row3", "row4"]]
+    assert [(e[2], e[4], e[5], e[6]) for e in parts.value] == [(0, 3, None, ["t"]), (1, 2, None, ["t"])]
+
+    # the records polled after the request come in the next batch, from the same instance
+    assert _values(run_source_batch(_split_spec(1), report)) == ["tail"]
+    assert EVENTS == ["start"] and report.value[1][5] is False and report.value[1][7] == []
+
+
+def test_a_failing_part_reports_the_rows_before_it_and_its_trace():
+    spec = _split_spec(0, **{"fail.row": "4"}).task
+    report = Report()
+    out = _values(executor.run_split_part(executor.SplitPartSpec(spec, 0, 1, (3, 5)), report))
+    (_, _, index, _, count, trace, _), = report.value
+    assert out == ["row3"] and index == 1 and count == 1 and "cannot read row 4" in trace

@@ -38,9 +38,12 @@ result's columns (:mod:`.source_schema`), source partition and offset as Conflue
 (:mod:`.source_querier`); offsets are read back from the offset store when the task
 starts (protocol 1 partitions first, then the bare table name of older versions).
 
-TODO(spark): bulk reads of large tables should be split across Spark partitions (a
-range of a numeric key per partition, read in parallel); today one task reads a table
-through one streaming cursor. Out of scope for now.
+Bulk reads of large tables run on Spark in parallel (Sluice's own, not in Confluent's
+connector): when a bulk-mode table with a single-column integer primary key spans at
+least ``sluice.bulk.split.min.rows`` key values, the task asks the framework to read it in
+``sluice.bulk.split.partitions`` key ranges (``SourceTaskContext.request_split_read``),
+each in a Spark partition of its own (:meth:`JdbcSourceTask.read_split`); tables without
+such a key, queries and tables with a ``query.suffix`` are read through the task's cursor.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from sluice.api.config import Config, ConfigDef
@@ -60,7 +63,13 @@ from sluice.api.source import SourceConnector, SourceTask, partition_key
 from sluice.connectors.jdbc import source_config as cfg
 from sluice.connectors.jdbc.dialect import Dialect
 from sluice.connectors.jdbc.source_config import CONFIG_DEF, SourceSettings, check_cross_key_rules
-from sluice.connectors.jdbc.source_querier import Querier, table_partition, table_partition_v0
+from sluice.connectors.jdbc.source_querier import (
+    KeyRange,
+    Querier,
+    split_key_ranges,
+    table_partition,
+    table_partition_v0,
+)
 from sluice.connectors.jdbc.source_queries import (
     ReadSession,
     TableId,
@@ -78,6 +87,8 @@ __all__ = ["JdbcSourceConnector", "JdbcSourceTask", "TableMonitor", "group_parti
 log = logging.getLogger(__name__)
 
 STARTUP_LIST_TIMEOUT_S = 10.0
+# primary key types a bulk read may be split on (database base type names, lower case)
+_INTEGER_TYPES = frozenset({"smallint", "integer", "bigint", "int", "int2", "int4", "int8", "tinyint", "mediumint"})
 _MAX_IDLE_WAIT_S = 1.0  # poll() blocks at most this long when nothing is due
 
 
@@ -409,6 +420,7 @@ class JdbcSourceTask(SourceTask):
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._clock: Callable[[], float] = time.monotonic
+        self._split_keys: dict[TableId, str | None] = {}  # a table's split key column, None: none
 
     def version(self) -> str:
         return _version()
@@ -548,6 +560,13 @@ class JdbcSourceTask(SourceTask):
             if self._stop.is_set():
                 break
             try:
+                parts = self._split_plan(s, querier)
+                if parts:
+                    log.info("Reading %s in %d key ranges of %s, each in a Spark partition", querier.name,
+                             len(parts), parts[0].column)
+                    self.context.request_split_read(parts)
+                    querier.finish(self._clock())
+                    continue
                 batch, exhausted = querier.fetch(fetch_size, fetch_size)
             except db_errors() as e:
                 self._on_query_error(s, querier, e)
@@ -564,6 +583,50 @@ class JdbcSourceTask(SourceTask):
             else:
                 break  # its query stays open: one streaming result at a time
         return records
+
+    def _split_plan(self, s: SourceSettings, querier: Querier) -> list[KeyRange] | None:
+        """The key ranges to read a due bulk-mode table in, or None to read it here."""
+        table = querier.table
+        if (s.mode != cfg.MODE_BULK or table is None or querier.querying or s.bulk_split_partitions < 2
+                or s.query_suffix or not self.context.supports_split_reads):
+            return None
+        session = self._session
+        assert session is not None
+        if table not in self._split_keys:
+            keys = [c for c in session.describe_table(table) if c.is_primary_key]
+            integer = len(keys) == 1 and keys[0].type_name.lower() in _INTEGER_TYPES
+            self._split_keys[table] = keys[0].name if integer else None
+        column = self._split_keys[table]
+        if column is None:
+            return None
+        low, high = session.key_bounds(table, column)
+        if low is None or high - low + 1 < s.bulk_split_min_rows:
+            return None
+        return split_key_ranges(table, column, int(low), int(high), s.bulk_split_partitions)
+
+    @classmethod
+    def read_split(cls, props: dict[str, str], part: Any) -> Iterator[list[SourceRecord]]:
+        """One key range of a bulk read (:meth:`_split_plan`), on a connection of its own."""
+        assert isinstance(part, KeyRange)
+        s = SourceSettings.parse(props, task=True)
+        session = ReadSession(_dialect(s), s.zone)
+        _connect_with_retries(session, s.connection_attempts, s.connection_backoff_ms, threading.Event())
+        try:
+            querier = Querier(session, cfg.MODE_BULK, part.table, None, s.topic_prefix, [], None, None,
+                              s.timestamp_delay_ms, s.numeric_mapping, "", s.quote_identifiers, key_range=part)
+            fetch_size = max(s.batch_max_rows, 1)
+            while True:
+                records, exhausted = querier.fetch(fetch_size, fetch_size)
+                if records:
+                    yield records
+                if exhausted:
+                    break
+            querier.finish(time.monotonic())
+        except db_errors() as e:
+            raise ConnectError(f"Error while reading {part.table} where {part.column} in "
+                               f"[{part.low}, {part.high}): {e}") from e
+        finally:
+            session.close()
 
     def _on_query_error(self, s: SourceSettings, querier: Querier, error: BaseException) -> None:
         """A failed query: non-transient errors fail the task; others are retried after the

@@ -77,6 +77,9 @@ DB_TIMEZONE = "db.timezone"
 # task-only keys (set by the connector in each task config)
 TABLES = "tables"
 TABLES_FETCHED = "tables.fetched"
+# Sluice's own: bulk reads of large tables split across Spark partitions
+BULK_SPLIT_PARTITIONS = "sluice.bulk.split.partitions"
+BULK_SPLIT_MIN_ROWS = "sluice.bulk.split.min.rows"
 
 MODE_UNSPECIFIED = ""
 MODE_BULK = "bulk"
@@ -90,6 +93,7 @@ QUOTE_METHODS = ("always", "never")
 DATABASE_GROUP = "Database"
 MODE_GROUP = "Mode"
 CONNECTOR_GROUP = "Connector"
+SPARK_GROUP = "Spark"
 
 _TOPIC_PREFIX_INVALID = re.compile(r"[^a-zA-Z0-9._-]")
 _SELECT = re.compile(r"(?is)^SELECT\b")
@@ -416,11 +420,25 @@ def _define_connector(d: ConfigDef) -> None:
              group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="DB time zone")
 
 
+def _define_spark(d: ConfigDef) -> None:
+    d.define(BULK_SPLIT_PARTITIONS, ConfigType.INT, 4, Range.at_least(1), importance=Importance.LOW,
+             documentation="Sluice: in bulk mode, read a table whose single-column integer primary key spans "
+                           f"at least {BULK_SPLIT_MIN_ROWS} values in this many key ranges, each in a Spark "
+                           "partition of its own, in parallel. 1 reads every table through the task's one "
+                           "cursor, as Confluent's connector does.",
+             group=SPARK_GROUP, order_in_group=1, width=Width.SHORT, display_name="Bulk split partitions")
+    d.define(BULK_SPLIT_MIN_ROWS, ConfigType.LONG, 100_000, Range.at_least(1), importance=Importance.LOW,
+             documentation="Sluice: the smallest primary key span (max - min + 1) of a table that bulk mode "
+                           f"splits across {BULK_SPLIT_PARTITIONS} Spark partitions.",
+             group=SPARK_GROUP, order_in_group=2, width=Width.SHORT, display_name="Bulk split minimum rows")
+
+
 def _base() -> ConfigDef:
     d = ConfigDef()
     _define_database(d)
     _define_mode(d)
     _define_connector(d)
+    _define_spark(d)
     return d
 
 
@@ -474,6 +492,8 @@ class SourceSettings:
     db_timezone: str
     tables: list[str] = field(default_factory=list)
     tables_fetched: bool = True
+    bulk_split_partitions: int = 1
+    bulk_split_min_rows: int = 100_000
 
     @property
     def zone(self) -> dt.tzinfo:
@@ -534,6 +554,8 @@ class SourceSettings:
             topic_prefix=values[TOPIC_PREFIX].strip(),
             timestamp_delay_ms=values[TIMESTAMP_DELAY_INTERVAL_MS],
             db_timezone=values[DB_TIMEZONE],
+            bulk_split_partitions=values[BULK_SPLIT_PARTITIONS],
+            bulk_split_min_rows=values[BULK_SPLIT_MIN_ROWS],
         )
         if task:
             settings.tables = list(values[TABLES] if values[TABLES] is not None else [])

@@ -13,6 +13,7 @@ import datetime as dt
 import decimal
 import logging
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from sluice.api.errors import ConnectError, DataError
@@ -111,6 +112,30 @@ class Offset:
         return f"Offset({self.to_map()})"
 
 
+@dataclass(frozen=True)
+class KeyRange:
+    """A bulk read of the rows of ``table`` with ``low <= column < high`` (no bound where
+    it is None): one part of a bulk read split across Spark partitions."""
+
+    table: TableId
+    column: str
+    low: int | None
+    high: int | None
+
+
+def split_key_ranges(table: TableId, column: str, low: int, high: int, parts: int) -> list[KeyRange]:
+    """``parts`` contiguous ranges splitting the keys ``low..high`` (inclusive) of ``table``
+    as evenly as the integers allow; the first has no lower bound and the last no upper
+    one, so together they cover every key, also keys written after ``low`` and ``high``
+    were read."""
+    span = high - low + 1
+    parts = max(1, min(parts, span))
+    bounds = [low + span * i // parts for i in range(1, parts)]
+    lows: list[int | None] = [None, *bounds]
+    highs: list[int | None] = [*bounds, None]
+    return [KeyRange(table, column, lo, hi) for lo, hi in zip(lows, highs)]
+
+
 class Querier:
     """Reads one table or the query in one mode; :meth:`fetch` returns up to ``n`` records
     from the current result, starting a new query when there is none."""
@@ -129,8 +154,10 @@ class Querier:
         numeric_mapping: str,
         suffix: str = "",
         quote_identifiers: bool = True,
+        key_range: KeyRange | None = None,
     ) -> None:
         self.session = session
+        self.key_range = key_range
         self.mode = mode
         self.table = table
         self.query = query
@@ -204,6 +231,13 @@ class Querier:
         elif inc is not None:
             sql += f" WHERE {inc} > {mark} ORDER BY {inc} ASC"
             params = [self.offset.last_incrementing]
+        elif self.key_range is not None:
+            key = s.quote(self.key_range.column)
+            bounds = [(f"{key} >= {mark}", self.key_range.low), (f"{key} < {mark}", self.key_range.high)]
+            bounds = [(text, value) for text, value in bounds if value is not None]
+            if bounds:
+                sql += " WHERE " + " AND ".join(text for text, _ in bounds)
+                params = [value for _, value in bounds]
         if self.suffix:
             sql += " " + s.literal_text(self.suffix, with_params)
         return sql, params

@@ -345,6 +345,18 @@ class ReadSession:
         finally:
             self.end_transaction()
 
+    def key_bounds(self, table: TableId, column: str) -> tuple[Any, Any]:
+        """``(MIN(column), MAX(column))`` of ``table`` (``(None, None)`` when it is empty)."""
+        key = self.quote(column)
+        cur = self.connect().cursor()
+        try:
+            cur.execute(f"SELECT MIN({key}), MAX({key}) FROM {table.quoted(self.quote)}")
+            low, high = cur.fetchone()
+            return low, high
+        finally:
+            cur.close()
+            self.end_transaction()
+
     def now_nanos(self) -> int:
         """The database's clock, as nanoseconds since the epoch."""
         value = self.dialect.current_timestamp(self.connect())
