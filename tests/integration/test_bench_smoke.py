@@ -114,3 +114,24 @@ def test_transforms_smoke(tmp_path: Path) -> None:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert float(cells[2].replace(",", "")) > 0 and float(cells[3].replace(",", "")) > 0, row
     assert sum("columnar (default)" in row for row in rows) == 1 and sum("| 3-transform chain, Python" in row for row in rows) == 1
+
+
+def test_jdbc_sink_smoke(tmp_path: Path) -> None:
+    """bench/jdbc_sink.py with 3,000 records, one round: Debezium's JDBC sink on Kafka Connect
+    and Sluice's both write every row into PostgreSQL, and the page shows both figures."""
+    output = tmp_path / "benchmarks.md"
+    output.write_text("# Benchmarks\n\nkept as is\n")
+    command = [sys.executable, str(REPO / "bench" / "jdbc_sink.py"), "--records", "3000", "--repeats", "1",
+               "--warmup-records", "500", "--output", str(output)]
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=840,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.returncode == 0, f"bench/jdbc_sink.py failed ({proc.returncode}):\n{proc.stderr[-8000:]}"
+    page = output.read_text()
+    assert page.startswith("# Benchmarks\n\nkept as is\n") and "FAILED" not in page
+    rows = [ln for ln in page.splitlines() if ln.startswith("| Debezium") or ln.startswith("| Sluice")]
+    assert len(rows) == 2, page
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1][0].isdigit() and cells[-1][0].isdigit(), row  # records/s, the run's figure
+    assert "Debezium's rows per second" in page
+    assert ".venv/bin/python bench/jdbc_sink.py --records 3000" in page
