@@ -85,18 +85,20 @@ AFFINITY_ENV = "SLUICE_TASK_AFFINITY"
 _ENVIRONMENT_LOCK = threading.Lock()
 
 
-def _map_in_arrow(frame: Any, func: Callable[..., Any], schema: str, task: TaskSpec) -> Any:
+def _map_in_arrow(frame: Any, func: Callable[..., Any], schema: str, task: TaskSpec, pool: str = "") -> Any:
     """``frame.mapInArrow`` with a per-task marker in the Python UDF's environment.
 
     Spark keeps one pool of Python workers per distinct UDF environment and hands idle
     workers out first-in first-out. With one shared pool, consecutive batches of a task
     alternate between workers and each would restart the task; with its own pool, a
     task's batches (one at a time) always find the worker that holds its instance.
+    ``pool`` names another pool of the task: a job of several partitions (a split read)
+    must not add workers to the pool of the task's batches.
     """
     environment = frame.sparkSession.sparkContext.environment
     with _ENVIRONMENT_LOCK:
         previous = environment.get(AFFINITY_ENV)
-        environment[AFFINITY_ENV] = f"{task.connector}/{task.task}"
+        environment[AFFINITY_ENV] = f"{task.connector}/{task.task}" + (f"/{pool}" if pool else "")
         try:
             return frame.mapInArrow(func, schema)
         finally:
@@ -162,7 +164,8 @@ class SparkSourceTaskRunner:
                 yield from run_split_part(specs[index], report)
 
         _job_group(self.spark, self.task)
-        frame = _map_in_arrow(self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL, self.task)
+        frame = _map_in_arrow(self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL, self.task,
+                              pool="split")
         writer = frame.write.format("kafka")
         for key, value in self.kafka_options.items():
             writer = writer.option(key, value)
