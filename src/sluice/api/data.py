@@ -425,6 +425,15 @@ class Struct:
         self.schema = schema
         self._values: list[Any] = [None] * len(schema.fields())
 
+    @classmethod
+    def _from_converted(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct holding ``values`` (one per field, in field order) that the caller
+        built from ``schema`` and already checked against it: converters' fast path."""
+        struct = object.__new__(cls)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
     def _field(self, name: str) -> Field:
         f = self.schema.field(name)
         if f is None:

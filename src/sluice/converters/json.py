@@ -404,6 +404,9 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         self._from_cache: dict[Schema, str] = {}
         self._to_cache: dict[str, Schema | None] = {}
         self._field_cache: dict[Schema, list[tuple[Any, str]]] = {}
+        self._compiled_cache: dict[Schema, Callable[[Any], Any]] = {}
+        # (envelope text up to the payload, schema, payload conversion) of the last record
+        self._last_envelope: tuple[str, Schema, Callable[[Any], Any]] | None = None
 
     # -- configuration --------------------------------------------------------------
 
@@ -426,6 +429,8 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         self._from_cache.clear()
         self._to_cache.clear()
         self._field_cache.clear()
+        self._compiled_cache.clear()
+        self._last_envelope = None
         self._fixed_schema: Schema | None = None
         content = parsed[SCHEMA_CONTENT_CONFIG]
         if content:
@@ -557,6 +562,18 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             return SchemaAndValue(self._fixed_schema, self._to_connect(self._fixed_schema, node))
         if not self._schemas_enable:
             return SchemaAndValue(None, self._to_connect(None, _parse(text, decoder)))
+        last = self._last_envelope
+        if last is not None and text.startswith(last[0]):
+            # The same schema text as the last record's (the usual case): only the payload
+            # needs parsing. A JSON value's text ends where its value does, so a match is
+            # exactly that schema.
+            try:
+                payload, end = decoder.raw_decode(text, len(last[0]))
+            except ValueError:
+                pass
+            else:
+                if text[end : end + 1] == "}" or text[end:].lstrip(_WS)[:1] == "}":
+                    return SchemaAndValue(last[1], last[2](payload))
         envelope = _fast_envelope(text, decoder) if text.startswith('{"schema":') else None
         if envelope is not None:
             key, schema_node, payload = envelope
@@ -567,13 +584,90 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             schema_node, payload = node["schema"], node["payload"]
             key = repr(schema_node)
         if schema_node is None:
-            schema = None
-        elif key in self._to_cache:
+            return SchemaAndValue(None, self._to_connect(None, payload))
+        if key in self._to_cache:
             schema = self._to_cache[key]
         else:
             schema = self.as_connect_schema(schema_node)
             self._cache_put(self._to_cache, key, schema)
-        return SchemaAndValue(schema, self._to_connect(schema, payload))
+        assert schema is not None
+        convert = self._compiled_cache.get(schema)
+        if convert is None:
+            convert = self._compile(schema)
+            self._cache_put(self._compiled_cache, schema, convert)
+        value = convert(payload)
+        if envelope is not None:
+            self._last_envelope = ('{"schema":' + key + ',"payload":', schema, convert)
+        return SchemaAndValue(schema, value)
+
+    # The per-schema fast path: ``_compile(schema)(node) == _to_connect(schema, node)``,
+    # with the type dispatch done once per schema instead of once per value, and struct
+    # fields checked only where the conversion alone does not guarantee a fitting value.
+
+    def _compile(self, schema: Schema) -> Callable[[Any], Any]:
+        convert = self._compile_present(schema)
+        default = schema.default_value if self._replace_null else None
+        optional = schema.optional
+        null_error = f"Invalid null value for required {schema.type.name} field"
+
+        def from_node(node: Any) -> Any:
+            if node is None or node is _MISSING:
+                if default is not None:
+                    return default
+                if optional:
+                    return None
+                raise DataError(null_error)
+            return convert(node)
+
+        return from_node
+
+    def _compile_present(self, schema: Schema) -> Callable[[Any], Any]:
+        """The conversion of a node that is neither null nor missing."""
+        logical = _LOGICAL_TO_CONNECT.get(schema.name) if schema.name is not None else None
+        if logical is not None:
+            if schema.name == Timestamp.LOGICAL_NAME:
+                def timestamp(node: Any) -> Any:
+                    if type(node) is int and _LONG_MIN <= node <= _LONG_MAX:
+                        return _UTC_EPOCH + _dt.timedelta(milliseconds=node)  # Timestamp.to_logical
+                    return logical(schema, node)
+
+                return timestamp
+            return lambda node: logical(schema, node)
+        direct = _DIRECT_TO_CONNECT.get(schema.type)
+        if direct is not None:
+            return direct
+        if schema.type is Type.STRUCT:
+            return self._compile_struct(schema)
+        generic = _TO_CONNECT[schema.type]
+        return lambda node: generic(self, schema, node)
+
+    def _compile_struct(self, schema: Schema) -> Callable[[Any], Any]:
+        plan = []
+        for index, f in enumerate(schema.fields()):
+            if f.index != index:  # not in field order: keep the generic path
+                return lambda node: _struct_to_connect(self, schema, node)
+            fs = f.schema
+            # Arrays and maps may hold null elements a required element schema refuses
+            # (other conversions give a value of the schema's type, or null, or raise).
+            check = fs.type in (Type.ARRAY, Type.MAP)
+            plan.append((f.name, self._compile(fs), fs, f, check))
+        validate = Schema.validate_value
+        from_converted = Struct._from_converted
+
+        def build(node: Any) -> Struct:
+            if not isinstance(node, dict):
+                raise DataError(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
+            get = node.get
+            values = []
+            append = values.append
+            for name, convert, fs, f, check in plan:
+                value = convert(get(name, _MISSING))
+                if value is None or check:
+                    validate(fs, value, f)
+                append(value)
+            return from_converted(schema, values)
+
+        return build
 
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
         if self._schemas_enable or self._fixed_schema is not None:
@@ -912,4 +1006,33 @@ _TO_CONNECT: dict[Type, Callable[[JsonConverter, Schema, Any], Any]] = {
     Type.ARRAY: _array_to_connect,
     Type.MAP: _map_to_connect,
     Type.STRUCT: _struct_to_connect,
+}
+
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _int32_node(node: Any) -> int:
+    return node if type(node) is int and -(2**31) <= node < 2**31 else _java_int(node)
+
+
+def _int64_node(node: Any) -> int:
+    return node if type(node) is int and _LONG_MIN <= node <= _LONG_MAX else _java_long(node)
+
+
+def _float64_node(node: Any) -> float:
+    return (node or 0.0) if type(node) is float else _java_double(node)
+
+
+# _TO_CONNECT's conversions that need neither the converter nor the schema, with the
+# common node types first
+_DIRECT_TO_CONNECT: dict[Type, Callable[[Any], Any]] = {
+    Type.BOOLEAN: lambda node: node is True,
+    Type.INT8: lambda node: _wrap(_java_int(node), 8),
+    Type.INT16: lambda node: _wrap(_java_int(node), 16),
+    Type.INT32: _int32_node,
+    Type.INT64: _int64_node,
+    Type.FLOAT32: _java_float,
+    Type.FLOAT64: _float64_node,
+    Type.STRING: lambda node: node if type(node) is str or isinstance(node, str) else None,
 }

@@ -753,9 +753,12 @@ class JdbcSinkTask(SinkTask):
                 utc = dt.timezone.utc
 
                 def timestamp_utc(v: Any) -> Any:
-                    if v.tzinfo is None:
+                    zone = v.tzinfo
+                    if zone is None:
                         return v
-                    return v.astimezone(utc).replace(tzinfo=None)
+                    if zone is not utc:  # converters give UTC: no conversion needed then
+                        v = v.astimezone(utc)
+                    return v.replace(tzinfo=None)
 
                 return timestamp_utc
             return lambda v: to_db(schema, v, tz)
