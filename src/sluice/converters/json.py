@@ -651,23 +651,30 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             # (other conversions give a value of the schema's type, or null, or raise).
             check = fs.type in (Type.ARRAY, Type.MAP)
             plan.append((f.name, self._compile(fs), fs, f, check))
-        validate = Schema.validate_value
-        from_converted = Struct._from_converted
-
-        def build(node: Any) -> Struct:
-            if not isinstance(node, dict):
-                raise DataError(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
-            get = node.get
-            values = []
-            append = values.append
-            for name, convert, fs, f, check in plan:
-                value = convert(get(name, _MISSING))
-                if value is None or check:
-                    validate(fs, value, f)
-                append(value)
-            return from_converted(schema, values)
-
-        return build
+        # One function per struct schema, its fields unrolled: values that already have the
+        # field's type pass as they are, the rest go through the field's conversion.
+        namespace: dict[str, Any] = {
+            "DataError": DataError, "node_type": _node_type, "MISSING": _MISSING, "validate": Schema.validate_value,
+            "from_converted": Struct._from_converted, "schema": schema,
+        }
+        lines = [
+            "def build(node):",
+            "    if type(node) is not dict and not isinstance(node, dict):",
+            "        raise DataError('Structs should be encoded as JSON objects, but found ' + node_type(node))",
+            "    get = node.get",
+        ]
+        for i, (name, convert, fs, f, check) in enumerate(plan):
+            namespace.update({f"n{i}": name, f"c{i}": convert, f"s{i}": fs, f"f{i}": f})
+            lines.append(f"    x = get(n{i}, MISSING)")
+            same_type = None if fs.name is not None else _SAME_TYPE_TESTS.get(fs.type)
+            if same_type is not None:
+                lines.append(f"    v{i} = x if {same_type} else c{i}(x)")
+            else:
+                lines.append(f"    v{i} = c{i}(x)")
+            lines.append(f"    validate(s{i}, v{i}, f{i})" if check else f"    if v{i} is None: validate(s{i}, None, f{i})")
+        lines.append(f"    return from_converted(schema, [{', '.join(f'v{i}' for i in range(len(plan)))}])")
+        exec("\n".join(lines), namespace)  # noqa: S102 - built from indexes only; names are values
+        return namespace["build"]  # type: ignore[no-any-return]
 
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
         if self._schemas_enable or self._fixed_schema is not None:
@@ -1023,6 +1030,16 @@ def _int64_node(node: Any) -> int:
 def _float64_node(node: Any) -> float:
     return (node or 0.0) if type(node) is float else _java_double(node)
 
+
+# Tests (on a node ``x``) under which a JSON node already is the Connect value of an
+# unnamed schema of that type, so the compiled struct reader takes it as it is.
+_SAME_TYPE_TESTS: dict[Type, str] = {
+    Type.BOOLEAN: "(x is True or x is False)",
+    Type.INT32: f"(type(x) is int and {-(2**31)} <= x <= {2**31 - 1})",
+    Type.INT64: f"(type(x) is int and {_LONG_MIN} <= x <= {_LONG_MAX})",
+    Type.FLOAT64: "(type(x) is float and x != 0.0)",  # zero: -0.0 reads as 0.0
+    Type.STRING: "type(x) is str",
+}
 
 # _TO_CONNECT's conversions that need neither the converter nor the schema, with the
 # common node types first
