@@ -42,7 +42,6 @@ import json
 import os
 import shlex
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -54,9 +53,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from confluent_kafka import Producer  # noqa: E402
-
-from bench.harness.data import end_offsets  # noqa: E402
+from bench.harness.data import produce_all  # noqa: E402
+from bench.harness.page import log, median, merge_block, num  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
 from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, WorkerFailed  # noqa: E402
 from sluice.devtools import jars  # noqa: E402
@@ -86,10 +84,6 @@ VALUE_SCHEMA = {
 }
 
 
-def _log(message: str) -> None:
-    print(f"[{dt.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
-
-
 # ---------------------------------------------------------------------------------- data
 
 
@@ -103,29 +97,7 @@ def fill_topic(broker: KafkaBroker, topic: str, records: int) -> None:
     """``records`` JsonConverter envelopes (ids 0..records-1, null keys) into a new topic."""
     broker.create_topic(topic, 1)
     prefix = ('{"schema":' + json.dumps(VALUE_SCHEMA, separators=(",", ":")) + ',"payload":').encode()
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "acks": "all", "compression.type": "none"})
-    errors: list[str] = []
-
-    def on_delivery(err: object, _msg: object) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    for i in range(records):
-        value = record_value(i, prefix)
-        while True:
-            try:
-                producer.produce(topic, value, on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-    remaining = producer.flush(120)
-    if remaining or errors:
-        raise RuntimeError(f"filling {topic}: {remaining} undelivered, errors {errors[:3]}")
-    if end_offsets(broker.bootstrap, topic)[0] != records:
-        raise RuntimeError(f"filling {topic}: the topic does not hold exactly {records} records")
+    produce_all(broker.bootstrap, topic, (record_value(i, prefix) for i in range(records)))
 
 
 class RowsWrong(Exception):
@@ -151,12 +123,11 @@ def check_table(db: PostgresServer, table: str, records: int) -> None:
                         f"produced values {right}; expected {records} of each, ids 0..{records - 1}")
 
 
-def row_count(db: PostgresServer, table: str) -> int:
-    with db.connect() as conn:
-        exists = conn.execute("SELECT to_regclass(%s)", (f'"{table}"',)).fetchone()[0]
-        if exists is None:
-            return 0
-        return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+def row_count(conn: Any, table: str) -> int:
+    """Rows in ``table`` (0 while the connector has not created it), on an autocommit connection."""
+    if conn.execute("SELECT to_regclass(%s)", (f'"{table}"',)).fetchone()[0] is None:
+        return 0
+    return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
 
 
 # -------------------------------------------------------------------------------- systems
@@ -200,20 +171,21 @@ def _wait_rows(worker: BenchWorker, connector: str, db: PostgresServer, table: s
                deadline: float) -> float:
     """Poll the table's row count until ``records``; the monotonic time it first was."""
     next_status = 0.0
-    while True:
-        now = time.monotonic()
-        if row_count(db, table) >= records:
-            return time.monotonic()
-        if now > deadline:
-            raise WorkerFailed(f"{worker.label}: {table} did not reach {records:,} rows in time "
-                               f"({row_count(db, table):,})\n{worker.log_tail()}")
-        if now >= next_status:
-            worker.check_alive()
-            trace = worker.failure_trace(connector)
-            if trace:
-                raise WorkerFailed(f"{worker.label}: {connector} FAILED:\n{trace}")
-            next_status = now + 2.0
-        time.sleep(POLL_SECONDS)
+    with db.connect(autocommit=True) as conn:  # one connection for every poll
+        while True:
+            now = time.monotonic()
+            if row_count(conn, table) >= records:
+                return time.monotonic()
+            if now > deadline:
+                raise WorkerFailed(f"{worker.label}: {table} did not reach {records:,} rows in time "
+                                   f"({row_count(conn, table):,})\n{worker.log_tail()}")
+            if now >= next_status:
+                worker.check_alive()
+                trace = worker.failure_trace(connector)
+                if trace:
+                    raise WorkerFailed(f"{worker.label}: {connector} FAILED:\n{trace}")
+                next_status = now + 2.0
+            time.sleep(POLL_SECONDS)
 
 
 def run_once(system: System, run_id: str, work: Path, broker: KafkaBroker, db: PostgresServer, topics: dict[str, str],
@@ -221,7 +193,7 @@ def run_once(system: System, run_id: str, work: Path, broker: KafkaBroker, db: P
     run_dir = work / run_id
     run_dir.mkdir()
     result: dict[str, Any] = {"system": system.key, "run": run_id, "ok": False, "load_1min_at_start": os.getloadavg()[0]}
-    _log(f"{run_id}: {system.label}, {args.records:,} records")
+    log(f"{run_id}: {system.label}, {args.records:,} records")
     worker = system.worker(run_dir, broker.bootstrap, debezium_dir)
     worker.log_level = "INFO"
     sampler: PeakRss | None = None
@@ -259,12 +231,12 @@ def run_once(system: System, run_id: str, work: Path, broker: KafkaBroker, db: P
         })
         check_table(db, table, n)
         result["ok"] = True
-        _log(f"{run_id}: ok: {result['records_per_s']:,.0f} records/s in {elapsed:.1f} s, worker CPU "
+        log(f"{run_id}: ok: {result['records_per_s']:,.0f} records/s in {elapsed:.1f} s, worker CPU "
              f"{result['cpu_s_per_million']:.1f} s/M, PostgreSQL CPU {result['db_cpu_s_per_million']:.1f} s/M")
     except (WorkerFailed, RowsWrong) as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["log_tail"] = worker.log_tail(3000)
-        _log(f"{run_id}: FAILED: {result['error'][:2000]}")
+        log(f"{run_id}: FAILED: {result['error'][:2000]}")
     finally:
         if sampler is not None and sampler.is_alive():
             sampler.stop()
@@ -274,7 +246,7 @@ def run_once(system: System, run_id: str, work: Path, broker: KafkaBroker, db: P
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    _log("fetching Kafka Connect, the Kafka and Spark jars and Debezium's JDBC sink (first use only)")
+    log("fetching Kafka Connect, the Kafka and Spark jars and Debezium's JDBC sink (first use only)")
     jars.fetch_all()
     debezium_dir = jars.maven_archive("io.debezium", "debezium-connector-jdbc", DEBEZIUM_VERSION,
                                       ext="tar.gz", classifier="plugin")
@@ -291,13 +263,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     db_dir = Path(tempfile.mkdtemp(prefix="sluice-jdbc-bench-pg-"))
     db = PostgresServer(db_dir)
     try:
-        _log(f"starting a Kafka broker in {work / 'kafka'} and PostgreSQL in {db_dir}")
+        log(f"starting a Kafka broker in {work / 'kafka'} and PostgreSQL in {db_dir}")
         broker.start(timeout=120)
         db.start(timeout=120)
         topics = {"main": "bench_accounts", "warmup": "bench_warmup"}
         t0 = time.monotonic()
         fill_topic(broker, topics["main"], args.records)
-        _log(f"filled {topics['main']} with {args.records:,} records in {time.monotonic() - t0:.1f} s")
+        log(f"filled {topics['main']} with {args.records:,} records in {time.monotonic() - t0:.1f} s")
         if args.warmup_records:
             fill_topic(broker, topics["warmup"], args.warmup_records)
         counter = 0
@@ -324,18 +296,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------------- report
 
 
-def _median(runs: list[dict[str, Any]], key: str) -> float | None:
-    values = [r[key] for r in runs if r.get("ok") and r.get(key) is not None]
-    return statistics.median(values) if values else None
-
-
-def _num(value: float | None, digits: int = 0) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
 def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> str:
     runs = results["runs"]
-    rps = {s.key: _median(runs[s.key], "records_per_s") for s in SYSTEMS}
+    rps = {s.key: median(runs[s.key], "records_per_s") for s in SYSTEMS}
     table = [
         "| system | records/s | seconds | worker CPU s per 1M records | PostgreSQL CPU s per 1M records | "
         "broker CPU s per 1M records | worker peak RSS MB | records/s of each run |",
@@ -344,17 +307,17 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
     for s in SYSTEMS:
         each = ", ".join("**FAILED**" if not r.get("ok") else f"{r['records_per_s']:,.0f}" for r in runs[s.key])
         table.append(
-            f"| {s.label} | {_num(rps[s.key])} | {_num(_median(runs[s.key], 'seconds'), 1)} | "
-            f"{_num(_median(runs[s.key], 'cpu_s_per_million'), 1)} | "
-            f"{_num(_median(runs[s.key], 'db_cpu_s_per_million'), 1)} | "
-            f"{_num(_median(runs[s.key], 'broker_cpu_s_per_million'), 1)} | "
-            f"{_num(_median(runs[s.key], 'peak_rss_mb'))} | {each or 'not run'} |")
+            f"| {s.label} | {num(rps[s.key])} | {num(median(runs[s.key], 'seconds'), 1)} | "
+            f"{num(median(runs[s.key], 'cpu_s_per_million'), 1)} | "
+            f"{num(median(runs[s.key], 'db_cpu_s_per_million'), 1)} | "
+            f"{num(median(runs[s.key], 'broker_cpu_s_per_million'), 1)} | "
+            f"{num(median(runs[s.key], 'peak_rss_mb'))} | {each or 'not run'} |")
     said: list[str] = []
     if rps["sluice"] and rps["connect"]:
-        ratio = rps["sluice"] / rps["connect"]
-        verdict = ("meets the goal of 3×" if ratio >= 3 else "meets the target of 1.5× (goal 3×: not reached)"
-                   if ratio >= 1.5 else "misses the target of 1.5×")
-        said.append(f"Sluice writes {ratio:.2f}× Debezium's rows per second: it {verdict}.")
+        speedup = rps["sluice"] / rps["connect"]
+        verdict = ("meets the goal of 3×" if speedup >= 3 else "meets the target of 1.5× (goal 3×: not reached)"
+                   if speedup >= 1.5 else "misses the target of 1.5×")
+        said.append(f"Sluice writes {speedup:.2f}× Debezium's rows per second: it {verdict}.")
     loads = [r["load_1min_at_start"] for rs in runs.values() for r in rs]
     failed = [r for rs in runs.values() for r in rs if not r.get("ok")]
     if failed:
@@ -398,15 +361,6 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
     return "\n".join(block)
 
 
-def merge(text: str, block: str) -> str:
-    if BEGIN in text and END in text:
-        return text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    if AFTER in text:
-        at = text.index(AFTER) + len(AFTER)
-        return text[:at] + "\n\n" + block + text[at:]
-    return text + ("\n" if text else "") + block + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -428,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     block = render(results, args, command)
     print(block)
     existing = args.output.read_text() if args.output.exists() else ""
-    args.output.write_text(merge(existing, block))
+    args.output.write_text(merge_block(existing, block, BEGIN, END, AFTER))
     failed = [r for rs in results["runs"].values() for r in rs if not r.get("ok")]
     return 1 if failed else 0
 

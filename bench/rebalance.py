@@ -32,6 +32,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.page import merge_block  # noqa: E402
 from sluice.devtools.kafka import KafkaBroker  # noqa: E402
 from tests.integration.workers import DistributedWorker  # noqa: E402
 
@@ -178,12 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         END,
     ])
     text = args.output.read_text() if args.output.exists() else ""
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        marker = "## What the figures say"
-        text = text.replace(marker, block + "\n\n" + marker, 1) if marker in text else text + "\n" + block + "\n"
-    args.output.write_text(text)
+    args.output.write_text(merge_block(text, block, BEGIN, END))
     _log(f"wrote {args.output}")
     return 0
 

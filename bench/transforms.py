@@ -46,6 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.harness.page import log, median, merge_block, num, ratio  # noqa: E402
 from bench.harness.runs import Context, Workload, run_workload  # noqa: E402
 from sluice.devtools import jars  # noqa: E402
 from sluice.devtools.kafka import KafkaBroker  # noqa: E402
@@ -98,10 +99,6 @@ LABELS = {"connect": "Kafka Connect 4.3.1", "sluice": "Sluice"}
 PROCESS_LABELS = {"java": "JVM", "python": "Python workers", "root": "driver", "other": "other"}
 
 
-def _log(message: str) -> None:
-    print(f"[{dt.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
-
-
 def _path_check(result: dict[str, Any], work: Path, expected: str | None) -> None:
     """Fail a Sluice run whose sink chain did not take the intended path (from its log)."""
     log_path = work / result["run"] / "sluice.log"
@@ -117,11 +114,6 @@ def _path_check(result: dict[str, Any], work: Path, expected: str | None) -> Non
         result.update(ok=False, error=f"the sink chain did not run {expected!r}; the log says {lines or 'nothing'}")
 
 
-def _median(runs: list[dict[str, Any]], key: str) -> float | None:
-    values = [r[key] for r in runs if r.get("ok") and r.get(key) is not None]
-    return statistics.median(values) if values else None
-
-
 def _process_split(runs: list[dict[str, Any]]) -> dict[str, float]:
     ok = [r for r in runs if r.get("ok")]
     kinds = sorted({k for r in ok for k in r.get("cpu_s_per_million_by_process", {})})
@@ -130,9 +122,8 @@ def _process_split(runs: list[dict[str, Any]]) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    _log("fetching Kafka Connect and the Kafka and Spark jars (first use only)")
-    jars.kafka_connect_classpath()
-    jars.fetch_all()
+    log("fetching Kafka Connect and the Kafka and Spark jars (first use only)")
+    jars.fetch_all()  # Kafka Connect's jars among them
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="sluice-transforms-"))
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
@@ -144,9 +135,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     broker = KafkaBroker(work / "kafka", heap="1g")
     try:
-        _log(f"starting a Kafka broker in {work / 'kafka'}")
+        log(f"starting a Kafka broker in {work / 'kafka'}")
         broker.start(timeout=120)
-        ctx = Context(broker, work, args.lines, latency_seconds=0.0, settle_seconds=args.settle_seconds, log=_log,
+        ctx = Context(broker, work, args.lines, latency_seconds=0.0, settle_seconds=args.settle_seconds, log=log,
                       sluice_debug_loggers=(RUNNER_LOGGER,))
         ctx.filled_topic("string", args.lines)
         ctx.input_file(args.lines)  # what the sink file is compared with
@@ -165,7 +156,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 if system == "sluice" and result.get("ok"):
                     _path_check(result, work, expected)
                     if not result["ok"]:
-                        _log(f"{result['run']}: FAILED: {result['error']}")
+                        log(f"{result['run']}: FAILED: {result['error']}")
                 results["runs"][key].append(result)
     finally:
         broker.stop()
@@ -176,18 +167,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
-def _num(value: float | None, digits: int = 0) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def _ratio(a: float | None, b: float | None) -> str:
-    return "–" if a is None or not b else f"{a / b:.2f}×"
-
-
 def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> str:
     runs = results["runs"]
-    rps = {key: _median(runs[key], "records_per_s") for key in ROWS}
-    cpu = {key: _median(runs[key], "cpu_s_per_million") for key in ROWS}
+    rps = {key: median(runs[key], "records_per_s") for key in ROWS}
+    cpu = {key: median(runs[key], "cpu_s_per_million") for key in ROWS}
     systems = {key: system for key, system, *_ in CONFIGS}
     paths = {key: path for key, _s, path, *_ in CONFIGS}
     loads = [r["load_1min_at_start"] for rs in runs.values() for r in rs
@@ -205,9 +188,9 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
                                sorted(split.items(), key=lambda kv: -kv[1]) if v >= 0.05) or "–"
         each = ", ".join("**FAILED**" if not r.get("ok") else f"{r['records_per_s']:,.0f}" for r in runs[key])
         table.append(
-            f"| {LABELS[systems[key]]} | {paths[key]} | {_num(rps[key])} | {_num(cpu[key], 1)} | "
-            f"{'–' if key == base else _ratio(rps[key], rps[base])} | "
-            f"{'–' if key == base else _ratio(cpu[key], cpu[base])} | {split_text} | {each or 'not run'} |")
+            f"| {LABELS[systems[key]]} | {paths[key]} | {num(rps[key])} | {num(cpu[key], 1)} | "
+            f"{'–' if key == base else ratio(rps[key], rps[base])} | "
+            f"{'–' if key == base else ratio(cpu[key], cpu[base])} | {split_text} | {each or 'not run'} |")
 
     failed = [r for rs in runs.values() for r in rs if not r.get("ok")]
     said: list[str] = []
@@ -272,18 +255,6 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
     return "\n".join(block)
 
 
-def merge(text: str, block: str) -> str:
-    if BEGIN in text and END in text:
-        return text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    if AFTER in text:
-        at = text.index(AFTER) + len(AFTER)
-        return text[:at] + "\n\n" + block + text[at:]
-    marker = "## What the figures say"
-    if marker in text:
-        return text.replace(marker, block + "\n\n" + marker, 1)
-    return text + ("\n" if text else "") + block + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -305,13 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     block = render(results, args, shlex.join([".venv/bin/python", "bench/transforms.py", *argv]))
     text = args.output.read_text() if args.output.exists() else ""
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(merge(text, block))
+    args.output.write_text(merge_block(text, block, BEGIN, END, AFTER))
     print(block)
-    _log(f"wrote {args.output}")
+    log(f"wrote {args.output}")
     failed = [r for rs in results["runs"].values() for r in rs if not r.get("ok")]
     failed += [r for r in results["warmup"] if not r.get("ok")]
     for r in failed:
-        _log(f"FAILED: {r['run']}: {r.get('error', '')[:500]}")
+        log(f"FAILED: {r['run']}: {r.get('error', '')[:500]}")
     return 1 if failed else 0
 
 

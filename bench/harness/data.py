@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,12 @@ def _client_config(bootstrap: str) -> dict[str, object]:
 def fill_topic(bootstrap: str, topic: str, lines: int, converter: str, partitions: int = 1) -> None:
     """Produce input lines 0..lines-1 as a FileStreamSource would (null keys); line i goes to
     partition i % partitions. Checks that the topic ends up with exactly ``lines`` records."""
+    produce_all(bootstrap, topic, (encoded_value(converter, line(i)) for i in range(lines)), partitions)
+
+
+def produce_all(bootstrap: str, topic: str, values: Iterable[bytes], partitions: int = 1) -> int:
+    """Produce ``values`` (null keys; value i to partition i % partitions) and check that the
+    topic then holds exactly that many records; returns the count."""
     producer = Producer({**_client_config(bootstrap), "linger.ms": 50, "batch.size": 1_000_000,
                          "queue.buffering.max.messages": 1_000_000, "acks": "all"})
     errors: list[str] = []
@@ -88,8 +95,8 @@ def fill_topic(bootstrap: str, topic: str, lines: int, converter: str, partition
         if err is not None:
             errors.append(str(err))
 
-    for i in range(lines):
-        value = encoded_value(converter, line(i))
+    count = 0
+    for i, value in enumerate(values):
         while True:
             try:
                 producer.produce(topic, value, partition=i % partitions, on_delivery=on_delivery)
@@ -98,12 +105,14 @@ def fill_topic(bootstrap: str, topic: str, lines: int, converter: str, partition
                 producer.poll(0.05)
         if i % 10_000 == 0:
             producer.poll(0)
+        count = i + 1
     remaining = producer.flush(120)
     if remaining or errors:
         raise RuntimeError(f"filling {topic}: {remaining} undelivered, errors {errors[:3]}")
     total = sum(end_offsets(bootstrap, topic, partitions))
-    if total != lines:
-        raise RuntimeError(f"filling {topic}: the topic holds {total} records, not {lines}")
+    if total != count:
+        raise RuntimeError(f"filling {topic}: the topic holds {total} records, not {count}")
+    return count
 
 
 class OffsetWatcher:

@@ -26,6 +26,9 @@ Use already running servers instead (for example the ones ``./dev postgres start
 User and password default to ``sluice`` when the URL has none; the user needs the right
 to create tables in that database.
 
+``server`` runs a test once on each server. ``execute``, ``query`` and ``is_pg`` (plain
+functions, imported by the tests) run SQL on a server's fixture value.
+
 ``database_work_dir`` gives a test a fresh work directory for a server it starts itself.
 As root the servers run as the ``postgres``/``mysql`` system user, which must be able to
 reach the directory; pytest's own temporary root (``/tmp/pytest-of-root``) is private
@@ -103,3 +106,38 @@ def database_work_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     """A fresh work directory for a database server the test starts (and stops) itself."""
     with server_work_dir(tmp_path_factory, "db") as path:
         yield path
+
+
+@pytest.fixture(params=["postgres", "mariadb"])
+def server(request: pytest.FixtureRequest) -> Any:
+    """The test runs once with the PostgreSQL server and once with the MariaDB server."""
+    return request.getfixturevalue(f"{request.param}_server")
+
+
+def is_pg(server: Any) -> bool:
+    return bool(server.url.startswith("jdbc:postgresql:"))
+
+
+def execute(server: Any, *statements: str, params: list[tuple] | None = None) -> None:
+    """Run ``statements`` in one transaction; one with ``%s`` runs once per row of ``params``."""
+    conn = server.connect()
+    try:
+        cur = conn.cursor()
+        for sql in statements:
+            if params is not None and "%s" in sql:
+                cur.executemany(sql, params)
+            else:
+                cur.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def query(server: Any, sql: str) -> list[tuple]:
+    conn = server.connect()
+    try:
+        cur = conn.cursor()
+        cur.execute(sql)
+        return [tuple(row) for row in cur.fetchall()]
+    finally:
+        conn.close()

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
 from tests.helpers import wait_until

@@ -32,6 +32,7 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.helpers import read_topic, wait_until
+from tests.integration.conftest_databases import execute, is_pg, query
 from tests.integration.workers import StandaloneWorker
 
 pytestmark = pytest.mark.integration
@@ -48,15 +49,6 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
     assert w.stop() == 0, w.log()
 
 
-@pytest.fixture(params=["postgres", "mariadb"])
-def server(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_server")
-
-
-def is_pg(server: Any) -> bool:
-    return server.url.startswith("jdbc:postgresql:")
-
-
 @pytest.fixture
 def tables(server: Any) -> Iterator[list[str]]:
     """Two fresh table names, dropped afterwards."""
@@ -66,30 +58,6 @@ def tables(server: Any) -> Iterator[list[str]]:
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def execute(server: Any, *statements: str, params: list[tuple] | None = None) -> None:
-    conn = server.connect()
-    try:
-        cur = conn.cursor()
-        for sql in statements:
-            if params is not None and "%s" in sql:
-                cur.executemany(sql, params)
-            else:
-                cur.execute(sql)
-        conn.commit()
-    finally:
-        conn.close()
-
-
-def query(server: Any, sql: str) -> list[tuple]:
-    conn = server.connect()
-    try:
-        cur = conn.cursor()
-        cur.execute(sql)
-        return [tuple(row) for row in cur.fetchall()]
-    finally:
-        conn.close()
 
 
 def count(server: Any, table: str) -> int:

@@ -27,10 +27,9 @@ from sluice.api import (
 from sluice.api.data import Date, Decimal, Time, Timestamp
 from sluice.connectors.jdbc import JdbcSinkTask
 from tests.helpers import RecordingSinkContext
+from tests.integration.conftest_databases import execute, query
 
 pytestmark = pytest.mark.integration
-
-SERVERS = ["postgres_server", "mariadb_server"]
 
 
 class Reporter(ErrantRecordReporter):
@@ -41,23 +40,18 @@ class Reporter(ErrantRecordReporter):
         self.reported.append((record, error))
 
 
-@pytest.fixture(params=SERVERS, ids=["postgresql", "mariadb"])
-def server(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(request.param)
-
-
 @pytest.fixture
 def table(server: Any) -> Any:
     name = f"sink_{uuid.uuid4().hex[:10]}"
     yield name
-    drop(server, name)
+    execute(server, f"DROP TABLE IF EXISTS {name}")
 
 
 @pytest.fixture
 def pg_table(postgres_server: Any) -> Any:
     name = f"sink_{uuid.uuid4().hex[:10]}"
     yield name
-    drop(postgres_server, name)
+    execute(postgres_server, f"DROP TABLE IF EXISTS {name}")
 
 
 def start_task(server: Any, table: str, reporter: Reporter | None = None, **props: Any) -> JdbcSinkTask:
@@ -76,26 +70,6 @@ def start_task(server: Any, table: str, reporter: Reporter | None = None, **prop
     task.initialize(RecordingSinkContext(reporter))
     task.start(config)
     return task
-
-
-def query(server: Any, sql: str) -> list[tuple]:
-    conn = server.connect()
-    try:
-        cur = conn.cursor()
-        cur.execute(sql)
-        return [tuple(r) for r in cur.fetchall()]
-    finally:
-        conn.close()
-
-
-def drop(server: Any, table: str) -> None:
-    conn = server.connect()
-    try:
-        cur = conn.cursor()
-        cur.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.commit()
-    finally:
-        conn.close()
 
 
 def is_postgres(server: Any) -> bool:

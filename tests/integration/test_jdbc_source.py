@@ -19,6 +19,7 @@ from sluice.api.data import Date, Decimal, Schema, Time, Timestamp
 from sluice.api.source import OffsetStorageReader, SourceTaskContext, partition_key
 from sluice.connectors.jdbc import JdbcSourceConnector, JdbcSourceTask
 from tests.helpers import wait_until
+from tests.integration.conftest_databases import execute, is_pg
 
 pytestmark = pytest.mark.integration
 
@@ -63,35 +64,12 @@ class ConnectorCtx(ConnectorContext):
         self.errors.append(error)
 
 
-@pytest.fixture(params=["postgres", "mariadb"])
-def server(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_server")
-
-
-def is_pg(server: Any) -> bool:
-    return server.url.startswith("jdbc:postgresql:")
-
-
 @pytest.fixture
 def table(server: Any) -> Iterator[str]:
     """A fresh table name, dropped afterwards."""
     name = f"src_{uuid.uuid4().hex[:10]}"
     yield name
     execute(server, f"DROP TABLE IF EXISTS {name}")
-
-
-def execute(server: Any, *statements: str, params: list[tuple] | None = None) -> None:
-    conn = server.connect()
-    try:
-        cur = conn.cursor()
-        for sql in statements:
-            if params is not None and "%s" in sql:
-                cur.executemany(sql, params)
-            else:
-                cur.execute(sql)
-        conn.commit()
-    finally:
-        conn.close()
 
 
 def props_for(server: Any, **extra: str) -> dict[str, str]:

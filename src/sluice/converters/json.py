@@ -1000,21 +1000,6 @@ def _struct_to_connect(conv: JsonConverter, schema: Schema, node: Any) -> Any:
     return result
 
 
-_TO_CONNECT: dict[Type, Callable[[JsonConverter, Schema, Any], Any]] = {
-    Type.BOOLEAN: lambda conv, schema, node: node is True,
-    Type.INT8: lambda conv, schema, node: _wrap(_java_int(node), 8),
-    Type.INT16: lambda conv, schema, node: _wrap(_java_int(node), 16),
-    Type.INT32: lambda conv, schema, node: _java_int(node),
-    Type.INT64: lambda conv, schema, node: _java_long(node),
-    Type.FLOAT32: lambda conv, schema, node: _java_float(node),
-    Type.FLOAT64: lambda conv, schema, node: _java_double(node),
-    Type.STRING: lambda conv, schema, node: node if isinstance(node, str) else None,
-    Type.BYTES: _bytes_to_connect,
-    Type.ARRAY: _array_to_connect,
-    Type.MAP: _map_to_connect,
-    Type.STRUCT: _struct_to_connect,
-}
-
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -1041,8 +1026,8 @@ _SAME_TYPE_TESTS: dict[Type, str] = {
     Type.STRING: "type(x) is str",
 }
 
-# _TO_CONNECT's conversions that need neither the converter nor the schema, with the
-# common node types first
+# The conversions of primitive nodes (neither null nor missing), which need neither the
+# converter nor the schema; each tries the common node type first.
 _DIRECT_TO_CONNECT: dict[Type, Callable[[Any], Any]] = {
     Type.BOOLEAN: lambda node: node is True,
     Type.INT8: lambda node: _wrap(_java_int(node), 8),
@@ -1052,4 +1037,17 @@ _DIRECT_TO_CONNECT: dict[Type, Callable[[Any], Any]] = {
     Type.FLOAT32: _java_float,
     Type.FLOAT64: _float64_node,
     Type.STRING: lambda node: node if type(node) is str or isinstance(node, str) else None,
+}
+
+
+def _ignoring_converter(convert: Callable[[Any], Any]) -> Callable[[JsonConverter, Schema, Any], Any]:
+    return lambda conv, schema, node: convert(node)
+
+
+_TO_CONNECT: dict[Type, Callable[[JsonConverter, Schema, Any], Any]] = {
+    **{t: _ignoring_converter(convert) for t, convert in _DIRECT_TO_CONNECT.items()},
+    Type.BYTES: _bytes_to_connect,
+    Type.ARRAY: _array_to_connect,
+    Type.MAP: _map_to_connect,
+    Type.STRUCT: _struct_to_connect,
 }

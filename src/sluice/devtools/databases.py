@@ -81,6 +81,7 @@ from typing import Any, ClassVar
 from sluice.devtools import DevToolsError
 from sluice.devtools.cache import run_dir
 from sluice.devtools.processes import (
+    LOOPBACK,
     STATE_FILE as _STATE,
     LocalService,
     free_port,
@@ -102,7 +103,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_HOST = "127.0.0.1"
+_HOST = LOOPBACK
 _INITIALIZED = ".initialized"
 _PORT_ATTEMPTS = 3
 # sun_path holds 107 characters; leave room for "/.s.PGSQL.65535.lock" / "/mysqld.sock".

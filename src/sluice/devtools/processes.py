@@ -15,7 +15,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,26 +25,31 @@ __all__ = [
     "LocalService",
     "can_connect",
     "free_port",
+    "has_exited",
     "port_if_free",
     "process_info",
+    "read_state",
     "reap_if_child",
     "send_signal",
     "tail",
+    "wait_exit",
     "write_atomic",
+    "write_state",
 ]
 
 LOOPBACK = "127.0.0.1"
 STATE_FILE = "state.json"
 
 
-def free_port(avoid: int | None = None) -> int:
-    """A free TCP port on the loopback address (not ``avoid``)."""
+def free_port(avoid: int | Collection[int] | None = None) -> int:
+    """A free TCP port on the loopback address (not ``avoid``, one port or several)."""
+    avoided = (avoid,) if isinstance(avoid, int) else (avoid or ())
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((LOOPBACK, 0))
-            port = sock.getsockname()[1]
-        if port != avoid:
-            return int(port)
+            port = int(sock.getsockname()[1])
+        if port not in avoided:
+            return port
 
 
 def port_if_free(port: int | None, avoid: int | None = None) -> int | None:
@@ -105,6 +110,49 @@ def process_info(pid: int) -> tuple[str, str] | None:
     return state, cmdline
 
 
+def has_exited(pid: int, own: Iterable[subprocess.Popen[Any]] = ()) -> bool:
+    """Whether ``pid`` is gone: one of ``own`` (the processes this object started) that
+    exited, a child reaped now, else no such process or a zombie.
+
+    The command line is not looked at: it reads as empty while a process exits. A child
+    counts only once reaped, because a multi-threaded process shows as a zombie before its
+    last thread has exited and it can be reaped.
+    """
+    for proc in own:
+        if proc.pid == pid:
+            return proc.poll() is not None
+    reaped = reap_if_child(pid)
+    if reaped is not None:
+        return reaped
+    info = process_info(pid)
+    return info is None or info[0].startswith("Z")
+
+
+def wait_exit(pid: int, timeout: float, own: Iterable[subprocess.Popen[Any]] = ()) -> bool:
+    """Wait up to ``timeout`` seconds for :func:`has_exited`; whether it did."""
+    own = list(own)
+    deadline = time.monotonic() + timeout
+    while not has_exited(pid, own):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def read_state(work_dir: Path) -> dict[str, Any] | None:
+    """The JSON object in ``work_dir``'s state file, None when missing or unreadable."""
+    try:
+        state = json.loads((work_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
+
+
+def write_state(work_dir: Path, state: Mapping[str, Any]) -> None:
+    work_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(work_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
+
+
 def send_signal(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
@@ -149,38 +197,13 @@ class LocalService:
             return True
         return not state.startswith("Z") and self._is_this_process(cmdline)
 
-    def _has_exited(self, pid: int) -> bool:
-        """Whether ``pid`` is gone: reaped if it is our child, else gone or a zombie.
-
-        Unlike ``_is_running`` this ignores the command line, which reads as empty while a
-        process exits; and a child counts only once reaped, because a multi-threaded
-        process shows as a zombie before its last thread has exited and it can be reaped.
-        """
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is not None
-        reaped = reap_if_child(pid)
-        if reaped is not None:
-            return reaped
-        info = process_info(pid)
-        return info is None or info[0].startswith("Z")
-
     def _wait_exit(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self._has_exited(pid):
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-        return True
+        return wait_exit(pid, timeout, [self._proc] if self._proc is not None else [])
 
     _signal = staticmethod(send_signal)
 
     def _read_state(self) -> dict[str, Any] | None:
-        try:
-            state = json.loads((self.work_dir / STATE_FILE).read_text())
-        except (OSError, ValueError):
-            return None
-        return state if isinstance(state, dict) else None
+        return read_state(self.work_dir)
 
     def _write_state(self, state: Mapping[str, Any]) -> None:
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.work_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
+        write_state(self.work_dir, state)

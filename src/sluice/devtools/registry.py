@@ -51,6 +51,7 @@ from pathlib import Path
 from sluice.devtools import DevToolsError
 from sluice.devtools.jars import java_executable, maven_archive
 from sluice.devtools.processes import (
+    LOOPBACK,
     STATE_FILE as _STATE,
     LocalService,
     can_connect,
@@ -67,7 +68,7 @@ APICURIO_VERSION = "3.3.3"
 CCOMPAT_PATH = "/apis/ccompat/v7"
 JAVA_HOME_ENV = "SLUICE_REGISTRY_JAVA_HOME"
 
-_HOST = "127.0.0.1"
+_HOST = LOOPBACK
 _PORT_ATTEMPTS = 3
 _MARKER_PROPERTY = "sluice.registry.dir"
 

@@ -35,7 +35,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -47,14 +46,23 @@ from typing import Any
 
 from sluice.devtools import DevToolsError
 from sluice.devtools.jars import SPARK_VERSION, java_executable, pyspark_jars_dir
-from sluice.devtools.processes import process_info, reap_if_child, send_signal, tail
+from sluice.devtools.processes import (
+    LOOPBACK,
+    free_port,
+    process_info,
+    read_state,
+    reap_if_child,
+    send_signal,
+    tail,
+    wait_exit,
+    write_state,
+)
 
 __all__ = ["ClusterStatus", "SparkStandaloneCluster"]
 
 log = logging.getLogger(__name__)
 
-_HOST = "127.0.0.1"
-_STATE = "state.json"
+_HOST = LOOPBACK
 _PORT_ATTEMPTS = 3
 _MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 _WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -175,7 +183,7 @@ class SparkStandaloneCluster:
         for attempt in range(1, _PORT_ATTEMPTS + 1):
             ports: dict[str, int] = {}
             for name in ("master", "master_ui", "worker", "worker_ui"):
-                ports[name] = _free_port(avoid=tuple(ports.values()))
+                ports[name] = free_port(avoid=tuple(ports.values()))
             master_url = f"spark://{_HOST}:{ports['master']}"
             self._state = {
                 "master_url": master_url,
@@ -231,9 +239,9 @@ class SparkStandaloneCluster:
         for pid in executors:  # normally gone with the worker already
             if _cmdline_has(pid, worker_ref):
                 send_signal(pid, signal.SIGTERM)
-                if not _wait_exit(pid, timeout, self._procs):
+                if not wait_exit(pid, timeout, self._procs.values()):
                     send_signal(pid, signal.SIGKILL)
-                    _wait_exit(pid, 15.0, self._procs)
+                    wait_exit(pid, 15.0, self._procs.values())
         self._forget_processes()
         return stopped
 
@@ -357,15 +365,15 @@ class SparkStandaloneCluster:
             pid = self._state.get(f"{role}_pid")
             if pid is not None and self._is_daemon(role, pid):
                 send_signal(pid, signal.SIGKILL)
-                _wait_exit(pid, 15.0, self._procs)
+                wait_exit(pid, 15.0, self._procs.values())
         self._forget_processes()
 
     def _terminate(self, role: str, pid: int, timeout: float) -> None:
         send_signal(pid, signal.SIGTERM)
-        if not _wait_exit(pid, timeout, self._procs):
+        if not wait_exit(pid, timeout, self._procs.values()):
             log.warning("Spark %s pid %s did not stop within %ss; killing it", role, pid, timeout)
             send_signal(pid, signal.SIGKILL)
-            if not _wait_exit(pid, 15.0, self._procs):
+            if not wait_exit(pid, 15.0, self._procs.values()):
                 raise DevToolsError(f"Spark {role} pid {pid} did not exit after SIGKILL.")
 
     def _stop_leftovers(self) -> None:
@@ -412,29 +420,13 @@ class SparkStandaloneCluster:
             self._write_state()
 
     def _read_state(self) -> dict[str, Any] | None:
-        try:
-            state = json.loads((self.work_dir / _STATE).read_text())
-        except (OSError, ValueError):
-            return None
-        return state if isinstance(state, dict) else None
+        return read_state(self.work_dir)
 
     def _write_state(self) -> None:
-        path = self.work_dir / _STATE
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self._state, indent=2) + "\n")
-        os.replace(tmp, path)
+        write_state(self.work_dir, self._state)
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def _free_port(avoid: tuple[int, ...]) -> int:
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((_HOST, 0))
-            port = int(sock.getsockname()[1])
-        if port not in avoid:
-            return port
 
 
 def _scala_binary_version() -> str:
@@ -447,26 +439,6 @@ def _scala_binary_version() -> str:
 
 def _lost_port_race(output: str) -> bool:
     return "Address already in use" in output or "BindException" in output
-
-
-def _has_exited(pid: int, procs: Mapping[str, subprocess.Popen[bytes]]) -> bool:
-    for proc in procs.values():
-        if proc.pid == pid:
-            return proc.poll() is not None
-    reaped = reap_if_child(pid)
-    if reaped is not None:
-        return reaped
-    info = process_info(pid)
-    return info is None or info[0].startswith("Z")
-
-
-def _wait_exit(pid: int, timeout: float, procs: Mapping[str, subprocess.Popen[bytes]]) -> bool:
-    deadline = time.monotonic() + timeout
-    while not _has_exited(pid, procs):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _cmdline_has(pid: int, text: str) -> bool:

@@ -453,7 +453,7 @@ def _run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordB
     split_parts: list[Any] = []
     count = 0
     deadline = time.monotonic() + spec.max_wait_ms / 1000.0
-    columns = _SourceColumns(host)
+    columns = _SourceColumns(host.pipeline, host.write_timestamps, host.topic_creator)
     while count < spec.max_records:
         # Wait for the first records up to the deadline; after that linger only briefly
         # for the next poll: a busy source keeps one batch (one Spark job) going up to
@@ -496,7 +496,6 @@ def _run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordB
             count = count - pending + len(delivered)
     if failure is not None:
         _drop_host(task_spec, host)
-    if failure is not None:
         split_parts = []
     report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh, sorted(topics),
                  split_parts)])
@@ -537,12 +536,11 @@ def _run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch
         task_class = load_class(task_spec.task_class)
         pipeline = _make_pipeline(task_spec)
         creator = TopicCreator(task_spec.topic_creation) if task_spec.topic_creation else None
+        columns = _SourceColumns(pipeline, spec.write_timestamps, creator)
         for records in task_class.read_split(dict(task_spec.task_config), spec.part):
             for start in range(0, len(records), ARROW_CHUNK_ROWS):
-                chunk = records[start:start + ARROW_CHUNK_ROWS]
-                batch, processed, error = pipeline.source_batch(chunk, spec.write_timestamps)
-                if batch is not None and creator is not None:
-                    creator.ensure(pipeline.written_topics)
+                columns.extend(records[start:start + ARROW_CHUNK_ROWS])
+                batch, processed, error = columns.flush()
                 _track_offsets(processed, offsets, topics)
                 count += len(processed)
                 if batch is not None:
@@ -560,8 +558,10 @@ def _run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch
 class _SourceColumns:
     """Collects polled records and converts them, a chunk at a time, into one Arrow batch."""
 
-    def __init__(self, host: _SourceHost) -> None:
-        self.host = host
+    def __init__(self, pipeline: RecordPipeline, write_timestamps: bool, topic_creator: TopicCreator | None) -> None:
+        self.pipeline = pipeline
+        self.write_timestamps = write_timestamps
+        self.topic_creator = topic_creator
         self.records: list[SourceRecord] = []
 
     def __len__(self) -> int:
@@ -577,11 +577,11 @@ class _SourceColumns:
         it, so they are delivered (and their offsets committed) before the task fails.
         """
         records, self.records = self.records, []
-        batch, processed, error = self.host.pipeline.source_batch(records, self.host.write_timestamps)
-        creator = self.host.topic_creator
+        batch, processed, error = self.pipeline.source_batch(records, self.write_timestamps)
+        creator = self.topic_creator
         if batch is not None and creator is not None:
             try:  # before Spark's producer writes to them
-                creator.ensure(self.host.pipeline.written_topics)
+                creator.ensure(self.pipeline.written_topics)
             except Exception as exc:  # noqa: BLE001 - nothing of this chunk is delivered
                 return None, [], exc
         return batch, processed, error

@@ -31,6 +31,7 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sluice.api.source import partition_key
 from sluice.spark.columnar import SINK_HEADERS, SINK_TOPIC, ColumnarChain, compile_sink_chain
 from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF
 from sluice.spark.executor import (
@@ -139,11 +140,7 @@ class SparkSourceTaskRunner:
             yield from run_source_batch(spec, report)
 
         _job_group(self.spark, self.task)
-        frame = _map_in_arrow(self.spark.range(0, 1, 1, 1), poll, SOURCE_OUTPUT_DDL, self.task)
-        writer = frame.write.format("kafka")
-        for key, value in self.kafka_options.items():
-            writer = writer.option(key, value)
-        writer.save()
+        self._write_to_kafka(_map_in_arrow(self.spark.range(0, 1, 1, 1), poll, SOURCE_OUTPUT_DDL, self.task))
         entries = [e for e in report.value if e[1] == seq]
         if not entries:
             # The job succeeded but reported nothing: the partition never ran.
@@ -164,12 +161,8 @@ class SparkSourceTaskRunner:
                 yield from run_split_part(specs[index], report)
 
         _job_group(self.spark, self.task)
-        frame = _map_in_arrow(self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL, self.task,
-                              pool="split")
-        writer = frame.write.format("kafka")
-        for key, value in self.kafka_options.items():
-            writer = writer.option(key, value)
-        writer.save()
+        self._write_to_kafka(_map_in_arrow(self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL,
+                                           self.task, pool="split"))
         entries = sorted((e for e in report.value if e[1] == seq), key=lambda e: e[2])
         offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
         topics: set[str] = set()
@@ -179,10 +172,17 @@ class SparkSourceTaskRunner:
             topics.update(part_topics)
             failure = failure or part_failure
             for partition, offset in part_offsets:
-                offsets[json.dumps(partition, sort_keys=True, default=str)] = (partition, offset)
+                offsets[partition_key(partition)] = (partition, offset)
         if len(entries) < len(parts) and failure is None:
             failure = f"{len(parts) - len(entries)} of {len(parts)} parts of a split read reported nothing"
         return SourceBatchResult(count, list(offsets.values()), failure, False, sorted(topics))
+
+    def _write_to_kafka(self, frame: DataFrame) -> None:
+        """Run the job that makes ``frame`` with Spark's Kafka sink as its writer."""
+        writer = frame.write.format("kafka")
+        for key, value in self.kafka_options.items():
+            writer = writer.option(key, value)
+        writer.save()
 
     def close(self) -> None:
         """Best effort: stop the task instance in the Python worker that holds it."""

@@ -600,6 +600,7 @@ def date_field_formatter(letter: str, count: int) -> Callable[[_dt.datetime], st
         return lambda t: "+0000"
     return lambda t: "Z"  # X: ISO 8601 zone, "Z" for UTC whatever the count
 
+
 JAVA_PATTERN_LETTERS = "GyYMLwWDdFEuaHkKhmsSzZX"
 # Letters this implementation formats and parses; the rest of Java's letters are refused.
 _SUPPORTED_LETTERS = "yMLdDEuaHkKhmsSzZX"

@@ -4,9 +4,6 @@ or the same error."""
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import itertools
 import json
 from typing import Any
 
@@ -94,8 +91,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return ("float", repr(value))
     return (type(value).__name__, value)
-
-
 
 
 @pytest.mark.parametrize("replace_null", [True, False])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from sluice.api import Schema, SinkRecord, SinkTask, SourceRecord, SourceTask, TopicPartition
+from sluice.api import Schema, SinkTask, SourceRecord, SourceTask, TopicPartition
 from sluice.spark import executor
 from sluice.spark.executor import PluginSpec, SinkBatchSpec, SourceBatchSpec, TaskSpec, run_sink_batch, run_source_batch
 

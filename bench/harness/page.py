@@ -1,0 +1,51 @@
+"""What the benchmark scripts share to report: a timestamped progress log, number cells,
+medians over runs, and their block of ``docs/benchmarks.md`` between its own markers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import statistics
+import sys
+from typing import Any
+
+__all__ = ["log", "median", "merge_block", "num", "ratio"]
+
+ANALYSIS_HEADING = "## What the figures say"
+
+
+def log(message: str) -> None:
+    print(f"[{dt.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
+def num(value: float | None, digits: int = 0) -> str:
+    """``value`` with thousands separators, ``–`` when there is none."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None or not b:
+        return "–"
+    return f"{a / b:.2f}×"
+
+
+def median(runs: list[dict[str, Any]], key: str) -> float | None:
+    """The median of ``key`` over the runs that passed their check and have it."""
+    values = [r[key] for r in runs if r.get("ok") and r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def merge_block(text: str, block: str, begin: str, end: str, after: str | None = None) -> str:
+    """``text`` with its ``begin``…``end`` block replaced by ``block``; the first time, the
+    block goes after the marker ``after``, else before the hand-written analysis, else at
+    the end. The rest of the page is left as it is."""
+    if begin in text and end in text:
+        return text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+    if after is not None and after in text:
+        at = text.index(after) + len(after)
+        return text[:at] + "\n\n" + block + text[at:]
+    if ANALYSIS_HEADING in text:
+        return text.replace(ANALYSIS_HEADING, block + "\n\n" + ANALYSIS_HEADING, 1)
+    return text + ("\n" if text else "") + block + "\n"
