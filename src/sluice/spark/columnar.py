@@ -54,7 +54,10 @@ from pyspark.sql import functions as F
 
 from sluice.api.config import ConfigType, parse_type
 from sluice.api.records import SinkRecord
+from sluice.spark import columnar_values
+from sluice.spark.columnar_values import NotColumnar, Sides
 from sluice.spark.executor import PluginSpec, TaskSpec
+from sluice.spark.typed_values import SINK_ADDED_HEADERS, SINK_KEY, SINK_VALUE, TypedOutputs
 
 __all__ = [
     "SINK_HEADERS",
@@ -98,10 +101,6 @@ MAX_TIMESTAMP_MS = 253_402_300_799_999
 _W = "__sluice_"  # prefix of working columns
 
 
-class NotColumnar(Exception):
-    """A step without an exact columnar form (the reason is the message)."""
-
-
 # --------------------------------------------------------------------------- the chain
 
 
@@ -113,8 +112,14 @@ class _State:
     headers: Column
     alive: Column  # not dropped by a Filter
     fallback: Column  # a step needs the per-record chain for this record
-    value: Column  # as consumed (no columnar step changes it)
+    value: Column  # the bytes as consumed
     timestamp: Column  # epoch milliseconds, as consumed
+    partition: Column = None  # type: ignore[assignment]
+    offset: Column = None  # type: ignore[assignment]
+    # The key and value once a step needs them converted (columnar_values), else None.
+    key_typed: Column | None = None
+    value_typed: Column | None = None
+    added_headers: tuple[Column, ...] = ()  # HeaderFrom's headers, in order
 
 
 Step = Callable[[_State, Column], _State]  # (state, applies) -> state
@@ -130,13 +135,16 @@ class _Stage:
 
 
 class ColumnarChain:
-    """A compiled chain: :meth:`apply` adds ``sink_topic``/``sink_headers`` and removes the
-    rows a Filter drops. Input columns: ``topic``, ``value``, ``headers`` and a long epoch
-    millisecond timestamp column."""
+    """A compiled chain: :meth:`apply` adds ``sink_topic``/``sink_headers`` (and, when steps
+    change the key or value, ``sink_key``/``sink_value``/``sink_added_headers``) and removes
+    the rows a Filter drops. Input columns: ``key``, ``topic``, ``partition``, ``offset``,
+    ``value``, ``headers`` and a long epoch millisecond timestamp column."""
 
-    def __init__(self, stages: list[_Stage], routes: bool, header_ops: bool, filters: bool) -> None:
+    def __init__(self, stages: list[_Stage], routes: bool, header_ops: bool, filters: bool,
+                 typed: TypedOutputs | None = None) -> None:
         self.stages = tuple(stages)
-        self.routes = routes
+        self.typed = typed
+        self.routes = routes or typed is not None  # a null sink_topic marks the rows to redo
         self.header_ops = header_ops
         self.filters = filters
 
@@ -145,17 +153,28 @@ class ColumnarChain:
 
     def apply(self, frame: DataFrame, timestamp: str = "ts_ms") -> DataFrame:
         names = [c for c in frame.columns if not c.startswith(_W)]
-        topic, headers, alive, fallback = (_W + n for n in ("topic", "headers", "alive", "fallback"))
+        slots = ("topic", "headers", "alive", "fallback", "key_typed", "value_typed")
+        working = {slot: _W + slot for slot in slots}
         frame = frame.select(
             *names,
-            F.col("topic").alias(topic),
-            F.col("headers").alias(headers),
-            F.lit(True).alias(alive),
-            F.lit(False).alias(fallback),
+            F.col("topic").alias(working["topic"]),
+            F.col("headers").alias(working["headers"]),
+            F.lit(True).alias(working["alive"]),
+            F.lit(False).alias(working["fallback"]),
         )
+        present = {"topic", "headers", "alive", "fallback"}
+        header_count = 0
         for stage in self.stages:
-            state = _State(F.col(topic), F.col(headers), F.col(alive), F.col(fallback), F.col("value"),
-                           F.col(timestamp))
+            state = _State(
+                *(F.col(working[slot]) for slot in ("topic", "headers", "alive", "fallback")),
+                value=F.col("value"),
+                timestamp=F.col(timestamp),
+                partition=F.col("partition"),
+                offset=F.col("offset"),
+                key_typed=F.col(working["key_typed"]) if "key_typed" in present else None,
+                value_typed=F.col(working["value_typed"]) if "value_typed" in present else None,
+                added_headers=tuple(F.col(f"{_W}h{i}") for i in range(header_count)),
+            )
             applies = state.alive & ~state.fallback
             if stage.predicate is not None:
                 matched = F.coalesce(stage.predicate(state), F.lit(False))
@@ -163,21 +182,33 @@ class ColumnarChain:
             new = stage.step(state, applies)
             # One projection per stage: a stage's inputs are computed once, not copied
             # into every later expression.
-            frame = frame.select(
-                *names,
-                new.topic.alias(topic),
-                new.headers.alias(headers),
-                new.alive.alias(alive),
-                new.fallback.alias(fallback),
-            )
+            out = [new.topic.alias(working["topic"]), new.headers.alias(working["headers"]),
+                   new.alive.alias(working["alive"]), new.fallback.alias(working["fallback"])]
+            for slot in ("key_typed", "value_typed"):
+                column = getattr(new, slot)
+                if column is not None:
+                    out.append(column.alias(working[slot]))
+                    present.add(slot)
+            header_count = len(new.added_headers)
+            out.extend(c.alias(f"{_W}h{i}") for i, c in enumerate(new.added_headers))
+            frame = frame.select(*names, *out)
         if self.filters:
-            frame = frame.where(F.col(alive) | F.col(fallback))
+            frame = frame.where(F.col(working["alive"]) | F.col(working["fallback"]))
+        fallback = F.col(working["fallback"])
         out = [F.col(n) for n in names]
         if self.routes:
-            out.append(F.when(F.col(fallback), F.lit(None).cast("string")).otherwise(F.col(topic)).alias(SINK_TOPIC))
+            out.append(F.when(fallback, F.lit(None).cast("string")).otherwise(F.col(working["topic"])).alias(SINK_TOPIC))
         if self.header_ops:
             # A record for the per-record chain is converted as consumed.
-            out.append(F.when(F.col(fallback), F.col("headers")).otherwise(F.col(headers)).alias(SINK_HEADERS))
+            out.append(F.when(fallback, F.col("headers")).otherwise(F.col(working["headers"])).alias(SINK_HEADERS))
+        if self.typed is not None:
+            if self.typed.key_schema is not None:
+                out.append(F.col(working["key_typed"]).alias(SINK_KEY))
+            if self.typed.value_schema is not None:
+                out.append(F.col(working["value_typed"]).alias(SINK_VALUE))
+            if self.typed.added_headers:
+                out.append(F.struct(*[F.col(f"{_W}h{i}").alias(f"h{i}") for i in range(header_count)])
+                           .alias(SINK_ADDED_HEADERS))
         return frame.select(*out)
 
 
@@ -223,13 +254,23 @@ def compile_chain(
         converters = _Converters(key_converter, value_converter, header_converter)
         stages: list[_Stage] = []
         routes = header_ops = filters = False
+        sides = Sides()
         for stage in chain.stages:
             prefix = f"transforms.{stage.alias}."
             own = {k[len(prefix):]: v for k, v in spec.configs.items() if k.startswith(prefix)}
             own.pop("predicate", None)
             own.pop("negate", None)
             kind = _class_path(type(stage.transformation))
-            step, description = _transformation(kind, stage.transformation, own, converters, jvm)
+            if columnar_values.is_value_step(kind):
+                operating = columnar_values.operating_side(kind)
+                if sides.schema(operating) is None:
+                    stages.append(_decode_stage(operating, converters, sides))
+                step, description = columnar_values.value_step(
+                    kind, stage.transformation, sides, conditional=stage.predicate is not None)
+            else:
+                if sides.headers and kind in (DROP_HEADERS, INSERT_HEADER):
+                    raise NotColumnar(f"{kind} after HeaderFrom")
+                step, description = _transformation(kind, stage.transformation, own, converters, jvm)
             routes |= kind in (REGEX_ROUTER, TIMESTAMP_ROUTER)
             header_ops |= kind in (DROP_HEADERS, INSERT_HEADER)
             filters |= kind == FILTER
@@ -238,15 +279,34 @@ def compile_chain(
                 predicate_prefix = f"predicates.{stage.predicate_alias}."
                 predicate_own = {k[len(predicate_prefix):]: v for k, v in spec.configs.items()
                                  if k.startswith(predicate_prefix)}
-                predicate, predicate_text = _predicate(stage.predicate, predicate_own, converters, jvm)
+                predicate, predicate_text = _predicate(stage.predicate, predicate_own, converters, jvm, sides)
                 description += f" if {'not ' if stage.negate else ''}{predicate_text}"
             stages.append(_Stage(f"{stage.alias}: {description}", step, predicate, stage.negate))
-        compiled = ColumnarChain(stages, routes, header_ops, filters)
+        typed = None
+        if sides.key is not None or sides.value is not None or sides.headers:
+            typed = TypedOutputs(sides.key, sides.value, tuple(sides.headers))
+        compiled = ColumnarChain(stages, routes, header_ops, filters, typed)
         return compiled, compiled.describe()
     except NotColumnar as exc:
         return None, str(exc)
     finally:
         chain.close()
+
+
+def _decode_stage(side: str, converters: _Converters, sides: Sides) -> _Stage:
+    """Spark reads the key or value as its converter would, for the steps that need it."""
+    schema, read = columnar_values.decoder(converters.key if side == "key" else converters.value)
+    if side == "key":
+        sides.key = schema
+    else:
+        sides.value = schema
+
+    def decode(s: _State, applies: Column) -> _State:
+        raw = F.col("key") if side == "key" else s.value
+        typed, bad = read(raw)
+        return _replace(s, fallback=s.fallback | bad, **{f"{side}_typed": typed})
+
+    return _Stage(f"{side} read as {schema.type.name.lower()}", decode, None, False)
 
 
 def _load(path: str) -> Any:
@@ -360,7 +420,8 @@ def _transformation(
     raise NotColumnar(f"{kind} has no columnar form")
 
 
-def _predicate(predicate: Any, own: dict[str, Any], converters: _Converters, jvm: Any) -> tuple[Condition, str]:
+def _predicate(predicate: Any, own: dict[str, Any], converters: _Converters, jvm: Any,
+               sides: Sides | None = None) -> tuple[Condition, str]:
     kind = _class_path(type(predicate))
     values = _parse(predicate, own)
     if kind == TOPIC_NAME_MATCHES:
@@ -368,9 +429,13 @@ def _predicate(predicate: Any, own: dict[str, Any], converters: _Converters, jvm
         full, _ = _anchored(pattern, jvm)
         return (lambda s: s.topic.rlike(full)), f"TopicNameMatches {pattern!r}"
     if kind == HAS_HEADER_KEY:
+        if sides is not None and sides.headers:
+            raise NotColumnar("HasHeaderKey after HeaderFrom")
         name = values["name"]
         return (lambda s: F.exists(s.headers, lambda h: h["key"] == F.lit(name))), f"HasHeaderKey {name!r}"
     if kind == RECORD_IS_TOMBSTONE:
+        if sides is not None and sides.value is not None:  # a typed value is null exactly when Connect's is
+            return (lambda s: s.value_typed.isNull()), "RecordIsTombstone"  # type: ignore[union-attr]
         if converters.value.class_path not in NULL_EXACT_CONVERTERS:
             raise NotColumnar(f"RecordIsTombstone with value converter {converters.value.class_path}")
         return (lambda s: s.value.isNull()), "RecordIsTombstone"

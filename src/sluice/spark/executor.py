@@ -19,6 +19,7 @@ that the functions pickle small and import fast on executors.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import importlib
 import logging
@@ -28,13 +29,14 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from sluice.api.converter import Converter, HeaderConverter
+from sluice.api.data import Schema
 from sluice.api.errors import RetriableError
 from sluice.api.records import SinkRecord, SourceRecord, TopicPartition
 from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
@@ -42,6 +44,7 @@ from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext
 from sluice.spark.errors import ErrorPolicy, Stage
 from sluice.spark.topic_creation import TopicCreationSpec, TopicCreator
 from sluice.spark.record_pipeline import SOURCE_OUTPUT_SCHEMA, DeadLetter, RecordPipeline
+from sluice.spark.typed_values import SINK_ADDED_HEADERS, SINK_KEY, SINK_VALUE, TypedOutputs, value_builder
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +146,8 @@ class SinkBatchSpec:
     columnar: bool = False
     # Where each partition's range ends: rows Spark filtered out still count as consumed.
     end: dict[tuple[str, int], int] = field(default_factory=dict)
+    # What the chain's typed columns (sink_key, sink_value, sink_added_headers) hold.
+    typed: TypedOutputs | None = None
 
 
 @contextlib.contextmanager
@@ -783,7 +788,7 @@ def _run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> I
             delivered = True
             host.batch_columns = cols = batch.to_pydict()
             if spec.columnar:
-                records = _columnar_sink_records(host, batch, cols)
+                records = _columnar_sink_records(host, batch, cols, spec.typed)
             else:
                 records = host.pipeline.sink_records(batch, host.dead, cols)
             _put_with_retries(host, records)
@@ -824,7 +829,8 @@ def _run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> I
         yield _sink_rows("rewind", rewinds)  # type: ignore[arg-type]
 
 
-def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[str, list[Any]]) -> list[SinkRecord]:
+def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[str, list[Any]],
+                           typed_outputs: TypedOutputs | None = None) -> list[SinkRecord]:
     """Rows Spark already ran the chain on: convert them as consumed (original topic and,
     for the dead letter queue, headers), then give each its ``sink_topic``; a row whose
     ``sink_topic`` is null goes through the chain here."""
@@ -836,6 +842,7 @@ def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[st
     topics = cols.get("sink_topic")
     if topics is None:
         return records
+    typed = _typed_columns(typed_outputs, cols) if typed_outputs is not None else None
     if len(records) == len(topics):
         rows: Any = range(len(topics))
     else:  # conversion left some out (tolerated errors)
@@ -851,8 +858,38 @@ def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[st
             continue
         if topic != record.topic:
             record.topic = topic
+        if typed is not None:
+            typed(record, i)
         out.append(record)
     return out
+
+
+@functools.lru_cache(maxsize=32)
+def _typed_builders(outputs: TypedOutputs) -> tuple[Any, Any, tuple[tuple[str, Schema, Any], ...]]:
+    key = value_builder(outputs.key_schema) if outputs.key_schema is not None else None
+    value = value_builder(outputs.value_schema) if outputs.value_schema is not None else None
+    headers = tuple((name, schema, value_builder(schema)) for name, schema in outputs.added_headers)
+    return key, value, headers
+
+
+def _typed_columns(outputs: TypedOutputs, cols: dict[str, list[Any]]) -> Callable[[SinkRecord, int], None]:
+    """Sets a record's key, value and added headers from the chain's typed columns."""
+    build_key, build_value, headers = _typed_builders(outputs)
+    keys, values = cols.get(SINK_KEY), cols.get(SINK_VALUE)
+    added = cols.get(SINK_ADDED_HEADERS)
+    key_schema, value_schema = outputs.key_schema, outputs.value_schema
+
+    def apply(record: SinkRecord, i: int) -> None:
+        if build_key is not None:
+            record.key_schema, record.key = key_schema, build_key(keys[i])  # type: ignore[index]
+        if build_value is not None:
+            record.value_schema, record.value = value_schema, build_value(values[i])  # type: ignore[index]
+        if headers:
+            row = added[i]  # type: ignore[index]
+            for n, (name, schema, build) in enumerate(headers):
+                record.headers.add(name, build(row[f"h{n}"]), schema)
+
+    return apply
 
 
 RETRIABLE_PUT_ATTEMPTS = 10

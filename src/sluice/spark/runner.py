@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 from sluice.api.source import partition_key
 from sluice.spark.columnar import SINK_HEADERS, SINK_TOPIC, ColumnarChain, compile_sink_chain
 from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF
+from sluice.spark.typed_values import SINK_ADDED_HEADERS, SINK_KEY, SINK_VALUE
 from sluice.spark.executor import (
     SINK_OUTPUT_DDL,
     SOURCE_OUTPUT_DDL,
@@ -230,6 +231,8 @@ def sink_rows(kafka: DataFrame, chain: ColumnarChain | None = None) -> DataFrame
         columns.append(SINK_TOPIC)
     if chain is not None and chain.header_ops:
         columns.append(_headers_json(SINK_HEADERS).alias("sink_headers_json"))
+    if chain is not None and chain.typed is not None:
+        columns.extend(c for c in (SINK_KEY, SINK_VALUE, SINK_ADDED_HEADERS) if c in frame.columns)
     return frame.select(*columns)
 
 
@@ -262,6 +265,7 @@ class SparkSinkTaskRunner:
         spec = SinkBatchSpec(
             self.task, seq, assignment, dict(committed), {tp: r[0] for tp, r in ranges.items()},
             columnar=self.chain is not None, end={tp: r[1] for tp, r in ranges.items()},
+            typed=self.chain.typed if self.chain is not None else None,
         )
         topics: dict[str, list[int]] = {}
         starting: dict[str, dict[str, int]] = {}

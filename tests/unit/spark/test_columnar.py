@@ -22,6 +22,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from sluice.api import SinkTask
+from sluice.api.data import Struct
 from sluice.spark import executor
 from sluice.spark.columnar import compile_chain, compile_sink_chain, simple_date_format
 from sluice.spark.errors import ErrorPolicy
@@ -160,7 +161,7 @@ def _task(chain: PluginSpec, key: PluginSpec, value: PluginSpec, header: PluginS
                     errors=policy, transforms=chain)
 
 
-def _deliver(task: TaskSpec, frame: Any, columnar: bool, rows: list[tuple[Any, ...]]
+def _deliver(task: TaskSpec, frame: Any, columnar: bool, rows: list[tuple[Any, ...]], typed: Any = None
              ) -> tuple[list[Any], dict[str, Any]]:
     """Run one sink batch over ``frame``: (records put, {"commit": …, "dlq": …, "error": …})."""
     ranges: dict[tuple[str, int], tuple[int, int]] = {}
@@ -169,7 +170,7 @@ def _deliver(task: TaskSpec, frame: Any, columnar: bool, rows: list[tuple[Any, .
         start, end = ranges.get(tp, (r[4], r[4]))
         ranges[tp] = (min(start, r[4]), max(end, r[4] + 1))
     spec = SinkBatchSpec(task, 0, sorted(ranges), {}, {tp: r[0] for tp, r in ranges.items()},
-                         columnar=columnar, end={tp: r[1] for tp, r in ranges.items()})
+                         columnar=columnar, end={tp: r[1] for tp, r in ranges.items()}, typed=typed)
     table = frame.toArrow()
     out: dict[str, Any] = {"commit": {}, "dlq": [], "error": None}
     for batch in run_sink_batch(spec, iter(table.to_batches(max_chunksize=64))):
@@ -195,13 +196,36 @@ def _both(spark: SparkSession, chain: PluginSpec, rows: list[tuple[Any, ...]] | 
     columnar_task = _task(chain, key, value, header, policy)
     compiled, how = compile_sink_chain(columnar_task, spark._jvm)
     assert compiled is not None, how
-    got = _deliver(columnar_task, sink_rows(frame, compiled), True, rows)
+    got = _deliver(columnar_task, sink_rows(frame, compiled), True, rows, compiled.typed)
     assert got[1] == expected[1]
     assert len(got[0]) == len(expected[0])
     for a, b in zip(got[0], expected[0], strict=True):
-        assert a == b, f"{a!r}\n!=\n{b!r}"
+        assert _record_form(a) == _record_form(b), f"{a!r}\n!=\n{b!r}"
         assert list(a.headers) == list(b.headers)
+        # Equal is not enough: 1 == 1.0 == True, and a Struct compares its values so.
+        assert _typed_form(a.key) == _typed_form(b.key) and _typed_form(a.value) == _typed_form(b.value)
+        assert [_typed_form(h.value) for h in a.headers] == [_typed_form(h.value) for h in b.headers]
     return expected
+
+
+def _record_form(record: Any) -> tuple[Any, ...]:
+    """What a sink task sees of a record (NaN equal to NaN)."""
+    return (record.topic, record.kafka_partition, record.kafka_offset, record.key_schema, _typed_form(record.key),
+            record.value_schema, _typed_form(record.value), record.timestamp, record.timestamp_type,
+            record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
+
+
+def _typed_form(value: Any) -> Any:
+    """``value`` with the Python type of every part spelled out."""
+    if isinstance(value, Struct):
+        return ("Struct", value.schema, [_typed_form(value.get(f)) for f in value.schema.fields()])
+    if isinstance(value, list):
+        return [_typed_form(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _typed_form(v) for k, v in value.items()}
+    if isinstance(value, float) and value != value:
+        return ("float", "nan")
+    return (type(value).__name__, repr(value))
 
 
 # --------------------------------------------------------------------------- transforms
@@ -362,7 +386,7 @@ def test_routing_with_a_converter_that_can_fail(spark: SparkSession) -> None:
         ([("r", REGEX_ROUTER, {"regex": "(?x) a b # comment", "replacement": "y"})], None, STRING, "anchored"),
         ([("r", REGEX_ROUTER, {"regex": "\\Qa.b", "replacement": "y"})], None, STRING, "anchored"),
         ([("r", REGEX_ROUTER, {"regex": "(a)", "replacement": "$2"})], None, STRING, "not valid"),
-        ([("v", T + "value_to_key.ValueToKey", {"fields": "a"})], None, STRING, "no columnar form"),
+        ([("v", T + "value_to_key.ValueToKey", {"fields": "a"})], None, STRING, "fails on these schemas"),
         ([("r", REGEX_ROUTER, {"regex": "x", "replacement": "y", "predicate": "p"})],
          {"p": (T + "predicates.HasHeaderKey", {})}, STRING, "does not build"),
         ([("d", DROP_HEADERS, {"headers": "a, a"})], None, STRING, "does not build"),
@@ -424,3 +448,244 @@ def test_arrow_batches_of_the_columnar_rows_keep_the_executor_schema(spark: Spar
     assert schema.field("sink_topic").type == pa.string()
     assert schema.field("sink_headers_json").type == pa.string()
     assert schema.names[:8] == ["key", "value", "topic", "partition", "offset", "ts_ms", "ts_type", "headers_json"]
+
+
+# --------------------------------------------------------------------------- key and value steps
+
+HOIST_V = T + "hoist_field.HoistFieldValue"
+HOIST_K = T + "hoist_field.HoistFieldKey"
+INSERT_V = T + "insert_field.InsertFieldValue"
+EXTRACT_V = T + "extract_field.ExtractFieldValue"
+EXTRACT_K = T + "extract_field.ExtractFieldKey"
+REPLACE_V = T + "replace_field.ReplaceFieldValue"
+MASK_V = T + "mask_field.MaskFieldValue"
+SET_METADATA_V = T + "set_schema_metadata.SetSchemaMetadataValue"
+SET_METADATA_K = T + "set_schema_metadata.SetSchemaMetadataKey"
+FLATTEN_V = T + "flatten.FlattenValue"
+CAST_V = T + "cast.CastValue"
+CAST_K = T + "cast.CastKey"
+TIMESTAMP_CONVERTER_V = T + "timestamp_converter.TimestampConverterValue"
+VALUE_TO_KEY = T + "value_to_key.ValueToKey"
+HEADER_FROM_V = T + "header_from.HeaderFromValue"
+HEADER_FROM_K = T + "header_from.HeaderFromKey"
+
+# Texts a StringConverter reads: numbers in and out of every integer range, Java-only
+# spellings (Unicode digits, hexadecimal, suffixes), booleans, empty, invalid UTF-8.
+TEXTS: list[bytes | None] = [
+    b"42", b"-7", b"0", b"+5", b"127", b"128", b"-129", b"32767", b"40000", b"2147483647", b"2147483648",
+    b"-9223372036854775808", b"9223372036854775807", b"99999999999999999999", b"3.5", b"-0.0", b"1e3", b".5",
+    b"1E-400", b"1e400", b"NaN", b"Infinity", b"0x1p3", b"2f", b" 5", b"\xd9\xa3", b"true", b"TRUE", b"false",
+    b"yes", b"", b"abc", b"\xff\xfe", b"caf\xc3\xa9", None, b"16777217", b"9007199254740993",
+]
+
+
+def _value_rows() -> list[tuple[Any, ...]]:
+    """Kafka rows whose keys and values are the texts above, timestamps of every kind."""
+    rows = []
+    base = _records()
+    for i, row in enumerate(base):
+        value = TEXTS[i % len(TEXTS)]
+        key = TEXTS[(i * 7 + 3) % len(TEXTS)] if i % 5 else None
+        rows.append((key, value, *row[2:]))
+    rows[9] = (*rows[9][:5], None, *rows[9][6:])  # a record without a timestamp
+    rows[10] = (*rows[10][:5], 253_402_300_800_000, *rows[10][6:])  # year 10000
+    return rows
+
+
+HOIST = ("hoist", HOIST_V, {"field": "line"})
+INSERT = ("insert", INSERT_V, {"topic.field": "topic", "partition.field": "part", "offset.field": "offset!",
+                               "timestamp.field": "ts", "static.field": "origin", "static.value": "sluice"})
+TOLERANT = ErrorPolicy(tolerate_all=True, dead_letter_topic="dlq")
+
+
+def _value_case(spark: SparkSession, transforms: list[tuple[str, str, dict[str, str]]],
+                predicates: dict[str, tuple[str, dict[str, str]]] | None = None, *,
+                key: PluginSpec = STRING, value: PluginSpec = STRING,
+                policy: ErrorPolicy = TOLERANT, in_spark: float = 0.5) -> tuple[list[Any], dict[str, Any]]:
+    """The chain both ways over the text rows; also checks the columnar form changes the
+    key or value in Spark (it compiled with typed outputs) for at least the ``in_spark``
+    share of the rows (the texts are mostly edge cases a cast leaves to Python)."""
+    chain = _chain(transforms, predicates)
+    compiled, how = compile_chain(chain, key_converter=key, value_converter=value, header_converter=SIMPLE,
+                                  jvm=spark._jvm)
+    assert compiled is not None and compiled.typed is not None, how
+    rows = _value_rows()
+    # Rows Spark could not do exactly carry no sink_topic: most must not be those.
+    redone = sink_rows(_frame(spark, rows), compiled).where(F.col("sink_topic").isNull()).count()
+    assert len(rows) - redone >= in_spark * len(rows), f"{redone} of {len(rows)} rows went through the Python chain"
+    return _both(spark, chain, rows, key=key, value=value, policy=policy)
+
+
+@pytest.mark.parametrize("value", [STRING, BYTES])
+def test_hoist_field(spark: SparkSession, value: PluginSpec) -> None:
+    records, _ = _value_case(spark, [HOIST, ("hoistKey", HOIST_K, {"field": "k"})], value=value)
+    assert all(isinstance(r.value, Struct) and isinstance(r.key, Struct) for r in records)
+
+
+def test_insert_field(spark: SparkSession) -> None:
+    records, out = _value_case(spark, [HOIST, INSERT])
+    assert records[0].value.get("origin") == "sluice" and records[0].value.get("topic") == records[0].topic
+    assert len(out["dlq"]) == 1  # the year 10000 timestamp has no datetime: an error on both paths
+
+
+def test_insert_field_sees_the_routed_topic(spark: SparkSession) -> None:
+    records, _ = _value_case(spark, [("route", REGEX_ROUTER, {"regex": "orders(.*)", "replacement": "sales$1"}),
+                                     HOIST, ("insert", INSERT_V, {"topic.field": "t", "timestamp.field": "when!"})])
+    assert any(r.value.get("t") == "sales.eu" for r in records)
+
+
+@pytest.mark.parametrize(
+    "extract",
+    [
+        [("x", EXTRACT_V, {"field": "line"})],
+        [("outer", HOIST_V, {"field": "o"}), ("x", EXTRACT_V, {"field": "o.line", "field.syntax.version": "V2"})],
+        [("x", EXTRACT_V, {"field": "ts"}), ("k", HOIST_K, {"field": "a"}), ("xk", EXTRACT_K, {"field": "a"})],
+    ],
+)
+def test_extract_field(spark: SparkSession, extract: list[Any]) -> None:
+    _value_case(spark, [HOIST, INSERT, *extract])
+
+
+@pytest.mark.parametrize(
+    "own",
+    [{"exclude": "part,offset"}, {"include": "line,ts"}, {"renames": "line:text,ts:at"},
+     {"include": "line,missing", "renames": "line:l"}],
+)
+def test_replace_field(spark: SparkSession, own: dict[str, str]) -> None:
+    _value_case(spark, [HOIST, INSERT, ("replace", REPLACE_V, own)])
+
+
+@pytest.mark.parametrize("own", [{"fields": "line,part,ts,offset"}, {"fields": "line,part", "replacement": "7"},
+                                 {"fields": "missing"}])
+def test_mask_field(spark: SparkSession, own: dict[str, str]) -> None:
+    records, _ = _value_case(spark, [HOIST, INSERT, ("mask", MASK_V, own)])
+    assert own["fields"] == "missing" or all(r.value.get("part") in (0, 7) for r in records)
+
+
+def test_set_schema_metadata(spark: SparkSession) -> None:
+    records, _ = _value_case(spark, [HOIST, ("meta", SET_METADATA_V, {"schema.name": "com.example.Line",
+                                                                      "schema.version": "3"}),
+                                     ("k", HOIST_K, {"field": "k"}), ("metaKey", SET_METADATA_K, {"schema.name": "K"})])
+    assert records[0].value_schema.name == "com.example.Line" and records[0].value.schema.version == 3
+
+
+@pytest.mark.parametrize("delimiter", [".", "_"])
+def test_flatten(spark: SparkSession, delimiter: str) -> None:
+    records, _ = _value_case(spark, [HOIST, INSERT, ("outer", HOIST_V, {"field": "o"}),
+                                     ("meta", INSERT_V, {"partition.field": "p"}),
+                                     ("flat", FLATTEN_V, {"delimiter": delimiter})])
+    assert records[0].value.schema.field(f"o{delimiter}line") is not None
+
+
+@pytest.mark.parametrize("target", ["int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string"])
+@pytest.mark.parametrize("side", ["value", "key"])
+def test_cast_whole_text(spark: SparkSession, target: str, side: str) -> None:
+    """Java's parsing where the text is plain; everything else is per record, so the
+    rejects and the Java-only spellings end up the same."""
+    cast = CAST_V if side == "value" else CAST_K
+    records, out = _value_case(spark, [("cast", cast, {"spec": target})], in_spark=0.1)
+    assert records
+    if target not in ("boolean", "string"):
+        assert out["dlq"]  # "abc" is not a number
+
+
+@pytest.mark.parametrize("target", ["int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string"])
+def test_cast_numbers_and_booleans(spark: SparkSession, target: str) -> None:
+    """Every source type to ``target``: integers narrow, floats truncate and saturate."""
+    _value_case(spark, [HOIST, INSERT,
+                        ("toNumbers", CAST_V, {"spec": "line:float64,part:int8,offset:int16,ts:int64"}),
+                        ("copy", CAST_V, {"spec": "part:boolean"}),
+                        ("cast", CAST_V, {"spec": f"line:{target},offset:{target},ts:{target}"
+                                          if target != "string" else "offset:string,ts:string,part:string"})])
+
+
+def test_cast_bytes_to_base64(spark: SparkSession) -> None:
+    _value_case(spark, [("cast", CAST_V, {"spec": "string"})], value=BYTES)
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        {"field": "ts", "target.type": "string", "format": "yyyy-MM-dd'T'HH:mm:ss.SSS EEE"},
+        {"field": "ts", "target.type": "unix", "unix.precision": "seconds"},
+        {"field": "ts", "target.type": "unix", "unix.precision": "microseconds"},
+        {"field": "ts", "target.type": "unix", "unix.precision": "nanoseconds"},
+        {"field": "ts", "target.type": "Date"},
+        {"field": "ts", "target.type": "Time"},
+        {"field": "offset", "target.type": "Timestamp"},
+        {"field": "offset", "target.type": "Date", "unix.precision": "seconds"},
+        {"field": "offset", "target.type": "string", "format": "HH:mm", "unix.precision": "microseconds"},
+        {"field": "offset", "target.type": "unix", "unix.precision": "nanoseconds"},
+    ],
+)
+def test_timestamp_converter(spark: SparkSession, own: dict[str, str]) -> None:
+    _value_case(spark, [HOIST, INSERT, ("convert", TIMESTAMP_CONVERTER_V, own)])
+
+
+def test_timestamp_converter_whole_value_and_unix_extremes(spark: SparkSession) -> None:
+    """Whole values; text cast to Unix seconds reaches the long range, where Java saturates."""
+    _value_case(spark, [("n", CAST_V, {"spec": "int64"}),
+                        ("convert", TIMESTAMP_CONVERTER_V, {"target.type": "Timestamp", "unix.precision": "seconds"}),
+                        ("back", TIMESTAMP_CONVERTER_V, {"target.type": "unix", "unix.precision": "microseconds"})],
+                in_spark=0.1)
+    _value_case(spark, [("n", CAST_V, {"spec": "int64"}),
+                        ("convert", TIMESTAMP_CONVERTER_V, {"target.type": "string", "format": "yyyy",
+                                                            "unix.precision": "seconds"})], in_spark=0.1)
+
+
+def test_value_to_key(spark: SparkSession) -> None:
+    records, _ = _value_case(spark, [HOIST, INSERT, ("v2k", VALUE_TO_KEY, {"fields": "line,part"})])
+    assert all(r.key.get("line") == r.value.get("line") for r in records)
+
+
+@pytest.mark.parametrize("operation", ["copy", "move"])
+def test_header_from(spark: SparkSession, operation: str) -> None:
+    records, _ = _value_case(spark, [HOIST, INSERT,
+                                     ("hv", HEADER_FROM_V, {"fields": "line,ts,part", "headers": "l,t,p",
+                                                            "operation": operation}),
+                                     ("k", HOIST_K, {"field": "key"}),
+                                     ("hk", HEADER_FROM_K, {"fields": "key", "headers": "k", "operation": operation})])
+    assert all(r.headers.last_with_name("t") is not None for r in records)
+
+
+def test_value_steps_with_routing_filters_and_predicates(spark: SparkSession) -> None:
+    records, out = _value_case(
+        spark,
+        [
+            ("dropTombs", FILTER, {"predicate": "isTomb"}),
+            HOIST, INSERT,
+            ("route", REGEX_ROUTER, {"regex": "orders(.*)", "replacement": "sales$1"}),
+            ("mask", MASK_V, {"fields": "line", "predicate": "isSales"}),
+            ("time", TIMESTAMP_ROUTER, {"timestamp.format": "yyyy"}),
+            ("cast", CAST_V, {"spec": "part:int32", "predicate": "isSales", "negate": "true"}),
+            ("dh", DROP_HEADERS, {"headers": "drop"}),
+        ],
+        {"isTomb": (RECORD_IS_TOMBSTONE, {}), "isSales": (TOPIC_NAME_MATCHES, {"pattern": "sales.*"})},
+    )
+    assert records and all(r.value is not None for r in records)
+
+
+def test_failing_casts_fail_the_task_the_same_way(spark: SparkSession) -> None:
+    _, out = _value_case(spark, [("cast", CAST_V, {"spec": "int32"})], policy=ErrorPolicy(), in_spark=0.1)
+    assert out["error"] and "Tolerance exceeded" in out["error"]
+
+
+@pytest.mark.parametrize(
+    ("transforms", "value", "reason"),
+    [
+        ([("cast", CAST_V, {"spec": "int32"})], JSON, "has no columnar form"),
+        ([HOIST, ("cast", CAST_V, {"spec": "line:float64"}), ("s", CAST_V, {"spec": "line:string"})], STRING,
+         "floating point number to string"),
+        ([HOIST, ("x", EXTRACT_V, {"field": "nope"})], STRING, "fails on these schemas"),
+        ([HOIST, ("hv", HEADER_FROM_V, {"fields": "line", "headers": "l", "operation": "copy"}),
+          ("dh", DROP_HEADERS, {"headers": "l"})], STRING, "after HeaderFrom"),
+        ([("h", HOIST_V, {"field": "x", "predicate": "p"})], STRING, "changes the schema"),
+        ([("c", TIMESTAMP_CONVERTER_V, {"target.type": "unix", "format": "yyyy"})], STRING, "Could not parse"),
+    ],
+)
+def test_value_steps_without_a_columnar_form(spark: SparkSession, transforms: list[Any], value: PluginSpec,
+                                             reason: str) -> None:
+    predicates = {"p": (TOPIC_NAME_MATCHES, {"pattern": "orders"})}
+    compiled, how = compile_chain(_chain(transforms, predicates), key_converter=STRING, value_converter=value,
+                                  header_converter=SIMPLE, jvm=spark._jvm)
+    assert compiled is None and reason in how, how
