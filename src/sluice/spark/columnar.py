@@ -1,4 +1,4 @@
-"""The columnar path of a transformation chain: envelope transforms as Spark SQL expressions.
+"""The columnar path of a transformation chain: its steps as Spark SQL expressions.
 
 A sink task's records are read by Spark's Kafka source; when every stage of the
 connector's chain acts on the record envelope only (topic, headers, timestamp, whether
@@ -33,6 +33,10 @@ Steps with a columnar form:
 * Predicates ``TopicNameMatches`` (``rlike`` anchored), ``HasHeaderKey`` (``exists``),
   ``RecordIsTombstone`` (``value IS NULL``: with String and ByteArray value converters only,
   whose value is null exactly when the bytes are), each with ``negate``.
+
+Key and value steps (HoistField, InsertField, Cast, …) have columnar forms of their own,
+on typed columns (``columnar_values``); the chain then adds ``sink_key``/``sink_value``/
+``sink_added_headers`` and the executor builds the records' keys and values from them.
 
 Anything else, a subclass, or a chain class other than Sluice's: the whole chain stays
 on the per-record path. The source path always stays per record (see
