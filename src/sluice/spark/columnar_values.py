@@ -20,6 +20,7 @@ they cannot fail in Spark (ANSI mode) on any input, also on rows that fall back.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import decimal as _decimal
 from collections.abc import Callable
@@ -30,13 +31,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sluice.api.data import Date, Schema, Struct, Time, Timestamp, Type
+from sluice.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from sluice.api.records import SinkRecord
 
 if TYPE_CHECKING:
     from sluice.spark.columnar import _State
 
-__all__ = ["Sides", "decoder", "spark_type", "value_step"]
+__all__ = ["NotColumnar", "Sides", "decoder", "is_value_step", "operating_side", "spark_type", "value_step"]
 
 _TRANSFORMS = "sluice.transforms."
 HOIST_FIELD = "hoist_field.HoistField"
@@ -112,7 +113,7 @@ def operating_side(kind: str) -> str:
 
 def spark_type(schema: Schema) -> T.DataType:
     """The Spark type holding values of ``schema`` in Connect's physical form."""
-    if schema.name == _decimal_name():
+    if schema.name == Decimal.LOGICAL_NAME:
         raise NotColumnar("Decimal values have no columnar form")
     kind = schema.type
     simple = {
@@ -127,12 +128,6 @@ def spark_type(schema: Schema) -> T.DataType:
     if kind is Type.MAP:
         return T.MapType(spark_type(schema.key_schema()), spark_type(schema.value_schema()))
     return T.StructType([T.StructField(f.name, spark_type(f.schema)) for f in schema.fields()])
-
-
-def _decimal_name() -> str:
-    from sluice.api.data import Decimal
-
-    return Decimal.LOGICAL_NAME
 
 
 def _physical(schema: Schema, value: Any) -> Any:
@@ -173,7 +168,7 @@ def sample(schema: Schema) -> Any:
         return _dt.date(1970, 1, 1)
     if schema.name == Time.LOGICAL_NAME:
         return _dt.time(0)
-    if schema.name == _decimal_name():
+    if schema.name == Decimal.LOGICAL_NAME:
         return _decimal.Decimal(0)
     kind = schema.type
     if kind is Type.STRUCT:
@@ -283,8 +278,6 @@ def value_step(kind: str, transformation: Any, sides: Sides, conditional: bool) 
 
 
 def _replace(state: _State, **changes: Any) -> _State:
-    import dataclasses
-
     return dataclasses.replace(state, **changes)
 
 
@@ -463,12 +456,12 @@ def _float_to_long(d: Column, bits: int) -> Column:
 def _cast(source: Schema, target: Type, v: Column) -> tuple[Column, Column]:
     """``(cast value, must fall back)`` for one value of ``source`` cast to ``target``."""
     kind = source.type
-    if source.name is not None and kind in _INTS:
-        kind = source.type  # logical types cast from their physical value (not to string)
+    if source.name is not None:
+        # Date, Time, Timestamp cast from their physical value, except to text (formatted).
+        if kind not in _INTS:
+            raise NotColumnar(f"Cast of {source.name}")
         if target is Type.STRING:
             raise NotColumnar(f"Cast of {source.name} to string")
-    elif source.name is not None:
-        raise NotColumnar(f"Cast of {source.name}")
     out_type = spark_type(Schema(target))
     if kind is Type.STRING:
         if target in _INTS:
