@@ -54,7 +54,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.harness.data import produce_all  # noqa: E402
-from bench.harness.page import log, median, merge_block, num  # noqa: E402
+from bench.harness.page import load_text, log, median, merge_block, num  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
 from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, WorkerFailed  # noqa: E402
 from sluice.devtools import jars  # noqa: E402
@@ -318,7 +318,6 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
         verdict = ("meets the goal of 3×" if speedup >= 3 else "meets the target of 1.5× (goal 3×: not reached)"
                    if speedup >= 1.5 else "misses the target of 1.5×")
         said.append(f"Sluice writes {speedup:.2f}× Debezium's rows per second: it {verdict}.")
-    loads = [r["load_1min_at_start"] for rs in runs.values() for r in rs]
     failed = [r for rs in runs.values() for r in rs if not r.get("ok")]
     if failed:
         said.append(f"{len(failed)} run(s) FAILED (a worker failure or wrong rows): their figures are left out.")
@@ -348,9 +347,8 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
         "connector's creation until the table holds every row, and afterwards one query checks that each id "
         "is there exactly once with the values produced for it. CPU: the worker's process tree (for Sluice "
         "including Spark's Python workers), PostgreSQL's server and backends, and the broker. "
-        f"{args.repeats} round(s), each in the reverse order of the one before; medians over the rounds. Load "
-        f"average (1 min): {results['load_before'][0]:.1f} at the start, {min(loads, default=0):.1f}–"
-        f"{max(loads, default=0):.1f} at the start of the runs, {results['load_after'][0]:.1f} at the end.",
+        f"{args.repeats} round(s), each in the reverse order of the one before; medians over the rounds. "
+        f"{load_text(results)}.",
         "",
         *table,
         "",

@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.harness.page import log, median, merge_block, num, ratio  # noqa: E402
+from bench.harness.page import load_text, log, median, merge_block, num, ratio  # noqa: E402
 from bench.harness.runs import Context, Workload, run_workload  # noqa: E402
 from sluice.devtools import jars  # noqa: E402
 from sluice.devtools.kafka import KafkaBroker  # noqa: E402
@@ -173,8 +173,6 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
     cpu = {key: median(runs[key], "cpu_s_per_million") for key in ROWS}
     systems = {key: system for key, system, *_ in CONFIGS}
     paths = {key: path for key, _s, path, *_ in CONFIGS}
-    loads = [r["load_1min_at_start"] for rs in runs.values() for r in rs
-             if "load_1min_at_start" in r]
     table = [
         "| system | path | records/s | CPU s per 1M records | records/s vs. the same system without transforms | "
         "CPU per record vs. the same system without transforms | Sluice's CPU s per 1M by process | "
@@ -242,9 +240,8 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
         f"every line exactly once, in order). Each system first did one unmeasured warm-up run; then "
         f"{args.repeats} round{'s' if args.repeats != 1 else ''} of the five configurations, each round in the "
         "reverse order of the one before; "
-        f"the figures are medians over the rounds. Load average (1 min): {results['load_before'][0]:.1f} at the "
-        f"start, {min(loads, default=0):.1f}–{max(loads, default=0):.1f} at the start of the runs, "
-        f"{results['load_after'][0]:.1f} at the end (2 cores, shared with the broker, the harness and other jobs).",
+        f"the figures are medians over the rounds. {load_text(results)} (2 cores, shared with the broker, the "
+        "harness and other jobs).",
         "",
         *table,
         "",

@@ -6,9 +6,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from sluice.api.data import Struct
 from sluice.api.sink import ErrantRecordReporter, SinkTaskContext
 
-__all__ = ["wait_until"]
+__all__ = ["typed_form", "wait_until"]
 
 T = TypeVar("T")
 
@@ -104,3 +105,16 @@ def read_topic(bootstrap: str, topic: str, count: int, *, exact: bool = True, ti
     finally:
         consumer.close()
     return messages
+
+
+def typed_form(value: Any) -> Any:
+    """A Connect value with the Python type of every part spelled out, for comparing two
+    values exactly: ``1``, ``1.0`` and ``True`` are equal in Python, and so are the
+    Structs holding them; ``-0.0`` and ``0.0`` too; NaN is not equal to itself."""
+    if isinstance(value, Struct):
+        return ("Struct", value.schema, [typed_form(value.get(f)) for f in value.schema.fields()])
+    if isinstance(value, list):
+        return [typed_form(v) for v in value]
+    if isinstance(value, dict):
+        return {k: typed_form(v) for k, v in value.items()}
+    return (type(value).__name__, repr(value))

@@ -9,7 +9,7 @@ import statistics
 import sys
 from typing import Any
 
-__all__ = ["log", "median", "merge_block", "num", "ratio"]
+__all__ = ["load_text", "log", "median", "merge_block", "num", "ratio"]
 
 ANALYSIS_HEADING = "## What the figures say"
 
@@ -35,6 +35,14 @@ def median(runs: list[dict[str, Any]], key: str) -> float | None:
     """The median of ``key`` over the runs that passed their check and have it."""
     values = [r[key] for r in runs if r.get("ok") and r.get(key) is not None]
     return statistics.median(values) if values else None
+
+
+def load_text(results: dict[str, Any]) -> str:
+    """The load average (1 min) at the start of a benchmark, at the start of its runs
+    (``load_1min_at_start`` of each run in ``results["runs"]``) and at the end."""
+    loads = [r["load_1min_at_start"] for rs in results["runs"].values() for r in rs if "load_1min_at_start" in r]
+    return (f"Load average (1 min): {results['load_before'][0]:.1f} at the start, {min(loads, default=0):.1f}–"
+            f"{max(loads, default=0):.1f} at the start of the runs, {results['load_after'][0]:.1f} at the end")
 
 
 def merge_block(text: str, block: str, begin: str, end: str, after: str | None = None) -> str:

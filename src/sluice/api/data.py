@@ -832,6 +832,20 @@ Date.SCHEMA = Date.builder().build()
 Time.SCHEMA = Time.builder().build()
 Timestamp.SCHEMA = Timestamp.builder().build()
 
+# The logical types Connect stores as a count of days or milliseconds, by name.
+DATE_TIME_TYPES: dict[str, type[Date] | type[Time] | type[Timestamp]] = {
+    Date.LOGICAL_NAME: Date,
+    Time.LOGICAL_NAME: Time,
+    Timestamp.LOGICAL_NAME: Timestamp,
+}
+
+
+def date_time_from_logical(schema: Schema, value: Any) -> Any:
+    """``value`` as Connect stores it when ``schema`` is Date, Time or Timestamp, else as it is."""
+    logical = DATE_TIME_TYPES.get(schema.name) if schema.name is not None else None
+    return value if logical is None else logical.from_logical(schema, value)
+
+
 _LOGICAL_TYPE_CLASSES[Decimal.LOGICAL_NAME] = _decimal.Decimal
 _LOGICAL_TYPE_CLASSES[Date.LOGICAL_NAME] = _dt.date
 _LOGICAL_TYPE_CLASSES[Time.LOGICAL_NAME] = _dt.time

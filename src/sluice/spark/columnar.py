@@ -300,10 +300,7 @@ def compile_chain(
 def _decode_stage(side: str, converters: _Converters, sides: Sides) -> _Stage:
     """Spark reads the key or value as its converter would, for the steps that need it."""
     schema, read = columnar_values.decoder(converters.key if side == "key" else converters.value)
-    if side == "key":
-        sides.key = schema
-    else:
-        sides.value = schema
+    setattr(sides, side, schema)
 
     def decode(s: _State, applies: Column) -> _State:
         raw = F.col("key") if side == "key" else s.value

@@ -21,7 +21,6 @@ they cannot fail in Spark (ANSI mode) on any input, also on rows that fall back.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import decimal as _decimal
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sluice.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from sluice.api.data import DATE_TIME_TYPES, Decimal, Schema, Struct, Type, date_time_from_logical
 from sluice.api.records import SinkRecord
 
 if TYPE_CHECKING:
@@ -99,16 +98,19 @@ def _base(kind: str) -> str:
     return name if name in VALUE_STEPS else ""
 
 
-def side_of(kind: str) -> str:
-    return "key" if kind.endswith("Key") else "value"
-
-
 def operating_side(kind: str) -> str:
-    """The side a step reads: ValueToKey reads the value and writes the key."""
-    return "value" if _base(kind) == VALUE_TO_KEY else side_of(kind)
+    """The side a step reads: ``…Key`` variants the key; ValueToKey the value (it writes the key)."""
+    return "key" if kind.endswith("Key") and _base(kind) != VALUE_TO_KEY else "value"
 
 
 # --------------------------------------------------------------------------- types and literals
+
+
+_PRIMITIVE_SPARK_TYPES: dict[Type, T.DataType] = {
+    Type.INT8: T.ByteType(), Type.INT16: T.ShortType(), Type.INT32: T.IntegerType(), Type.INT64: T.LongType(),
+    Type.FLOAT32: T.FloatType(), Type.FLOAT64: T.DoubleType(), Type.BOOLEAN: T.BooleanType(),
+    Type.STRING: T.StringType(), Type.BYTES: T.BinaryType(),
+}  # fmt: skip
 
 
 def spark_type(schema: Schema) -> T.DataType:
@@ -116,30 +118,13 @@ def spark_type(schema: Schema) -> T.DataType:
     if schema.name == Decimal.LOGICAL_NAME:
         raise NotColumnar("Decimal values have no columnar form")
     kind = schema.type
-    simple = {
-        Type.INT8: T.ByteType(), Type.INT16: T.ShortType(), Type.INT32: T.IntegerType(), Type.INT64: T.LongType(),
-        Type.FLOAT32: T.FloatType(), Type.FLOAT64: T.DoubleType(), Type.BOOLEAN: T.BooleanType(),
-        Type.STRING: T.StringType(), Type.BYTES: T.BinaryType(),
-    }  # fmt: skip
-    if kind in simple:
-        return simple[kind]
+    if kind in _PRIMITIVE_SPARK_TYPES:
+        return _PRIMITIVE_SPARK_TYPES[kind]
     if kind is Type.ARRAY:
         return T.ArrayType(spark_type(schema.value_schema()))
     if kind is Type.MAP:
         return T.MapType(spark_type(schema.key_schema()), spark_type(schema.value_schema()))
     return T.StructType([T.StructField(f.name, spark_type(f.schema)) for f in schema.fields()])
-
-
-def _physical(schema: Schema, value: Any) -> Any:
-    if value is None:
-        return None
-    if schema.name == Timestamp.LOGICAL_NAME:
-        return Timestamp.from_logical(schema, value)
-    if schema.name == Date.LOGICAL_NAME:
-        return Date.from_logical(schema, value)
-    if schema.name == Time.LOGICAL_NAME:
-        return Time.from_logical(schema, value)
-    return value
 
 
 def literal(schema: Schema, value: Any) -> Column:
@@ -157,17 +142,13 @@ def literal(schema: Schema, value: Any) -> Column:
         if value:
             raise NotColumnar("non-empty map constant")
         return F.create_map().cast(spark_type(schema))
-    return F.lit(_physical(schema, value)).cast(spark_type(schema))
+    return F.lit(date_time_from_logical(schema, value)).cast(spark_type(schema))
 
 
 def sample(schema: Schema) -> Any:
     """A non-null value of ``schema``, to learn what a transformation makes of the schema."""
-    if schema.name == Timestamp.LOGICAL_NAME:
-        return _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-    if schema.name == Date.LOGICAL_NAME:
-        return _dt.date(1970, 1, 1)
-    if schema.name == Time.LOGICAL_NAME:
-        return _dt.time(0)
+    if schema.name in DATE_TIME_TYPES:
+        return DATE_TIME_TYPES[schema.name].to_logical(schema, 0)  # the epoch
     if schema.name == Decimal.LOGICAL_NAME:
         return _decimal.Decimal(0)
     kind = schema.type
@@ -236,8 +217,8 @@ def _probe(transformation: Any, sides: Sides) -> SinkRecord:
 def value_step(kind: str, transformation: Any, sides: Sides, conditional: bool) -> tuple[Step, str]:
     """The columnar step of a key or value transformation, updating ``sides`` to its output."""
     base = _base(kind)
-    side = "key" if base == VALUE_TO_KEY else side_of(kind)
-    operating = "value" if base == VALUE_TO_KEY else side
+    operating = operating_side(kind)
+    written = "key" if base == VALUE_TO_KEY else operating  # the slot the step's column replaces
     schema = sides.schema(operating)
     assert schema is not None
     if _has_defaults(schema):
@@ -249,27 +230,17 @@ def value_step(kind: str, transformation: Any, sides: Sides, conditional: bool) 
     if conditional and (key_schema != sides.key or value_schema != sides.value):
         raise NotColumnar(f"{type(transformation).__name__} under a predicate changes the schema")
     out = value_schema if operating == "value" else key_schema
-    build = _BUILDERS[base]
-    make, description = build(transformation, schema, out, sides)
-    if base == VALUE_TO_KEY:
-        sides.key = key_schema
-    elif base != HEADER_FROM or transformation._move:
-        if operating == "key":
-            sides.key = out
-        else:
-            sides.value = out
+    make, description = _BUILDERS[base](transformation, schema, out, sides)
+    # What the per-record transformation made of the schemas (a side still raw stays None).
+    sides.key, sides.value = key_schema, value_schema
 
     def step(s: _State, applies: Column) -> _State:
-        current = s.value_typed if operating == "value" else s.key_typed
-        new, fallback, added = make(s, current)
-        fallback = s.fallback | (applies & fallback)
-        if conditional:
-            new = F.when(applies, new).otherwise(current)
-        changes: dict[str, Any] = {"fallback": fallback}
-        if base == VALUE_TO_KEY:
-            changes["key_typed"] = new
-        elif new is not None:
-            changes["key_typed" if operating == "key" else "value_typed"] = new
+        new, fallback, added = make(s, getattr(s, f"{operating}_typed"))
+        changes: dict[str, Any] = {"fallback": s.fallback | (applies & fallback)}
+        if new is not None:
+            if conditional:
+                new = F.when(applies, new).otherwise(getattr(s, f"{written}_typed"))
+            changes[f"{written}_typed"] = new
         if added:
             changes["added_headers"] = (*s.added_headers, *added)
         return _replace(s, **changes)
@@ -284,6 +255,8 @@ def _replace(state: _State, **changes: Any) -> _State:
 # Each builder: (transformation, input schema, output schema, sides) ->
 #   (make(state, column) -> (new column | None, fall back, added header columns), description)
 Make = Callable[["_State", Column], tuple[Column | None, Column, tuple[Column, ...]]]
+
+
 def _no() -> Column:
     return F.lit(False)
 
@@ -555,9 +528,8 @@ def _trunc_div(n: Column, d: int) -> Column:
 def _timestamp_source(schema: Schema) -> str:
     """The representation TimestampConverter reads a value of ``schema`` as (its own rule;
     the probe already failed for schemas it refuses)."""
-    for logical in (Timestamp, Date, Time):
-        if schema.name == logical.LOGICAL_NAME:
-            return logical.__name__
+    if schema.name in DATE_TIME_TYPES:
+        return DATE_TIME_TYPES[schema.name].__name__
     if schema.type is Type.INT64:
         return "unix"
     raise NotColumnar(f"TimestampConverter from {schema.type.name.lower()}")

@@ -865,10 +865,11 @@ def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[st
 
 
 @functools.lru_cache(maxsize=32)
-def _typed_builders(outputs: TypedOutputs) -> tuple[Any, Any, tuple[tuple[str, Schema, Any], ...]]:
+def _typed_builders(outputs: TypedOutputs) -> tuple[Any, Any, tuple[tuple[str, str, Schema, Any], ...]]:
     key = value_builder(outputs.key_schema) if outputs.key_schema is not None else None
     value = value_builder(outputs.value_schema) if outputs.value_schema is not None else None
-    headers = tuple((name, schema, value_builder(schema)) for name, schema in outputs.added_headers)
+    headers = tuple((f"h{n}", name, schema, value_builder(schema))
+                    for n, (name, schema) in enumerate(outputs.added_headers))
     return key, value, headers
 
 
@@ -886,8 +887,8 @@ def _typed_columns(outputs: TypedOutputs, cols: dict[str, list[Any]]) -> Callabl
             record.value_schema, record.value = value_schema, build_value(values[i])  # type: ignore[index]
         if headers:
             row = added[i]  # type: ignore[index]
-            for n, (name, schema, build) in enumerate(headers):
-                record.headers.add(name, build(row[f"h{n}"]), schema)
+            for column, name, schema, build in headers:
+                record.headers.add(name, build(row[column]), schema)
 
     return apply
 

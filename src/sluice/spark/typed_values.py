@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sluice.api.data import Date, Schema, Struct, Time, Timestamp, Type
+from sluice.api.data import DATE_TIME_TYPES, Schema, Struct, Type
 
 __all__ = ["TypedOutputs", "value_builder"]
 
@@ -41,13 +41,9 @@ Builder = Callable[[Any], Any]
 
 def value_builder(schema: Schema) -> Builder:
     """A function from one Arrow value (``to_pylist`` form) to the Connect value of ``schema``."""
-    name = schema.name
-    if name == Timestamp.LOGICAL_NAME:
-        return _nullable(lambda v: Timestamp.to_logical(schema, v))
-    if name == Date.LOGICAL_NAME:
-        return _nullable(lambda v: Date.to_logical(schema, v))
-    if name == Time.LOGICAL_NAME:
-        return _nullable(lambda v: Time.to_logical(schema, v))
+    logical = DATE_TIME_TYPES.get(schema.name) if schema.name is not None else None
+    if logical is not None:
+        return _nullable(lambda v: logical.to_logical(schema, v))
     kind = schema.type
     if kind is Type.STRUCT:
         fields = [(f.name, value_builder(f.schema)) for f in schema.fields()]

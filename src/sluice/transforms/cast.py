@@ -18,8 +18,8 @@ import decimal as _decimal
 from typing import Any
 
 from sluice.api.config import ConfigDef, ConfigType, Importance, LambdaValidator
-from sluice.api.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp, Type, java_double_string
-from sluice.api.data import java_float_string, java_string
+from sluice.api.data import Schema, SchemaBuilder, Struct, Type, java_double_string
+from sluice.api.data import date_time_from_logical, java_float_string, java_string
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
 from sluice.transforms._util import (
@@ -147,16 +147,6 @@ def format_date(value: _dt.date | _dt.time) -> str:
     return fmt.format(EPOCH + _dt.timedelta(milliseconds=millis))
 
 
-def _encode_logical(schema: Schema, value: Any) -> Any:
-    if schema.name == Date.LOGICAL_NAME:
-        return Date.from_logical(schema, value)
-    if schema.name == Time.LOGICAL_NAME:
-        return Time.from_logical(schema, value)
-    if schema.name == Timestamp.LOGICAL_NAME:
-        return Timestamp.from_logical(schema, value)
-    return value
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, _decimal.Decimal)) and not isinstance(value, bool)
 
@@ -224,7 +214,7 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
         )
     original = value
     if schema is not None and schema.name is not None and target is not Type.STRING:
-        value = _encode_logical(schema, value)
+        value = date_time_from_logical(schema, value)
     try:
         if target in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
             return _to_int(value, target)

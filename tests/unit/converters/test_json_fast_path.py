@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from sluice.api.converter import SchemaAndValue
 from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from sluice.api.errors import DataError
 from sluice.converters.json import JsonConverter
+from tests.helpers import typed_form
 
 
 def _schemas() -> list[Schema]:
@@ -70,27 +72,14 @@ def _payloads(schema: Schema) -> list[Any]:
 
 
 def _outcome(convert: Any) -> Any:
+    """What ``convert()`` gives (a value, or a schema and value), or the error it raises."""
     try:
-        value = convert()
+        result = convert()
     except DataError as exc:
         return ("error", str(exc))
-    return ("value", _plain(value))
-
-
-def _pair(read: Any) -> list[Any]:
-    return [read.schema, read.value]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Struct):
-        return ("struct", value.schema, [_plain(value.get(f)) for f in value.schema.fields()])
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, float):
-        return ("float", repr(value))
-    return (type(value).__name__, value)
+    if isinstance(result, SchemaAndValue):
+        return ("value", result.schema, typed_form(result.value))
+    return ("value", typed_form(result))
 
 
 @pytest.mark.parametrize("replace_null", [True, False])
@@ -138,7 +127,7 @@ def test_messages_read_the_same_whether_or_not_the_last_schema_text_is_reused() 
     for text in messages:
         fresh = JsonConverter()
         fresh.configure({"schemas.enable": "true"}, False)
-        expected = _outcome(lambda: _pair(fresh.to_connect_data("t", text.encode())))
-        got = _outcome(lambda: _pair(reused.to_connect_data("t", text.encode())))
+        expected = _outcome(lambda: fresh.to_connect_data("t", text.encode()))
+        got = _outcome(lambda: reused.to_connect_data("t", text.encode()))
         assert got == expected, text
     assert reused._last_envelope is not None  # the reuse path was taken

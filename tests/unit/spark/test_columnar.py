@@ -29,6 +29,7 @@ from sluice.spark.errors import ErrorPolicy
 from sluice.spark.executor import PluginSpec, SinkBatchSpec, TaskSpec, run_sink_batch
 from sluice.spark.runner import sink_rows
 from sluice.transforms.timestamp_router import SimpleDateFormat
+from tests.helpers import typed_form
 
 STRING = PluginSpec("sluice.converters.string.StringConverter", {})
 BYTES = PluginSpec("sluice.converters.bytearray.ByteArrayConverter", {})
@@ -203,29 +204,16 @@ def _both(spark: SparkSession, chain: PluginSpec, rows: list[tuple[Any, ...]] | 
         assert _record_form(a) == _record_form(b), f"{a!r}\n!=\n{b!r}"
         assert list(a.headers) == list(b.headers)
         # Equal is not enough: 1 == 1.0 == True, and a Struct compares its values so.
-        assert _typed_form(a.key) == _typed_form(b.key) and _typed_form(a.value) == _typed_form(b.value)
-        assert [_typed_form(h.value) for h in a.headers] == [_typed_form(h.value) for h in b.headers]
+        assert typed_form(a.key) == typed_form(b.key) and typed_form(a.value) == typed_form(b.value)
+        assert [typed_form(h.value) for h in a.headers] == [typed_form(h.value) for h in b.headers]
     return expected
 
 
 def _record_form(record: Any) -> tuple[Any, ...]:
     """What a sink task sees of a record (NaN equal to NaN)."""
-    return (record.topic, record.kafka_partition, record.kafka_offset, record.key_schema, _typed_form(record.key),
-            record.value_schema, _typed_form(record.value), record.timestamp, record.timestamp_type,
+    return (record.topic, record.kafka_partition, record.kafka_offset, record.key_schema, typed_form(record.key),
+            record.value_schema, typed_form(record.value), record.timestamp, record.timestamp_type,
             record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
-
-
-def _typed_form(value: Any) -> Any:
-    """``value`` with the Python type of every part spelled out."""
-    if isinstance(value, Struct):
-        return ("Struct", value.schema, [_typed_form(value.get(f)) for f in value.schema.fields()])
-    if isinstance(value, list):
-        return [_typed_form(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _typed_form(v) for k, v in value.items()}
-    if isinstance(value, float) and value != value:
-        return ("float", "nan")
-    return (type(value).__name__, repr(value))
 
 
 # --------------------------------------------------------------------------- transforms
@@ -635,6 +623,16 @@ def test_timestamp_converter_whole_value_and_unix_extremes(spark: SparkSession) 
 
 def test_value_to_key(spark: SparkSession) -> None:
     records, _ = _value_case(spark, [HOIST, INSERT, ("v2k", VALUE_TO_KEY, {"fields": "line,part"})])
+    assert all(r.key.get("line") == r.value.get("line") for r in records)
+
+
+def test_value_to_key_under_a_predicate_keeps_the_key_where_it_does_not_apply(spark: SparkSession) -> None:
+    """A step under a predicate that keeps the schemas: rows it skips keep the column it
+    writes (the key here), not the one it reads."""
+    records, _ = _value_case(spark, [HOIST, ("insert", INSERT_V, {"topic.field": "t"}),
+                                     ("first", VALUE_TO_KEY, {"fields": "line"}),
+                                     ("again", VALUE_TO_KEY, {"fields": "line", "predicate": "p"})],
+                             {"p": (TOPIC_NAME_MATCHES, {"pattern": "orders"})})
     assert all(r.key.get("line") == r.value.get("line") for r in records)
 
 
