@@ -8,6 +8,7 @@ restart of the whole cluster.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx2
@@ -223,6 +224,21 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
 
         wait_until(lambda: committed_seqno() >= 20, timeout=120, message=lambda: f"committed {committed_seqno()}")
 
+        # Kafka's task class name in the task config; the plugin version with the statuses,
+        # on REST and in the status topic's records (Kafka Connect 4.3.1's format)
+        from sluice.connectors.testing.report import plugin_version
+
+        version = plugin_version()
+        config = worker.get(f"/connectors/{name}/tasks").json()[0]["config"]
+        assert config["task.class"] == "org.apache.kafka.connect.tools.VerifiableSourceTask"
+        status = worker.get(f"/connectors/{name}/status").json()
+        assert status["connector"]["version"] == status["tasks"][0]["version"] == version
+        records = dict(_status_records(kafka_bootstrap, f"{unique_name}-status", name))
+        for key in (f"status-connector-{name}", f"status-task-{name}-0"):
+            written = json.loads(records[key])
+            assert list(written) == ["state", "trace", "worker_id", "generation", "version"], records[key]
+            assert (written["state"], written["version"]) == ("RUNNING", version), records[key]
+
         # A replacement on another worker announces itself, as the group's next owner would.
         producer = Producer({"bootstrap.servers": kafka_bootstrap})
         producer.produce(f"{unique_name}-status", key=task_status_key(name, 0).encode(),
@@ -243,3 +259,91 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
     finally:
         worker.stop()
         worker.kill()
+
+
+def _status_records(bootstrap: str, status_topic: str, connector: str) -> list[tuple[str, bytes]]:
+    """(key, value) of every connector and task status record of ``connector`` in the
+    status topic (tombstones left out), in each partition's order."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{status_topic}",
+                         "enable.auto.commit": False})
+    try:
+        partitions = consumer.list_topics(status_topic, timeout=10).topics[status_topic].partitions
+        written: list[tuple[str, bytes]] = []
+        for partition in partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(status_topic, partition), timeout=10)
+            consumer.assign([TopicPartition(status_topic, partition, low)])
+            position = low
+            while position < high:
+                msg = consumer.poll(1.0)
+                if msg is None or msg.error() is not None:
+                    continue
+                position = msg.offset() + 1
+                key = (msg.key() or b"").decode()
+                mine = key == f"status-connector-{connector}" or key.startswith(f"status-task-{connector}-")
+                if mine and msg.value():
+                    written.append((key, msg.value()))
+        return written
+    finally:
+        consumer.close()
+
+
+def _task_states_written(bootstrap: str, status_topic: str, connector: str) -> list[tuple[str, str]]:
+    """(key, state) of every task status record of ``connector`` in the status topic."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{status_topic}",
+                         "enable.auto.commit": False})
+    try:
+        partitions = consumer.list_topics(status_topic, timeout=10).topics[status_topic].partitions
+        written: list[tuple[str, str]] = []
+        for partition in partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(status_topic, partition), timeout=10)
+            consumer.assign([TopicPartition(status_topic, partition, low)])
+            position = low
+            while position < high:
+                msg = consumer.poll(1.0)
+                if msg is None or msg.error() is not None:
+                    continue
+                position = msg.offset() + 1
+                key = (msg.key() or b"").decode()
+                if key.startswith(f"status-task-{connector}-") and msg.value():
+                    written.append((key, json.loads(msg.value())["state"]))
+        return written
+    finally:
+        consumer.close()
+
+
+def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cluster(
+    kafka_bootstrap, unique_name, tmp_path
+):
+    """Every worker stopped in turn while their tasks move from one to the next, then a new
+    cluster: the tasks are PAUSED everywhere and no worker ever wrote a FAILED status for
+    them (an old owner's task abandoned during shutdown must not report)."""
+    group, name = unique_name, f"{unique_name}-v"
+    config = {"connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector", "tasks.max": "3",
+              "topic": f"{name}-t", "throughput": "20"}
+
+    def paused_everywhere(cluster: list[DistributedWorker]) -> bool:
+        return all(_states(w).get(name, ("", []))[0] == "PAUSED"
+                   and [s for s, _ in _states(w)[name][1]] == ["PAUSED"] * 3 for w in cluster)
+
+    workers = [_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group).start() for i in range(3)]
+    try:
+        assert httpx2.put(f"{workers[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
+        wait_until(lambda: all(_states(w).get(name, ("", []))[0] == "RUNNING"
+                               and [s for s, _ in _states(w)[name][1]] == ["RUNNING"] * 3 for w in workers),
+                   timeout=150, message=lambda: f"3 tasks RUNNING: {[_states(w) for w in workers]}")
+        assert httpx2.put(f"{workers[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
+        wait_until(lambda: paused_everywhere(workers), timeout=60,
+                   message=lambda: f"PAUSED everywhere: {[_states(w) for w in workers]}")
+    finally:
+        codes = [w.stop() for w in workers]
+    assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
+
+    restarted = [_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group).start() for i in range(3)]
+    try:
+        wait_until(lambda: paused_everywhere(restarted), timeout=150,
+                   message=lambda: f"PAUSED after the restart: {[_states(w) for w in restarted]}")
+    finally:
+        codes = [w.stop() for w in restarted]
+    assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in restarted)
+    written = _task_states_written(kafka_bootstrap, f"{group}-status", name)
+    assert written and not [entry for entry in written if entry[1] == "FAILED"], written

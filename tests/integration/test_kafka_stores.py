@@ -23,6 +23,9 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
+from sluice.rest import entities
+from sluice.rest.responses import JsonResponse
+from sluice.runtime.herder.base import ConnectorStateInfo, StateInfo, TaskStateInfo
 from sluice.storage.base import ConnectorStatus, TaskStatus
 from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore, RestartRequest
 from sluice.storage.kafka_formats import (
@@ -322,12 +325,13 @@ def test_status_round_trip_generations_and_listener(kafka_bootstrap: str, unique
     b = _started(stores, KafkaStatusBackingStore(topic, client, partitions=3, replication_factor=1, listener=heard.append))
 
     a.put_connector(ConnectorStatus("c-1", "RUNNING", "w1:8083", generation=1), version="1.0")
-    a.put_task(TaskStatus("c-1", 0, "RUNNING", "w1:8083", generation=1))
+    a.put_task(TaskStatus("c-1", 0, "RUNNING", "w1:8083", generation=1, version="1.0-task"))
     a.put_task(TaskStatus("c-1", 1, "FAILED", "w1:8083", trace="Traceback\n  boom", generation=1))
     a.put_topic("c-1", "orders", task=1, discover_timestamp=1234)
     b.refresh()
-    assert b.get_connector("c-1") == ConnectorStatus("c-1", "RUNNING", "w1:8083", None, 1)
+    assert b.get_connector("c-1") == ConnectorStatus("c-1", "RUNNING", "w1:8083", None, 1, version="1.0")
     assert b.connector_version("c-1") == "1.0"
+    assert (b.task_version("c-1", 0), b.task_version("c-1", 1)) == ("1.0-task", None)
     assert [(t.task, t.state, t.trace) for t in b.get_all_tasks("c-1")] == [
         (0, "RUNNING", None),
         (1, "FAILED", "Traceback\n  boom"),
@@ -459,6 +463,18 @@ def test_sluice_reads_what_kafka_connect_wrote(
     assert [(t.task, t.state) for t in statuses.get_all_tasks(name)] == [(0, "PAUSED")]
     assert statuses.connector_version(name) == "4.3.1"
     assert statuses.get_topics(name) == {f"data-{unique_name}"}
+
+    # versions: Kafka Connect records the plugin's version with the connector's and the
+    # task's statuses and answers it on REST; from the records it wrote, Sluice's store and
+    # REST entities give the same answer, byte for byte
+    java_answer = java_worker.request("GET", f"/connectors/{name}/status")
+    assert java_answer.json()["connector"]["version"] == java_answer.json()["tasks"][0]["version"] == "4.3.1"
+    task = statuses.get_task(name, 0)
+    assert (connector.version, task.version) == ("4.3.1", "4.3.1")
+    ours = ConnectorStateInfo(
+        name, StateInfo(connector.state, connector.worker_id, connector.trace, connector.version),
+        [TaskStateInfo(0, task.state, task.worker_id, task.trace, task.version)], "source")
+    assert JsonResponse(entities.connector_state_json(ours)).body == java_answer.content
     raw_status = _read_all(kafka_bootstrap, status_topic)
     history = [decode_status(r.value).state for r in raw_status if r.key == f"status-connector-{name}".encode()]
     assert history[:2] == ["RUNNING", "PAUSED"], history

@@ -214,3 +214,24 @@ def test_cors_and_configured_response_headers(worker):
     assert "PUT" in preflight.headers["access-control-allow-methods"]
     other = httpx2.get(f"{worker.url}/connectors", headers={"Origin": "http://elsewhere.example"}, timeout=10)
     assert "access-control-allow-origin" not in other.headers
+
+
+def test_a_sinks_topic_is_active_as_soon_as_it_has_a_record_before_put_returns(worker, kafka_bootstrap,
+                                                                                unique_name, tmp_path):
+    topic, records, hold = f"{unique_name}-t", tmp_path / "records.jsonl", tmp_path / "hold"
+    config = {"connector.class": "sluice_test_plugins.RecordingSinkConnector", "topics": topic,
+              "record.file": str(records), "hold.file": str(hold)}
+    assert _put(worker, f"/connectors/{unique_name}/config", json=config).status_code == 201
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="sink task RUNNING")
+    assert worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": []}}
+
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic, b"first")
+    assert producer.flush(30) == 0
+    # put() holds the record until the hold file exists: the topic is active meanwhile.
+    wait_until(lambda: worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": [topic]}},
+               timeout=60, message=lambda: worker.get(f"/connectors/{unique_name}/topics").text)
+    assert not records.exists() or records.read_text() == ""
+    hold.touch()
+    wait_until(lambda: records.exists() and '"first"' in records.read_text(), timeout=60, message="record written")
+    assert httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=60).status_code == 204

@@ -56,6 +56,9 @@ def test_python_path_connector_from_outside_the_package_runs_on_spark(worker, ka
     assert r.headers["location"].endswith(f"/connectors/{unique_name}")
     assert r.json()["type"] == "source"
     assert r.json()["tasks"] == [{"connector": unique_name, "task": 0}]
+    # a Python plugin's task keeps its Python path (built-ins' tasks have Kafka's names)
+    tasks = worker.get(f"/connectors/{unique_name}/tasks").json()
+    assert tasks[0]["config"]["task.class"] == "sluice_test_plugins.SequenceSourceTask"
     values = _payloads(kafka_bootstrap, topic, 25)
     assert [v.split("@")[0] for v in values] == [f"seq-{i}" for i in range(25)]
     assert all(re.fullmatch(r"seq-\d+@spark-stage-\d+", v) for v in values), values[:3]
@@ -73,6 +76,8 @@ def test_failing_poll_fails_only_that_task_and_task_restart_recovers(worker, kaf
     wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
     status = worker.get(f"/connectors/{unique_name}/status").json()
     assert status["connector"]["state"] == "RUNNING"
+    # the version() of the plugin's connector and task (neither overrides the API's default)
+    assert status["connector"]["version"] == status["tasks"][0]["version"] == "unknown"
     trace = status["tasks"][0]["trace"]
     assert "Traceback (most recent call last)" in trace and "poll failed on purpose" in trace
     assert "sluice_test_plugins.py" in trace

@@ -133,12 +133,22 @@ class SequenceSourceConnector(SourceConnector):
 
 
 class RecordingSinkTask(SinkTask):
-    """Appends every record it is given, headers included, as one JSON line to ``record.file``."""
+    """Appends every record it is given, headers included, as one JSON line to ``record.file``.
+
+    With ``hold.file``, a ``put`` with records first waits (up to two minutes) until that
+    file exists: a test can look at the worker while records are in the task's hands."""
+
+    HOLD_LIMIT_S = 120.0
 
     def start(self, props: dict[str, str]) -> None:
         self.path = props["record.file"]
+        self.hold = props.get("hold.file")
 
     def put(self, records: list[SinkRecord]) -> None:
+        if records and self.hold:
+            deadline = time.monotonic() + self.HOLD_LIMIT_S
+            while not os.path.exists(self.hold) and time.monotonic() < deadline:
+                time.sleep(0.05)
         with open(self.path, "a", encoding="utf-8") as out:
             for r in records:
                 headers = [
@@ -169,4 +179,7 @@ class RecordingSinkConnector(SinkConnector):
     def config(self) -> ConfigDef:
         return ConfigDef().define(
             "record.file", ConfigType.STRING, importance=Importance.HIGH, documentation="File the records go to."
+        ).define(
+            "hold.file", ConfigType.STRING, None, importance=Importance.LOW,
+            documentation="If set, put() waits until this file exists before it writes records.",
         )

@@ -147,6 +147,7 @@ class StandaloneConnect:
             try:
                 self.rest.stop()
             finally:
+                self.worker.close()
                 self.spark.stop()
                 self.offset_store.stop()
                 self.config_store.stop()

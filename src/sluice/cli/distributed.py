@@ -112,6 +112,7 @@ class DistributedConnect:
             try:
                 self.rest.stop()
             finally:
+                self.worker.close()
                 self.spark.stop()
                 for store in (self.status_store, self.offset_store, self.config_store):
                     try:

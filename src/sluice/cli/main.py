@@ -26,7 +26,11 @@ def _setup_logging(level: str = "INFO") -> None:
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
         stream=sys.stderr,
     )
-    for noisy in ("py4j", "pyspark", "uvicorn.access", "httpx2", "httpcore"):
+    # Libraries' INFO lines are about their own workings (connections, reconnections,
+    # group coordination), not the worker's: at INFO the log says what the worker does.
+    # "kafka" is kafka-python (group membership), "sluice.storage.librdkafka" the
+    # librdkafka clients of the Kafka-backed stores.
+    for noisy in ("py4j", "pyspark", "uvicorn.access", "httpx2", "httpcore", "kafka", "sluice.storage.librdkafka"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -212,15 +212,23 @@ def _with_trace(out: dict[str, Any], trace: str | None) -> dict[str, Any]:
     return out
 
 
+def _with_version(out: dict[str, Any], version: str | None) -> dict[str, Any]:
+    # Kafka 4.x: @JsonInclude(CUSTOM, valueFilter = NoVersionFilter): null is written as
+    # null, "undefined" is left out.
+    if version != _UNDEFINED_VERSION:
+        out["version"] = version
+    return out
+
+
 def state_info_json(state: StateInfo) -> dict[str, Any]:
-    return _with_trace({"state": _str(state.state), "worker_id": state.worker_id}, state.trace)
+    # Key order as Jackson writes ConnectorState: state, worker_id, version, trace.
+    out = {"state": _str(state.state), "worker_id": state.worker_id}
+    return _with_trace(_with_version(out, state.version), state.trace)
 
 
 def task_state_json(state: TaskStateInfo) -> dict[str, Any]:
-    return _with_trace(
-        {"id": state.id, "state": _str(state.state), "worker_id": state.worker_id},
-        state.trace,
-    )
+    out = {"id": state.id, "state": _str(state.state), "worker_id": state.worker_id}
+    return _with_trace(_with_version(out, state.version), state.trace)
 
 
 def connector_state_json(info: ConnectorStateInfo) -> dict[str, Any]:

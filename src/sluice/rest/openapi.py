@@ -165,22 +165,26 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "ConnectorState": {
         "type": "object",
-        "description": "`trace` is present only when the connector failed.",
+        "description": "`trace` is present only when the connector failed; `version` is the connector "
+                       "plugin's version recorded with the status (null when unknown).",
         "required": ["state", "worker_id"],
         "properties": {
             "state": {"type": "string", "enum": _STATE_NAMES},
             "worker_id": {"type": "string"},
+            "version": {"type": ["string", "null"]},
             "trace": {"type": "string"},
         },
     },
     "TaskState": {
         "type": "object",
-        "description": "`trace` is present only when the task failed.",
+        "description": "`trace` is present only when the task failed; `version` is the task's version "
+                       "recorded with the status (null when unknown).",
         "required": ["id", "state", "worker_id"],
         "properties": {
             "id": {"type": "integer"},
             "state": {"type": "string", "enum": _STATE_NAMES},
             "worker_id": {"type": "string"},
+            "version": {"type": ["string", "null"]},
             "trace": {"type": "string"},
         },
     },

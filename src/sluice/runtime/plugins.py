@@ -7,6 +7,10 @@ the Python modules and packages found directly inside the ``plugin.path``
 directories. A class name resolves, in order, from: the exact name (a Python
 path, or Kafka's class name for a built-in), a unique alias (simple name or the
 simple name without its type suffix), or any importable Python path.
+
+Tasks are not plugins, but the built-in connectors' tasks are named as in Kafka Connect
+in task configs (``task.class``): :func:`task_class_name` gives that name and
+:func:`task_python_path` turns it back into the Python path that loads the task.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from sluice.api.transforms import Predicate, Transformation
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PluginDesc", "Plugins", "UnknownPluginError"]
+__all__ = ["PluginDesc", "Plugins", "UnknownPluginError", "task_class_name", "task_python_path"]
 
 ENTRY_POINT_GROUPS = {
     "sluice.connectors": "connector",
@@ -95,6 +99,23 @@ KAFKA_CLASS_NAMES = {
         "org.apache.kafka.connect.tools.MockSinkConnector",
 }
 
+# The task classes of the built-in connectors under Kafka's (or Confluent's) names, as
+# Kafka Connect writes them into task configs (``task.class``). Tasks are not plugins
+# (nothing lists or resolves them by alias); only the worker translates these names.
+KAFKA_TASK_CLASS_NAMES = {
+    "sluice.connectors.file.source.FileStreamSourceTask": "org.apache.kafka.connect.file.FileStreamSourceTask",
+    "sluice.connectors.file.sink.FileStreamSinkTask": "org.apache.kafka.connect.file.FileStreamSinkTask",
+    "sluice.connectors.jdbc.source.JdbcSourceTask": "io.confluent.connect.jdbc.source.JdbcSourceTask",
+    "sluice.connectors.jdbc.sink.JdbcSinkTask": "io.confluent.connect.jdbc.sink.JdbcSinkTask",
+    "sluice.connectors.testing.verifiable_source.VerifiableSourceTask":
+        "org.apache.kafka.connect.tools.VerifiableSourceTask",
+    "sluice.connectors.testing.verifiable_sink.VerifiableSinkTask":
+        "org.apache.kafka.connect.tools.VerifiableSinkTask",
+    "sluice.connectors.testing.mock.MockSourceTask": "org.apache.kafka.connect.tools.MockSourceTask",
+    "sluice.connectors.testing.mock.MockSinkTask": "org.apache.kafka.connect.tools.MockSinkTask",
+}
+_TASK_PYTHON_PATHS = {kafka: path for path, kafka in KAFKA_TASK_CLASS_NAMES.items()}
+
 # Kafka's test connectors (its connect-runtime "tools"): usable by name, but left out of
 # the plugin listing, as Kafka's ConnectorPluginsResource leaves them out.
 UNLISTED_CLASS_NAMES = frozenset({
@@ -131,6 +152,20 @@ class PluginDesc:
 
 def python_path(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def task_class_name(cls: type) -> str:
+    """The ``task.class`` of a task config: Kafka's (or Confluent's) class name for a
+    built-in connector's task, the Python path for any other task."""
+    path = python_path(cls)
+    return KAFKA_TASK_CLASS_NAMES.get(path, path)
+
+
+def task_python_path(name: str) -> str:
+    """The Python path that loads the task a ``task.class`` names. Kafka's names of the
+    built-ins' tasks translate; anything else (a Python plugin's task, or a built-in's task
+    config written by an earlier Sluice, which stored Python paths) is already one."""
+    return _TASK_PYTHON_PATHS.get(name, name)
 
 
 def plugin_types(cls: type) -> list[str]:
@@ -175,6 +210,7 @@ class Plugins:
         self._by_name: dict[str, dict[str, PluginDesc]] = {}  # name -> type -> plugin
         self._aliases: dict[str, dict[str, PluginDesc] | None] = {}  # None: ambiguous
         self.load_errors: list[tuple[str, str]] = []
+        self._task_versions: dict[str, str | None] = {}
         self._discover()
 
     # -- discovery -----------------------------------------------------------------
@@ -262,6 +298,23 @@ class Plugins:
 
     def resolve_connector(self, name: str) -> PluginDesc:
         return self.resolve(name, ("source", "sink"))
+
+    def task_version(self, task_class: str) -> str | None:
+        """What ``version()`` of a task of class ``task_class`` (a ``task.class``) returns,
+        the version Kafka's worker records with the task's statuses (``WorkerTask``
+        reads it from the task instance). Sluice's task instances live in the Spark
+        executors, so the driver asks an instance of its own, once per class. ``None``
+        when the class cannot be loaded or instantiated here, or ``version()`` fails."""
+        path = task_python_path(task_class)
+        if path not in self._task_versions:
+            module_name, _, attr = path.rpartition(".")
+            try:
+                version = getattr(importlib.import_module(module_name), attr)().version()
+            except Exception:
+                log.debug("Could not read the version of task class %s", task_class, exc_info=True)
+                return None  # not remembered: the task fails to start anyway
+            self._task_versions[path] = None if version is None else str(version)
+        return self._task_versions[path]
 
     def _load_python_path(self, name: str) -> dict[str, PluginDesc] | None:
         module_name, _, attr = name.rpartition(".")

@@ -63,6 +63,7 @@ class WorkerTask:
         self.settings = settings
         self._wakeup = threading.Condition()
         self._stopping = threading.Event()
+        self._cancelled = threading.Event()
         self.state: State | None = None
         self.trace: str | None = None
         self._thread = threading.Thread(
@@ -84,6 +85,13 @@ class WorkerTask:
         with self._wakeup:
             self._wakeup.notify_all()
 
+    def cancel(self) -> None:
+        """Abandon a task that did not stop in time (Kafka's ``WorkerTask.cancel``): it
+        reports no status and commits no offsets any more, since its work may already run
+        elsewhere. Its thread ends when the call under way returns."""
+        self._cancelled.set()
+        self.stop()
+
     def join(self, timeout: float | None) -> bool:
         self._thread.join(timeout)
         return not self._thread.is_alive()
@@ -98,6 +106,9 @@ class WorkerTask:
         if self.state is state and trace is None:
             return
         self.state, self.trace = state, trace
+        if self._cancelled.is_set():
+            log.debug("Task %s-%s was abandoned: not reporting %s", *self.id, state.value)
+            return
         self._report(state, trace)
 
     def _wait(self, seconds: float) -> None:
@@ -112,6 +123,7 @@ class WorkerTask:
                 if self.state is not State.PAUSED:
                     self._wakeup.release()
                     try:
+                        self._quiesce()
                         self._set_state(State.PAUSED)
                     finally:
                         self._wakeup.acquire()
@@ -146,8 +158,15 @@ class WorkerTask:
     def _prepare(self, spark: Any) -> None:
         raise NotImplementedError
 
+    def _quiesce(self) -> None:
+        """Before PAUSED is reported, with no batch under way: make sure the task does no
+        more work until it is resumed."""
+
     def _may_commit(self) -> bool:
-        """Zombie fencing: a task whose work was given to another worker commits nothing."""
+        """Zombie fencing: a task whose work was given to another worker, or that was
+        abandoned after it did not stop in time, commits nothing."""
+        if self._cancelled.is_set():
+            return False
         check = self.settings.get("may_commit")
         return True if check is None else bool(check())
 
@@ -235,6 +254,22 @@ class WorkerSourceTask(WorkerTask):
             self._idle_batches += 1
             self._wait(min(IDLE_SOURCE_MAX_BACKOFF_S, base / 1000.0 * 2 ** (self._idle_batches - 1)))
 
+    PAUSE_POLL_WAIT_S = 10.0
+
+    def _quiesce(self) -> None:
+        # The instance's poll thread runs ahead of the batches; Kafka does not poll a
+        # paused task, so stop it, after the poll() under way, before reporting PAUSED.
+        if self.runner is None or self.seq == 0:
+            return  # no instance started yet
+        try:
+            paused = self.runner.pause(self.PAUSE_POLL_WAIT_S)
+        except Exception as exc:  # noqa: BLE001 - the next batch restarts the instance if it is gone
+            log.warning("Task %s-%s: could not pause the polling of its instance: %s", *self.id, exc)
+            return
+        if not paused:
+            log.info("Task %s-%s: could not confirm within %.0f s that its instance stopped polling (a poll() "
+                     "still running, or the instance is not where its batches ran)", *self.id, self.PAUSE_POLL_WAIT_S)
+
     def _commit(self, result: Any) -> None:
         """Store the offsets of a batch Kafka acknowledged (unless the task was moved)."""
         if result.offsets and not self._may_commit():
@@ -268,11 +303,18 @@ RETRIABLE_KAFKA_ERRORS = {
 }
 
 
+#: How long transient Kafka errors are retried quietly (DEBUG) before the worker says, once, that they persist.
+KAFKA_RETRY_QUIET_S = 10.0
+
+
 def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.Event, timeout_s: float = 120.0) -> Any:
     """Run a Kafka client call, retrying transient errors (a coordinator still loading on a
-    fresh broker, a leader election) with backoff until ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
+    fresh broker, a leader election) with backoff until ``timeout_s``. Retries are logged at
+    DEBUG; errors that last beyond ``KAFKA_RETRY_QUIET_S`` are reported once at WARN."""
+    started = time.monotonic()
+    deadline = started + timeout_s
     delay = 0.1
+    reported = False
     while True:
         try:
             return call()
@@ -281,7 +323,13 @@ def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.
             retriable = error is not None and (error.retriable() or error.code() in RETRIABLE_KAFKA_ERRORS)
             if not retriable or time.monotonic() + delay > deadline or stopping.is_set():
                 raise
-            log.info("%s: %s; retrying", what, error)
+            elapsed = time.monotonic() - started
+            if not reported and elapsed >= KAFKA_RETRY_QUIET_S:
+                reported = True
+                log.warning("%s still fails after %.0f s: %s; retrying for up to %.0f s",
+                            what, elapsed, error, timeout_s)
+            else:
+                log.debug("%s: %s; retrying", what, error)
             stopping.wait(delay)
             delay = min(delay * 2, 2.0)
 
@@ -322,6 +370,10 @@ class WorkerSinkTask(WorkerTask):
         self.paused_partitions: set[tuple[str, int]] = set()
         self._last_batch_at = 0.0
         self._metadata_at = 0.0
+        # When put() is due even without records (Kafka calls it after every consumer poll,
+        # which waits at most until the next offset commit or the task's context.timeout).
+        # The first batch starts the task's instance at once, as Kafka starts a task.
+        self._idle_put_due = 0.0
 
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSinkTaskRunner(spark, self.spec, self.kafka_options)
@@ -388,9 +440,45 @@ class WorkerSinkTask(WorkerTask):
     def _batch(self) -> None:
         assert self.runner is not None
         self._refresh_assignment()
-        if not self.assignment:
-            self._wait(self.settings["sink_poll_interval_ms"] / 1000.0)
-            return
+        ranges = self._ranges() if self.assignment else {}
+        if ranges:
+            # The topics count as the task's once their records are read, before put()
+            # (Kafka records them as it converts each consumed record).
+            for (topic, _), (start, end) in ranges.items():
+                if end > start:
+                    self.settings["record_topic"](topic)
+            started = self._last_batch_at = time.monotonic()
+            result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
+            log.debug("Sink task %s-%s batch %d: %d records in %.3f s", *self.id, self.seq,
+                      sum(end - start for start, end in ranges.values()), time.monotonic() - started)
+        else:
+            now = time.monotonic()
+            if now < self._idle_put_due:
+                self._wait(min(self.settings["sink_poll_interval_ms"] / 1000.0, self._idle_put_due - now))
+                return
+            result = self.runner.run_without_records(self.seq, self.assignment, dict(self.committed),
+                                                     start_only=self.seq == 0)
+        self.seq += 1
+        wait_ms = result.timeout_ms or self.settings["offset_flush_interval_ms"]
+        self._idle_put_due = time.monotonic() + wait_ms / 1000.0
+        if result.dead_letters and self.dead_letter_queue is not None:
+            # Before the task fails or the batch's offsets are committed: never lost.
+            try:
+                self.dead_letter_queue.send(result.dead_letters)
+            except KafkaException as exc:
+                raise _TaskFailed(f"Writing to the dead letter queue {self.dead_letter_queue.topic} failed: {exc}") from exc
+        if result.failure:
+            raise _TaskFailed(result.failure)
+        for tp, (_, end) in ranges.items():
+            self.positions[tp] = end
+        if result.commits:
+            self._commit(result.commits)
+        for tp, offset in result.rewinds.items():
+            self.positions[tp] = offset
+        self.paused_partitions = result.paused
+
+    def _ranges(self) -> dict[tuple[str, int], tuple[int, int]]:
+        """The offset ranges to read next: new records of partitions the task has not paused."""
         ends = self._list_offsets(self.assignment, OffsetSpec.latest())
         limit = self.settings["sink_max_records"]
         ranges = {
@@ -402,31 +490,7 @@ class WorkerSinkTask(WorkerTask):
             # Only paused partitions have data: an empty batch lets the task resume them.
             tp = next(iter(sorted(self.paused_partitions)))
             ranges = {tp: (self.positions[tp], self.positions[tp])}
-        if not ranges:
-            self._wait(self.settings["sink_poll_interval_ms"] / 1000.0)
-            return
-        started = self._last_batch_at = time.monotonic()
-        result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
-        log.debug("Sink task %s-%s batch %d: %d records in %.3f s", *self.id, self.seq,
-                  sum(end - start for start, end in ranges.values()), time.monotonic() - started)
-        self.seq += 1
-        if result.dead_letters and self.dead_letter_queue is not None:
-            # Before the task fails or the batch's offsets are committed: never lost.
-            try:
-                self.dead_letter_queue.send(result.dead_letters)
-            except KafkaException as exc:
-                raise _TaskFailed(f"Writing to the dead letter queue {self.dead_letter_queue.topic} failed: {exc}") from exc
-        if result.failure:
-            raise _TaskFailed(result.failure)
-        for tp, (start, end) in ranges.items():
-            self.positions[tp] = end
-            if end > start:
-                self.settings["record_topic"](tp[0])
-        if result.commits:
-            self._commit(result.commits)
-        for tp, offset in result.rewinds.items():
-            self.positions[tp] = offset
-        self.paused_partitions = result.paused
+        return ranges
 
     def _commit(self, offsets: dict[tuple[str, int], int]) -> None:
         changed = {tp: o for tp, o in offsets.items() if self.committed.get(tp) != o}

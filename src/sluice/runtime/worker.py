@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from sluice.runtime.data_path import (
     transforms_spec,
 )
 from sluice.runtime.herder.base import State, TargetState
-from sluice.runtime.plugins import Plugins
+from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
 from sluice.runtime.tasks import WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
 from sluice.spark.executor import PluginSpec, TaskSpec
 from sluice.spark.topic_creation import TopicCreationSpec
@@ -83,7 +84,9 @@ class SparkProvider:
 
     def stop(self) -> None:
         if self._ready.is_set() and self._session is not None:
-            self._session.stop()
+            from sluice.spark.session import stop_spark_session
+
+            stop_spark_session(self._session)
 
 
 class _Context(ConnectorContext):
@@ -111,6 +114,7 @@ class WorkerConnector:
     trace: str | None = None
     started: bool = False
     tasks: dict[int, WorkerTask] = field(default_factory=dict)
+    version: str | None = None  # the instance's version(), read when it was created
 
 
 class Worker:
@@ -141,13 +145,43 @@ class Worker:
     # -- status ---------------------------------------------------------------------
 
     def _put_connector_status(self, name: str, state: State, trace: str | None = None) -> None:
-        self.status_store.put_connector(ConnectorStatus(name, state.value, self.worker_id, trace, self.generation))
+        self.status_store.put_connector(
+            ConnectorStatus(name, state.value, self.worker_id, trace, self.generation, self.connector_version(name))
+        )
 
-    def _task_listener(self, name: str, task: int) -> Callable[[State, str | None], None]:
+    def connector_version(self, name: str) -> str | None:
+        """The version of the connector instance this worker runs (``Worker.connectorVersion``
+        in Kafka, recorded with its statuses); ``None`` when it runs none."""
+        wc = self._connectors.get(name)
+        return wc.version if wc is not None and wc.connector is not None else None
+
+    def _task_listener(self, name: str, task: int, version: str | None = None) -> Callable[[State, str | None], None]:
+        """Writes the task's statuses with ``version``, the task's version. The UNASSIGNED
+        of a stopped task carries none: Kafka's worker has dropped the task by the time the
+        task reports it, so its record says ``"version":null``."""
+
         def report(state: State, trace: str | None) -> None:
-            self.status_store.put_task(TaskStatus(name, task, state.value, self.worker_id, trace, self.generation))
+            status = TaskStatus(
+                name, task, state.value, self.worker_id, trace, self.generation,
+                None if state is State.UNASSIGNED else version,
+            )
+            # As Kafka's herder: a failure or shutdown may come from a task another worker
+            # has taken over meanwhile, so it is written only if nobody wrote a newer one.
+            if state in (State.FAILED, State.UNASSIGNED):
+                self.status_store.put_task_safe(status)
+            else:
+                self.status_store.put_task(status)
 
         return report
+
+    @staticmethod
+    def _version_of(connector: Connector) -> str | None:
+        try:
+            version = connector.version()
+        except Exception:
+            log.warning("Could not read the version of connector %s", type(connector).__name__, exc_info=True)
+            return None
+        return None if version is None else str(version)
 
     def resolve(self, config: dict[str, str]) -> dict[str, str]:
         """``${provider:path:key}`` placeholders replaced: what connectors and tasks see.
@@ -174,6 +208,7 @@ class Worker:
             else:
                 wc = WorkerConnector(name, config, connector, desc.type)
                 self._connectors[name] = wc
+            wc.version = self._version_of(connector)
             connector.initialize(_Context(self, name))
             return self._transition_connector(wc, target)
 
@@ -255,9 +290,11 @@ class Worker:
             except Exception:
                 log.warning("Error stopping connector %s", name, exc_info=True)
             wc.started, wc.state, wc.trace, wc.config = False, State.UNASSIGNED, None, dict(config)
+            wc.version = None
             try:
                 desc = self.plugins.resolve_connector(config["connector.class"])
                 wc.connector = desc.cls()
+                wc.version = self._version_of(wc.connector)
                 wc.connector.initialize(_Context(self, name))
             except BaseException as exc:
                 wc.state, wc.trace = State.FAILED, _trace(exc)
@@ -277,12 +314,12 @@ class Worker:
             self._reconfigure_cb(name)
 
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
-        """Ask the running connector for its task configs, adding ``task.class``."""
+        """Ask the running connector for its task configs, adding ``task.class`` (Kafka's
+        class name for a built-in connector's task, the Python path for other tasks)."""
         with self._lock:
             wc = self._connectors[name]
             configs = wc.connector.task_configs(max_tasks)
-            task_cls = wc.connector.task_class()
-            task_class = f"{task_cls.__module__}.{task_cls.__qualname__}"
+            task_class = task_class_name(wc.connector.task_class())
             enforce = wc.config.get("tasks.max.enforce", "true").lower() != "false"
             if enforce and len(configs) > max_tasks:
                 raise RuntimeError(
@@ -349,16 +386,19 @@ class Worker:
         task that does not commits no offsets (zombie fencing)."""
         with self._lock:
             wc = self._connectors[name]
-            report = self._task_listener(name, task)
+            report = self._task_listener(name, task)  # until the task exists: no version, as in Kafka
             try:
                 config = self.resolve(dict(task_config))
                 connector_config = self.resolve(dict(connector_config))
                 if self.config.plugin_path:
                     config[PLUGIN_PATH_TASK_KEY] = ",".join(self.plugins.plugin_path)
+                # Kafka's names of the built-ins' tasks load the Python classes; Python paths
+                # (Python plugins, task configs written by earlier Sluice versions) load as is.
+                task_class = task_python_path(config["task.class"])
                 spec = TaskSpec(
                     connector=name,
                     task=task,
-                    task_class=config["task.class"],
+                    task_class=task_class,
                     task_config=config,
                     incarnation=new_incarnation(),
                     key_converter=self._converter_spec(connector_config, "key.converter", None),
@@ -374,14 +414,19 @@ class Worker:
                     "source_max_wait_ms": self.config.get("sluice.source.batch.max.wait.ms"),
                     "sink_max_records": self.config.get("sluice.sink.batch.max.records"),
                     "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
+                    "offset_flush_interval_ms": self.config.get("offset.flush.interval.ms"),
                     "slots_to_spare": self._slots_to_spare,
                     "record_topic": self._topic_recorder(name),
                     "may_commit": may_commit,
                 }
+                # The task reports with its version from here on (Kafka's WorkerTask reads
+                # version() of its task instance; ours live on the executors, see
+                # Plugins.task_version).
+                task_report = self._task_listener(name, task, self.plugins.task_version(task_class))
                 worker_task: WorkerTask
                 if wc.kind == "source":
                     worker_task = WorkerSourceTask(
-                        spec, target, self.spark, report, settings,
+                        spec, target, self.spark, task_report, settings,
                         offset_store=self.offset_store,
                         kafka_options=self._producer_options(connector_config),
                         dead_letter_queue=DeadLetterQueue.for_connector(
@@ -391,7 +436,7 @@ class Worker:
                     topics_regex = connector_config.get("topics.regex") or None
                     topics = [t.strip() for t in connector_config.get("topics", "").split(",") if t.strip()]
                     worker_task = WorkerSinkTask(
-                        spec, target, self.spark, report, settings,
+                        spec, target, self.spark, task_report, settings,
                         bootstrap_servers=self.config.bootstrap_servers,
                         consumer_overrides=self._client_props(connector_config, "consumer"),
                         kafka_options=self._consumer_options(connector_config),
@@ -415,6 +460,12 @@ class Worker:
 
                 self._admin = AdminClient(self._admin_config())
             return self._admin
+
+    def close(self) -> None:
+        """Release the worker's own Kafka clients, once its connectors and tasks stopped
+        (and before the brokers go away: an open client keeps reconnecting, and says so)."""
+        with self._lock:
+            self._admin = None  # librdkafka closes a client when its last reference goes
 
     def _admin_config(self) -> dict[str, str]:
         # admin.listeners is a REST setting, not a client one.
@@ -476,8 +527,7 @@ class Worker:
         if worker_task is None:
             return
         worker_task.stop()
-        if not worker_task.join(timeout if timeout is not None else self._graceful_s()):
-            log.warning("Task %s-%s did not stop in time", name, task)
+        self._await_stopped(name, [(task, worker_task)], timeout if timeout is not None else self._graceful_s())
 
     def stop_tasks(self, name: str, wc: WorkerConnector | None = None) -> None:
         wc = wc or self._connectors.get(name)
@@ -487,16 +537,36 @@ class Worker:
         wc.tasks.clear()
         for _, task in tasks:
             task.stop()
-        deadline_each = self._graceful_s()
+        self._await_stopped(name, tasks, self._graceful_s())
+
+    @staticmethod
+    def _await_stopped(name: str, tasks: list[tuple[int, WorkerTask]], timeout_s: float) -> None:
+        """Wait for stopping tasks with one deadline for all of them (Kafka's
+        ``task.shutdown.graceful.timeout.ms`` is a total); a task still running after it
+        is abandoned: it reports nothing and commits nothing any more."""
+        deadline = time.monotonic() + timeout_s
         for task_id, task in tasks:
-            if not task.join(deadline_each):
-                log.warning("Task %s-%s did not stop within task.shutdown.graceful.timeout.ms", name, task_id)
+            if not task.join(max(0.0, deadline - time.monotonic())):
+                log.error("Graceful stop of task %s-%s failed: it did not stop within "
+                          "task.shutdown.graceful.timeout.ms; abandoning it", name, task_id)
+                task.cancel()
 
     def _graceful_s(self) -> float:
-        # Batches are bounded, so a clean stop normally finishes the batch under way;
-        # allow at least 30 s for the Spark job in flight before giving up on it.
-        return max(30.0, self.config.get("task.shutdown.graceful.timeout.ms") / 1000.0)
+        return self.config.get("task.shutdown.graceful.timeout.ms") / 1000.0
 
     def stop(self) -> None:
-        for name in list(self._connectors):
+        """Every task told to stop at once and awaited with one deadline, then the connectors."""
+        with self._lock:
+            hosted = list(self._connectors.items())
+            stopping = []
+            for name, wc in hosted:
+                stopping.append((name, list(wc.tasks.items())))
+                wc.tasks.clear()
+        for _, tasks in stopping:
+            for _, task in tasks:
+                task.stop()
+        deadline = time.monotonic() + self._graceful_s()
+        for name, tasks in stopping:
+            self._await_stopped(name, tasks, max(0.0, deadline - time.monotonic()))
+        for name, _ in hosted:
             self.stop_connector(name)

@@ -57,6 +57,7 @@ __all__ = [
     "TaskSpec",
     "run_sink_batch",
     "run_source_batch",
+    "pause_host",
     "stop_host",
 ]
 
@@ -68,7 +69,7 @@ SOURCE_OUTPUT_DDL = (
 # for the dead letter queue, or one row carrying a failure.
 SINK_OUTPUT_SCHEMA = pa.schema(
     [
-        ("kind", pa.string()),  # "commit" | "rewind" | "paused" | "error"
+        ("kind", pa.string()),  # "commit" | "rewind" | "paused" | "timeout" | "dlq" | "error"
         ("topic", pa.string()),
         ("partition", pa.int32()),
         ("offset", pa.int64()),
@@ -148,6 +149,9 @@ class SinkBatchSpec:
     end: dict[tuple[str, int], int] = field(default_factory=dict)
     # What the chain's typed columns (sink_key, sink_value, sink_added_headers) hold.
     typed: TypedOutputs | None = None
+    # Start the task instance only (Kafka starts a sink task before its first poll):
+    # no put(), no pre_commit().
+    start_only: bool = False
 
 
 @contextlib.contextmanager
@@ -230,6 +234,17 @@ def _stop_quietly(host: _Host) -> None:
         host.stop()
     except Exception:  # a task failing in stop() must not fail another task's batch
         log.warning("Error stopping a task instance", exc_info=True)
+
+
+def pause_host(connector: str, task: int, incarnation: str, timeout_s: float) -> bool:
+    """Stop a source task's polling (Kafka does not poll a paused task) and wait up to
+    ``timeout_s`` for a ``poll()`` under way to return; the next batch resumes polling.
+    False when the task's instance is not in this Python worker or its poll did not return."""
+    with _HOSTS_LOCK:
+        host = _HOSTS.get((connector, task))
+    if not isinstance(host, _SourceHost) or host.incarnation != incarnation:
+        return False
+    return host.pause_polling(timeout_s)
 
 
 def stop_host(connector: str, task: int, incarnation: str) -> bool:
@@ -360,6 +375,11 @@ class _SourceHost(_Host):
         self.carry: list[SourceRecord] = []
         self._stopped = False
         self.last_drain = time.monotonic()
+        # Polling stops while the task is paused; ``_in_poll`` tells a pause when the
+        # poll() under way has returned.
+        self._gate = threading.Condition()
+        self._paused = False
+        self._in_poll = False
         self._thread = threading.Thread(
             target=self._poll_loop, name=f"sluice-source-{task_spec.connector}-{task_spec.task}", daemon=True
         )
@@ -367,6 +387,12 @@ class _SourceHost(_Host):
 
     def _poll_loop(self) -> None:
         while not self._stopping.is_set():
+            with self._gate:
+                while self._paused and not self._stopping.is_set():
+                    self._gate.wait(0.5)
+                if self._stopping.is_set():
+                    return
+                self._in_poll = True
             try:
                 records = self.task.poll()
             except RetriableError:
@@ -375,6 +401,10 @@ class _SourceHost(_Host):
             except BaseException as exc:  # the task is FAILED with this trace
                 self._offer(_Failure(_format_trace(exc)))
                 return
+            finally:
+                with self._gate:
+                    self._in_poll = False
+                    self._gate.notify_all()
             if records:
                 self._offer(records)
             if time.monotonic() - self.last_drain > self.IDLE_STOP_S:
@@ -382,6 +412,23 @@ class _SourceHost(_Host):
                 self._stopping.set()
                 threading.Thread(target=self.stop, daemon=True).start()
                 return
+
+    def pause_polling(self, timeout_s: float) -> bool:
+        """No poll() after this returns True (records already polled stay queued)."""
+        deadline = time.monotonic() + timeout_s
+        with self._gate:
+            self._paused = True
+            while self._in_poll:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._gate.wait(remaining)
+        return True
+
+    def resume_polling(self) -> None:
+        with self._gate:
+            self._paused = False
+            self._gate.notify_all()
 
     def offer_split_read(self, parts: list[Any]) -> None:
         self._offer(_SplitRead(parts))
@@ -412,6 +459,8 @@ class _SourceHost(_Host):
             return
         self._stopped = True
         self._stopping.set()
+        with self._gate:
+            self._gate.notify_all()
         try:
             self.task.stop()
         finally:
@@ -451,6 +500,7 @@ def _run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordB
     assert isinstance(host, _SourceHost)
     host.last_seq = spec.seq
     host.last_drain = time.monotonic()
+    host.resume_polling()  # a batch runs only while the task is not paused
 
     last_offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
     topics: set[str] = set()
@@ -782,6 +832,11 @@ def _run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> I
     assert isinstance(host, _SinkHost)
     host.last_seq = spec.seq
     host.dead = []
+    if spec.start_only:
+        for _ in batches:
+            pass
+        yield from _requested_timeout(host)
+        return
     try:
         delivered = False
         for batch in batches:
@@ -827,6 +882,16 @@ def _run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> I
         for t, p, off in rewinds:
             host.positions[TopicPartition(t, p)] = off
         yield _sink_rows("rewind", rewinds)  # type: ignore[arg-type]
+    yield from _requested_timeout(host)
+
+
+def _requested_timeout(host: _SinkHost) -> Iterator[pa.RecordBatch]:
+    """A ``timeout`` row when the task called ``context.timeout(ms)``: the driver calls
+    ``put`` again within that time even if no record arrives (Kafka's next poll waits at
+    most that long). As in Kafka, a timeout serves one wait only."""
+    if host.context.timeout_ms > 0:
+        yield _sink_rows("timeout", [(None, None, host.context.timeout_ms)])
+        host.context.timeout_ms = 0
 
 
 def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[str, list[Any]],

@@ -45,6 +45,7 @@ from sluice.spark.executor import (
     run_sink_batch,
     run_source_batch,
     run_split_part,
+    pause_host,
     stop_host,
 )
 
@@ -81,6 +82,8 @@ class SinkBatchResult:
     failure: str | None = None
     # rows for the dead letter queue (key, value, headers_json, ts_ms), in consumed order
     dead_letters: list[Any] = field(default_factory=list)
+    # the task called context.timeout(ms): call put() again within this time
+    timeout_ms: int | None = None
 
 
 AFFINITY_ENV = "SLUICE_TASK_AFFINITY"
@@ -177,6 +180,22 @@ class SparkSourceTaskRunner:
         if len(entries) < len(parts) and failure is None:
             failure = f"{len(parts) - len(entries)} of {len(parts)} parts of a split read reported nothing"
         return SourceBatchResult(count, list(offsets.values()), failure, False, sorted(topics))
+
+    def pause(self, timeout_s: float) -> bool:
+        """Stop the task's polling in the Python worker that holds its instance, once the
+        poll() under way returned (the next batch resumes it). False if that could not be
+        confirmed: the instance is elsewhere or gone, or its poll() is still running."""
+        task = self.task
+
+        def pause(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for _ in batches:
+                pass
+            paused = pause_host(task.connector, task.task, task.incarnation, timeout_s)
+            yield pa.RecordBatch.from_pydict({"paused": [paused]})
+
+        _job_group(self.spark, task)
+        rows = _map_in_arrow(self.spark.range(0, 1, 1, 1), pause, "paused boolean", task).collect()
+        return bool(rows and rows[0].paused)
 
     def _write_to_kafka(self, frame: DataFrame) -> None:
         """Run the job that makes ``frame`` with Spark's Kafka sink as its writer."""
@@ -290,7 +309,26 @@ class SparkSinkTaskRunner:
         for key, value in self.kafka_options.items():
             reader = reader.option(key, value)
         frame = sink_rows(reader.load(), self.chain)
-        rows = _map_in_arrow(frame.coalesce(1), deliver, SINK_OUTPUT_DDL, self.task).collect()
+        return self._result(_map_in_arrow(frame.coalesce(1), deliver, SINK_OUTPUT_DDL, self.task).collect())
+
+    def run_without_records(
+        self, seq: int, assignment: list[tuple[str, int]], committed: dict[tuple[str, int], int], start_only: bool
+    ) -> SinkBatchResult:
+        """A batch with no records: ``put([])`` and ``pre_commit`` as after a consumer poll
+        that returned nothing, or, with ``start_only``, only the start of the task's
+        instance (what Kafka does before its first poll)."""
+        spec = SinkBatchSpec(self.task, seq, assignment, dict(committed), {}, start_only=start_only)
+
+        def deliver(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for _ in batches:  # the single driving row of range(1)
+                pass
+            yield from run_sink_batch(spec, iter(()))
+
+        _job_group(self.spark, self.task)
+        return self._result(_map_in_arrow(self.spark.range(0, 1, 1, 1), deliver, SINK_OUTPUT_DDL, self.task).collect())
+
+    @staticmethod
+    def _result(rows: list[Any]) -> SinkBatchResult:
         result = SinkBatchResult()
         for row in rows:
             if row.kind == "commit":
@@ -301,6 +339,8 @@ class SparkSinkTaskRunner:
                 result.paused.add((row.topic, row.partition))
             elif row.kind == "dlq":
                 result.dead_letters.append(row)
+            elif row.kind == "timeout":
+                result.timeout_ms = row.offset
             elif row.kind == "error":
                 result.failure = row.trace
         return result

@@ -1,14 +1,28 @@
-"""Builds the worker's SparkSession: Spark runs inside the worker process (the driver)."""
+"""Builds the worker's SparkSession: Spark runs inside the worker process (the driver).
+
+Spark's JVM logs through :mod:`logging`: the session starts the JVM itself, with Sluice's
+log4j2 configuration (``log4j2.properties`` next to this module: one line per event,
+``LEVEL logger: message``) and its standard error read by a thread that logs every line
+again under the Java logger's name. So the JVM's lines land in the worker's log, in the
+worker's format, and the worker's log level applies to them.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import sys
+import threading
 from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import IO, Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["TIMESTAMP_INTERCEPTOR_CONF", "build_spark_session", "spark_version"]
+__all__ = ["TIMESTAMP_INTERCEPTOR_CONF", "build_spark_session", "spark_version", "stop_spark_session"]
+
+log = logging.getLogger(__name__)
 
 # Set when the producer interceptor that writes source records' timestamps is on the
 # classpath (its class name): Spark's Kafka sink has no timestamp column of its own.
@@ -29,6 +43,18 @@ DEFAULTS = {
 }
 
 
+LOG4J2_CONFIG_OPTION = "-Dlog4j2.configurationFile="
+
+# A log4j event as log4j2.properties writes it: newlines inside it encoded as \\n.
+_JVM_EVENT = re.compile(r"(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (\S+): (.*)")
+_JVM_LEVELS = {"TRACE": logging.DEBUG, "DEBUG": logging.DEBUG, "INFO": logging.INFO,
+               "WARN": logging.WARNING, "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
+# The JVM's own start-up notices about the JDK features Spark's launcher always enables
+# (e.g. "WARNING: Using incubator modules: jdk.incubator.vector"): not about the worker.
+_JVM_NOTICE = "WARNING: "
+_jvm_output_log = logging.getLogger("sluice.spark.jvm")
+
+
 def _runs_on_this_machine(master: str) -> bool:
     """Local mode, or a standalone master whose every address is the loopback."""
     if master.startswith("local"):
@@ -43,6 +69,66 @@ def spark_version() -> str:
     import pyspark
 
     return pyspark.__version__
+
+
+def _log4j2_config() -> str:
+    return str(resources.files("sluice.spark") / "log4j2.properties")
+
+
+def _with_log4j2_config(java_options: str) -> str:
+    """The driver's JVM options with Sluice's log4j2 configuration, unless they name one."""
+    if "log4j2.configurationFile" in java_options or "log4j.configurationFile" in java_options:
+        return java_options
+    option = LOG4J2_CONFIG_OPTION + _log4j2_config()
+    if any(c.isspace() or c in "\"'\\" for c in option):
+        option = '"' + option.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{option} {java_options}".strip()
+
+
+def _log_jvm_line(line: str) -> None:
+    event = _JVM_EVENT.fullmatch(line)
+    if event is not None:
+        level, name, message = event.groups()
+        message = message.replace("\\r", "").replace("\\n", "\n").rstrip("\n")
+        logging.getLogger(name).log(_JVM_LEVELS[level], "%s", message)
+    elif line.startswith(_JVM_NOTICE):
+        _jvm_output_log.debug("%s", line)
+    elif line.strip():
+        # Not a log4j event: Spark's Python workers (their output goes to the JVM's
+        # standard error) or the JVM itself.
+        _jvm_output_log.info("%s", line)
+
+
+def _forward_jvm_output(stream: IO[bytes]) -> None:
+    """Log each line the JVM writes to its standard error, until it exits."""
+    with stream:
+        for raw in stream:
+            try:
+                _log_jvm_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
+            except Exception:  # noqa: BLE001 - never stop reading: the JVM would block on a full pipe
+                pass
+
+
+def _launch_jvm(settings: Mapping[str, str]) -> None:
+    """Start Spark's JVM (pyspark's py4j gateway, through spark-submit as pyspark does)
+    with its standard error read into :mod:`logging`, unless it is already running."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    conf = SparkConf(loadDefaults=False)  # no JVM yet: the settings become spark-submit's --conf
+    conf.setAll(list(settings.items()))
+    read_fd, write_fd = os.pipe()
+    # Read from the start: what a JVM that fails to start says is logged too, and a full
+    # pipe never blocks it.
+    threading.Thread(target=_forward_jvm_output, args=(os.fdopen(read_fd, "rb"),),
+                     name="sluice-spark-jvm-output", daemon=True).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_fd})
+    finally:
+        os.close(write_fd)  # the JVM (and its children) hold their own copies
+    SparkContext._ensure_initialized(gateway=gateway)
 
 
 def build_spark_session(
@@ -67,11 +153,30 @@ def build_spark_session(
         # Spark's default (this host's name) applies, or set spark.driver.host.
         settings.setdefault("spark.driver.host", "127.0.0.1")
         settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
+        # Spark looks up this host's address when it starts, and warns when the host name
+        # resolves to the loopback (as it often does on a laptop) unless SPARK_LOCAL_IP
+        # says which address to use: the driver's own, here.
+        os.environ.setdefault("SPARK_LOCAL_IP", settings["spark.driver.bindAddress"])
+    settings["spark.driver.extraJavaOptions"] = _with_log4j2_config(settings.get("spark.driver.extraJavaOptions", ""))
     user_jars = [j for j in settings.get("spark.jars", "").split(",") if j]
     settings["spark.jars"] = ",".join([*jars, *user_jars])
+    _launch_jvm(settings)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.get("sluice.spark.log.level", "WARN"))
     return spark
+
+
+def stop_spark_session(spark: Any) -> None:
+    """Stop the worker's SparkSession, closing first the Kafka producers Spark keeps for
+    its tasks (a JVM-wide cache that outlives the session: left open, they keep talking
+    to the brokers until the process exits, and complain once the brokers are gone)."""
+    try:
+        producers = getattr(spark.sparkContext._jvm.org.apache.spark.sql.kafka010.producer,
+                            "InternalKafkaProducerPool$")
+        getattr(producers, "MODULE$").reset()
+    except Exception as exc:  # noqa: BLE001 - Spark's Kafka connector not loaded: nothing to close
+        log.debug("Could not close Spark's cached Kafka producers: %s", exc)
+    spark.stop()

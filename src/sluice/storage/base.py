@@ -81,6 +81,8 @@ class ConnectorStatus:
     worker_id: str
     trace: str | None = None
     generation: int = 0
+    #: The connector plugin's version (Kafka 4.x records it); ``None`` when unknown.
+    version: str | None = None
 
     def __post_init__(self) -> None:
         _normalise_state(self)
@@ -96,6 +98,8 @@ class TaskStatus:
     worker_id: str
     trace: str | None = None
     generation: int = 0
+    #: The task's version (its ``version()``, as Kafka 4.x records it); ``None`` when unknown.
+    version: str | None = None
 
     def __post_init__(self) -> None:
         _normalise_state(self)
@@ -126,6 +130,12 @@ class StatusBackingStore(ABC):
 
     @abstractmethod
     def put_task(self, status: TaskStatus) -> None: ...
+
+    def put_task_safe(self, status: TaskStatus) -> None:
+        """Write unless another worker wrote the task's status in a newer generation
+        (Kafka's ``putSafe``: a late FAILED or UNASSIGNED from a worker that lost the task
+        must not hide its new owner's status). One worker's stores: the same as :meth:`put_task`."""
+        self.put_task(status)
 
     @abstractmethod
     def get_connector(self, name: str) -> ConnectorStatus | None: ...

@@ -4,8 +4,9 @@ Records, as Kafka Connect writes them (see :mod:`sluice.storage.kafka_formats`):
 
 * ``status-connector-<name>`` and ``status-task-<name>-<n>``:
   ``{"state":"RUNNING","trace":null,"worker_id":"host:port","generation":3,"version":"1.0"}``
-  (``version``, the plugin's version, is what Kafka Connect 4.1+ writes; older readers
-  ignore it, and it is ``null`` when unknown);
+  (``version``, the connector's or task's plugin version, is what Kafka Connect 4.1+
+  writes; older readers ignore it, and it is ``null`` when unknown; it travels as the
+  statuses' ``version``);
 * ``status-topic-<topic>:connector-<name>``:
   ``{"topic":{"name":..,"connector":..,"task":0,"discoverTimestamp":<ms>}}``;
 * a tombstone removes the entry (a DESTROYED status, a deleted connector or task, a
@@ -44,7 +45,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from confluent_kafka import KafkaError
@@ -103,11 +104,10 @@ StatusListener = Callable[[StatusChange], None]
 class _Entry(Generic[S]):
     """The held status of one connector or task, with Kafka's write bookkeeping."""
 
-    __slots__ = ("deleted", "sequence", "value", "version")
+    __slots__ = ("deleted", "sequence", "value")
 
     def __init__(self) -> None:
         self.value: S | None = None
-        self.version: str | None = None  # the plugin version recorded with the value
         self.sequence = 0
         self.deleted = False
 
@@ -208,7 +208,8 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def put_connector(self, status: ConnectorStatus, *, version: str | None = None) -> None:
         """Write the connector's status (a tombstone for DESTROYED).
 
-        ``version`` is the connector plugin's version, recorded as Kafka Connect 4.1+ does.
+        The record carries ``status.version`` (the connector plugin's version, as Kafka
+        Connect 4.1+ records it); ``version``, when given, replaces it.
         """
         entry = self._connector_entry(status.connector)
         self._send(connector_status_key(status.connector), status, entry, safe=False, version=version)
@@ -230,15 +231,13 @@ class KafkaStatusBackingStore(StatusBackingStore):
 
     def connector_version(self, name: str) -> str | None:
         """The plugin version recorded with the connector's status (``None`` if none)."""
-        with self._lock:
-            entry = self._connectors.get(name)
-            return None if entry is None else entry.version
+        status = self.get_connector(name)
+        return None if status is None else status.version
 
     def task_version(self, name: str, task: int) -> str | None:
-        """The plugin version recorded with the task's status (``None`` if none)."""
-        with self._lock:
-            entry = self._tasks.get(name, {}).get(task)
-            return None if entry is None else entry.version
+        """The version recorded with the task's status (``None`` if none)."""
+        status = self.get_task(name, task)
+        return None if status is None else status.version
 
     def get_connector(self, name: str) -> ConnectorStatus | None:
         with self._lock:
@@ -328,7 +327,9 @@ class KafkaStatusBackingStore(StatusBackingStore):
 
     def _send(self, key: str, status: S, entry: _Entry[S], *, safe: bool, version: str | None) -> None:
         self._check_started()
-        value = encode_status(status.state, status.worker_id, status.generation, status.trace, version)
+        if version is not None:
+            status = replace(status, version=version)
+        value = encode_status(status.state, status.worker_id, status.generation, status.trace, status.version)
         with self._lock:
             self._generation = status.generation
             if safe and not entry.can_write_safely(status):
@@ -444,13 +445,13 @@ class KafkaStatusBackingStore(StatusBackingStore):
                 entry.deleted = True
             return StatusChange("connector", name, None)
         decoded = decode_status(value)
-        status = ConnectorStatus(name, decoded.state, decoded.worker_id, decoded.trace, decoded.generation)  # type: ignore[arg-type]
+        status = ConnectorStatus(name, decoded.state, decoded.worker_id, decoded.trace,  # type: ignore[arg-type]
+                                 decoded.generation, decoded.version)
         with self._lock:
             entry = self._connectors.get(name)
             if entry is None:
                 entry = self._connectors[name] = _Entry()
             entry.value = status
-            entry.version = decoded.version
         return StatusChange("connector", name, status)
 
     def _read_task(self, name: str, task: int, value: bytes | None) -> StatusChange | None:
@@ -465,7 +466,8 @@ class KafkaStatusBackingStore(StatusBackingStore):
                 entry.deleted = True
             return StatusChange("task", name, None, task=task)
         decoded = decode_status(value)
-        status = TaskStatus(name, task, decoded.state, decoded.worker_id, decoded.trace, decoded.generation)  # type: ignore[arg-type]
+        status = TaskStatus(name, task, decoded.state, decoded.worker_id, decoded.trace,  # type: ignore[arg-type]
+                            decoded.generation, decoded.version)
         with self._lock:
             tasks = self._tasks.setdefault(name, {})
             entry = tasks.get(task)
@@ -481,7 +483,6 @@ class KafkaStatusBackingStore(StatusBackingStore):
                 log.debug("Ignoring stale UNASSIGNED status of %s-%d in favour of %s", name, task, held)
                 return None
             entry.value = status
-            entry.version = decoded.version
         return StatusChange("task", name, status, task=task)
 
     def _read_topic(self, connector: str, topic: str, value: bytes | None) -> StatusChange | None:

@@ -35,6 +35,8 @@ from sluice.runtime.herder.base import (
 )
 
 WORKER_ID = "fake-worker:8083"
+#: The plugin version the fake's connectors and tasks report on their statuses.
+PLUGIN_VERSION = "4.0.0"
 
 _TARGET_TO_STATE = {
     TargetState.STARTED: State.RUNNING,
@@ -61,8 +63,8 @@ class FakeHerder(Herder):
             "Worker has completed startup and is ready to handle requests.",
         )
         self.plugins: list[PluginInfo] = [
-            PluginInfo("org.apache.kafka.connect.file.FileStreamSinkConnector", "sink", "4.0.0"),
-            PluginInfo("org.apache.kafka.connect.file.FileStreamSourceConnector", "source", "4.0.0"),
+            PluginInfo("org.apache.kafka.connect.file.FileStreamSinkConnector", "sink", PLUGIN_VERSION),
+            PluginInfo("org.apache.kafka.connect.file.FileStreamSourceConnector", "source", PLUGIN_VERSION),
             PluginInfo("org.apache.kafka.connect.transforms.Cast$Value", "transformation", None),
             PluginInfo("org.apache.kafka.connect.storage.StringConverter", "converter", "undefined"),
         ]
@@ -125,12 +127,12 @@ class FakeHerder(Herder):
     def _apply_target(self, name: str, target: TargetState) -> None:
         self.target_states[name] = target
         state = _TARGET_TO_STATE[target]
-        self.connector_states[name] = StateInfo(state.value, WORKER_ID)
+        self.connector_states[name] = StateInfo(state.value, WORKER_ID, version=PLUGIN_VERSION)
         if target == TargetState.STOPPED:
             self.task_states[name] = {}
         else:
             self.task_states[name] = {
-                t.task: TaskStateInfo(t.task, state.value, WORKER_ID) for t in self._tasks(name)
+                t.task: TaskStateInfo(t.task, state.value, WORKER_ID, version=PLUGIN_VERSION) for t in self._tasks(name)
             }
 
     # ---- Herder
@@ -249,13 +251,13 @@ class FakeHerder(Herder):
                 return None
             conn = self.connector_states[name]
             if not only_failed or conn.state == State.FAILED.value:
-                conn_out = StateInfo(State.RESTARTING.value, conn.worker_id)
+                conn_out = StateInfo(State.RESTARTING.value, conn.worker_id, version=conn.version)
             else:
                 conn_out = conn
             tasks = []
             for t in sorted(self.task_states[name].values(), key=lambda t: t.id):
                 if include_tasks and (not only_failed or t.state == State.FAILED.value):
-                    tasks.append(TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id))
+                    tasks.append(TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id, version=t.version))
                 else:
                     tasks.append(t)
             return ConnectorStateInfo(name, conn_out, tasks, self._type_of(self.configs[name]))

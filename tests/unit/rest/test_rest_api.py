@@ -13,7 +13,7 @@ from sluice.rest import RestServer, create_app
 from sluice.rest.server import parse_listener, parse_listeners
 from sluice.runtime.herder.base import ConnectRestError, State, StateInfo, TargetState, TaskStateInfo
 
-from .fake_herder import WORKER_ID, FakeHerder
+from .fake_herder import PLUGIN_VERSION, WORKER_ID, FakeHerder
 
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -83,8 +83,8 @@ def test_list_expand_status(client):
         "a": {
             "status": {
                 "name": "a",
-                "connector": {"state": "RUNNING", "worker_id": WORKER_ID},
-                "tasks": [{"id": 0, "state": "RUNNING", "worker_id": WORKER_ID}],
+                "connector": {"state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
+                "tasks": [{"id": 0, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION}],
                 "type": "sink",
             }
         }
@@ -467,20 +467,45 @@ def test_connector_status_sorted_with_trace(client, herder):
     assert r.status_code == 200
     assert r.json() == {
         "name": "s1",
-        "connector": {"state": "RUNNING", "worker_id": WORKER_ID},
+        "connector": {"state": "RUNNING", "worker_id": WORKER_ID, "version": None},
         "tasks": [
-            {"id": 0, "state": "RUNNING", "worker_id": WORKER_ID},
-            {"id": 1, "state": "FAILED", "worker_id": WORKER_ID, "trace": "Traceback (most recent call last):\n..."},
-            {"id": 2, "state": "RUNNING", "worker_id": WORKER_ID},
+            {"id": 0, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
+            {"id": 1, "state": "FAILED", "worker_id": WORKER_ID, "version": None,
+             "trace": "Traceback (most recent call last):\n..."},
+            {"id": 2, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
         ],
         "type": "sink",
     }
 
 
+def test_status_version_as_kafka_serialises_it(client, herder):
+    """Kafka 4.3.1's ConnectorStateInfo, serialised by its own Jackson setup: ``version``
+    follows ``worker_id`` and precedes ``trace``, is written as null when unknown and left
+    out when ``"undefined"`` (PluginInfo.NoVersionFilter)."""
+    create(client, "s1", **{"tasks.max": "2"})
+    herder.connector_states["s1"] = StateInfo(State.RUNNING.value, WORKER_ID, version="4.3.1")
+    herder.task_states["s1"][0] = TaskStateInfo(0, State.FAILED.value, WORKER_ID, "trace", "1.2")
+    herder.task_states["s1"][1] = TaskStateInfo(1, State.RUNNING.value, WORKER_ID, "", None)
+    r = client.get("/connectors/s1/status")
+    # What Kafka's classes give for ConnectorState("RUNNING", w, null, "4.3.1"),
+    # TaskState(0, "FAILED", w, "trace", "1.2") and TaskState(1, "RUNNING", w, "", null):
+    assert r.content == (
+        b'{"name":"s1","connector":{"state":"RUNNING","worker_id":"fake-worker:8083","version":"4.3.1"},'
+        b'"tasks":[{"id":0,"state":"FAILED","worker_id":"fake-worker:8083","version":"1.2","trace":"trace"},'
+        b'{"id":1,"state":"RUNNING","worker_id":"fake-worker:8083","version":null}],"type":"sink"}'
+    )
+    herder.connector_states["s1"] = StateInfo(State.FAILED.value, WORKER_ID, "boom", "undefined")
+    assert client.get("/connectors/s1/status").content.startswith(
+        b'{"name":"s1","connector":{"state":"FAILED","worker_id":"fake-worker:8083","trace":"boom"},')
+    assert client.get("/connectors/s1/tasks/0/status").content == (
+        b'{"id":0,"state":"FAILED","worker_id":"fake-worker:8083","version":"1.2","trace":"trace"}')
+
+
 def test_connector_status_enum_states_serialised_as_strings(client, herder):
     create(client, "s1")
     herder.connector_states["s1"] = StateInfo(State.PAUSED, WORKER_ID)  # type: ignore[arg-type]
-    assert client.get("/connectors/s1/status").json()["connector"] == {"state": "PAUSED", "worker_id": WORKER_ID}
+    assert client.get("/connectors/s1/status").json()["connector"] == {
+        "state": "PAUSED", "worker_id": WORKER_ID, "version": None}
 
 
 def test_task_configs(client):
@@ -506,12 +531,13 @@ def test_task_status(client, herder):
     create(client, "s1", **{"tasks.max": "2"})
     r = client.get("/connectors/s1/tasks/1/status")
     assert r.status_code == 200
-    assert r.json() == {"id": 1, "state": "RUNNING", "worker_id": WORKER_ID}
+    assert r.json() == {"id": 1, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION}
     herder.task_states["s1"][0] = TaskStateInfo(0, "FAILED", WORKER_ID, "boom trace")
     assert client.get("/connectors/s1/tasks/0/status").json() == {
         "id": 0,
         "state": "FAILED",
         "worker_id": WORKER_ID,
+        "version": None,
         "trace": "boom trace",
     }
 
@@ -586,10 +612,10 @@ def test_restart_include_tasks_is_202(client, herder):
     assert herder.calls[-1] == ("restart_connector", ("s1", True, False))
     assert r.json() == {
         "name": "s1",
-        "connector": {"state": "RESTARTING", "worker_id": WORKER_ID},
+        "connector": {"state": "RESTARTING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
         "tasks": [
-            {"id": 0, "state": "RESTARTING", "worker_id": WORKER_ID},
-            {"id": 1, "state": "RESTARTING", "worker_id": WORKER_ID},
+            {"id": 0, "state": "RESTARTING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
+            {"id": 1, "state": "RESTARTING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
         ],
         "type": "sink",
     }
@@ -597,16 +623,16 @@ def test_restart_include_tasks_is_202(client, herder):
 
 def test_restart_only_failed_is_202(client, herder):
     create(client, "s1", **{"tasks.max": "2"})
-    herder.task_states["s1"][1] = TaskStateInfo(1, "FAILED", WORKER_ID, "trace")
+    herder.task_states["s1"][1] = TaskStateInfo(1, "FAILED", WORKER_ID, "trace", PLUGIN_VERSION)
     r = client.post("/connectors/s1/restart?includeTasks=true&onlyFailed=True")
     assert r.status_code == 202
     assert herder.calls[-1] == ("restart_connector", ("s1", True, True))
     assert r.json() == {
         "name": "s1",
-        "connector": {"state": "RUNNING", "worker_id": WORKER_ID},
+        "connector": {"state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
         "tasks": [
-            {"id": 0, "state": "RUNNING", "worker_id": WORKER_ID},
-            {"id": 1, "state": "RESTARTING", "worker_id": WORKER_ID},
+            {"id": 0, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
+            {"id": 1, "state": "RESTARTING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
         ],
         "type": "sink",
     }

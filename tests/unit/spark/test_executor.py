@@ -9,6 +9,7 @@ import pytest
 from sluice.api import Schema, SinkTask, SourceRecord, SourceTask, TopicPartition
 from sluice.spark import executor
 from sluice.spark.executor import PluginSpec, SinkBatchSpec, SourceBatchSpec, TaskSpec, run_sink_batch, run_source_batch
+from tests.helpers import wait_until
 
 STRING = PluginSpec("sluice.converters.string.StringConverter", {})
 HEADERS = PluginSpec("sluice.converters.simple_header.SimpleHeaderConverter", {})
@@ -268,3 +269,64 @@ def test_a_failing_part_reports_the_rows_before_it_and_its_trace():
     out = _values(executor.run_split_part(executor.SplitPartSpec(spec, 0, 1, (3, 5)), report))
     (_, _, index, _, count, trace, _), = report.value
     assert out == ["row3"] and index == 1 and count == 1 and "cannot read row 4" in trace
+
+
+class EndlessSourceTask(SourceTask):
+    """Polls one record each call, forever; counts its polls."""
+
+    def start(self, props):
+        self.polls = 0
+
+    def poll(self):
+        self.polls += 1
+        return [SourceRecord({"p": 1}, {"i": self.polls}, "t", value_schema=Schema.STRING_SCHEMA, value="x")]
+
+    def stop(self):
+        pass
+
+
+def test_a_paused_source_instance_polls_no_more_until_its_next_batch():
+    task = TaskSpec("e", 0, f"{__name__}.EndlessSourceTask", {}, "a", STRING, STRING, HEADERS)
+    report = Report()
+    list(run_source_batch(SourceBatchSpec(task, 0, [], max_records=3, max_wait_ms=500), report))
+    host = executor._HOSTS[("e", 0)]
+    assert executor.pause_host("e", 0, "a", timeout_s=5.0)
+    polls = host.task.polls
+    # The poll thread is parked: it would notify the gate after another poll.
+    with host._gate:
+        assert not host._gate.wait_for(lambda: host.task.polls != polls, timeout=0.5)
+    assert host.task.polls == polls
+    assert not executor.pause_host("e", 0, "another incarnation", timeout_s=1.0)
+    # The next batch resumes polling.
+    out = _values(run_source_batch(SourceBatchSpec(task, 1, [], max_records=3, max_wait_ms=2000), report))
+    assert len(out) == 3
+    # Three records left the bounded queue, so the poll thread polls at least three more times.
+    wait_until(lambda: host.task.polls >= polls + 3, timeout=10, message="polling again")
+
+
+class TimeoutSinkTask(SinkTask):
+    """Asks for a call within 250 ms at start and after each put; records the calls."""
+
+    def start(self, props):
+        EVENTS.append("sink-start")
+        self.context.timeout(250)
+
+    def put(self, records):
+        EVENTS.append(f"put:{len(records)}")
+        self.context.timeout(250)
+
+    def pre_commit(self, offsets):
+        EVENTS.append("pre-commit")
+        return {}
+
+    def stop(self):
+        pass
+
+
+def test_a_start_only_batch_starts_the_sink_without_put_and_reports_the_timeout_it_asked_for():
+    task = TaskSpec("s", 0, f"{__name__}.TimeoutSinkTask", {"topics": "t"}, "x", STRING, STRING, HEADERS)
+    rows = _rows(run_sink_batch(SinkBatchSpec(task, 0, [("t", 0)], {("t", 0): 0}, {}, start_only=True), iter([])))
+    assert EVENTS == ["sink-start"] and rows == [("timeout", None, None, 250, None)]
+    # An idle put: put([]) and pre_commit, and the timeout asked for again.
+    rows = _rows(run_sink_batch(SinkBatchSpec(task, 1, [("t", 0)], {("t", 0): 0}, {}), iter([])))
+    assert EVENTS == ["sink-start", "put:0", "pre-commit"] and rows == [("timeout", None, None, 250, None)]

@@ -482,11 +482,58 @@ def test_status_store_reads_java_records() -> None:
     store.process_record(_status("status-connector-src-c465ee", JAVA_STATUS_RUNNING))
     store.process_record(_status("status-task-src-c465ee-0", JAVA_STATUS_RUNNING))
     store.process_record(_status("status-topic-data-c465ee:connector-src-c465ee", JAVA_TOPIC_STATUS))
-    assert store.get_connector("src-c465ee") == ConnectorStatus("src-c465ee", "RUNNING", "127.0.0.1:34553", None, 3)
-    assert store.get_all_tasks("src-c465ee") == [TaskStatus("src-c465ee", 0, "RUNNING", "127.0.0.1:34553", None, 3)]
+    # the statuses carry Kafka's plugin version, and compare with it (as AbstractStatus.equals does)
+    assert store.get_connector("src-c465ee") == ConnectorStatus(
+        "src-c465ee", "RUNNING", "127.0.0.1:34553", None, 3, version="4.3.1")
+    assert store.get_all_tasks("src-c465ee") == [
+        TaskStatus("src-c465ee", 0, "RUNNING", "127.0.0.1:34553", None, 3, version="4.3.1")]
     assert store.connector_version("src-c465ee") == "4.3.1"
+    assert store.task_version("src-c465ee", 0) == "4.3.1"
     assert store.get_topics("src-c465ee") == {"data-c465ee"}
     assert store.connectors() == {"src-c465ee"}
+    store.process_record(_status("status-connector-src-c465ee", JAVA_STATUS_UNASSIGNED, offset=1))
+    assert store.get_connector("src-c465ee").version is None  # "version":null
+    assert store.connector_version("src-c465ee") is None
+    assert store.task_version("src-c465ee", 7) is None and store.connector_version("other") is None
+
+
+class _LoopbackLog:
+    """Stands in for the store's KafkaBasedLog: what is sent is acknowledged and read back."""
+
+    def __init__(self, store: KafkaStatusBackingStore) -> None:
+        self.store = store
+        self.sent: dict[str, bytes | None] = {}
+
+    def send(self, key: str, value: bytes | None, callback) -> None:
+        self.sent[key] = value
+        callback(None, None)
+        self.store.process_record(_status(key, value, offset=len(self.sent)))
+
+
+def _writing_status_store() -> tuple[KafkaStatusBackingStore, _LoopbackLog]:
+    store = KafkaStatusBackingStore("statuses", {"bootstrap.servers": "127.0.0.1:1"}, synchronous=False)
+    loopback = _LoopbackLog(store)
+    store._log = loopback  # type: ignore[assignment]
+    store._started = True
+    return store, loopback
+
+
+def test_status_store_writes_the_version_of_each_status() -> None:
+    store, log = _writing_status_store()
+    store.put_connector(ConnectorStatus("src-c465ee", "RUNNING", "127.0.0.1:34553", generation=3, version="4.3.1"))
+    store.put_task(TaskStatus("src-c465ee", 0, "RUNNING", "127.0.0.1:34553", generation=3, version="4.3.1"))
+    # the records are byte for byte what Kafka Connect 4.3.1 wrote for the same statuses
+    assert log.sent["status-connector-src-c465ee"] == JAVA_STATUS_RUNNING
+    assert log.sent["status-task-src-c465ee-0"] == JAVA_STATUS_RUNNING
+    assert store.get_task("src-c465ee", 0).version == "4.3.1"
+
+    store.put_connector_safe(ConnectorStatus("src-c465ee", "UNASSIGNED", "127.0.0.1:34553", generation=3))
+    assert log.sent["status-connector-src-c465ee"] == JAVA_STATUS_UNASSIGNED
+    assert store.connector_version("src-c465ee") is None
+
+    # the keyword of the earlier interface still sets it, and wins over the status's own
+    store.put_connector(ConnectorStatus("src-c465ee", "PAUSED", "w:1", generation=4, version="1"), version="2.0")
+    assert store.get_connector("src-c465ee") == ConnectorStatus("src-c465ee", "PAUSED", "w:1", None, 4, "2.0")
 
 
 def test_stale_unassigned_task_status_is_ignored() -> None:

@@ -231,11 +231,8 @@ class MockSourceTask(SourceTask):
 
 class MockSinkTask(SinkTask):
     """Consumes and discards; with ``task-failure``, :meth:`put` raises once ``delay_ms``
-    have passed since :meth:`start`.
-
-    Kafka calls ``put`` every 250 ms even when no record arrives; Sluice delivers a
-    batch to a sink task only when one of its topics has new records, so a mock sink
-    fails at the first batch after the delay: its topics need records then."""
+    have passed since :meth:`start`. It asks through ``context.timeout`` to be called at
+    least every 250 ms, so it fails on time also when no record arrives."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._failure = _FailureClock(clock)

@@ -124,6 +124,8 @@ class StateInfo:
     state: str
     worker_id: str
     trace: str | None = None
+    #: The connector plugin's version recorded with the status (Kafka 4.x); None: unknown.
+    version: str | None = None
 
 
 @dataclass
@@ -132,6 +134,8 @@ class TaskStateInfo:
     state: str
     worker_id: str
     trace: str | None = None
+    #: The task's version recorded with the status (Kafka 4.x); None: unknown.
+    version: str | None = None
 
 
 @dataclass

@@ -121,17 +121,19 @@ class WorkerHerder(Herder):
         if status is None or config is None:
             raise NotFoundError(f"No status found for connector {name}")
         tasks = [
-            TaskStateInfo(t.task, t.state, t.worker_id, t.trace or None) for t in self.status_store.get_all_tasks(name)
+            TaskStateInfo(t.task, t.state, t.worker_id, t.trace or None, t.version)
+            for t in self.status_store.get_all_tasks(name)
         ]
         return ConnectorStateInfo(
-            name, StateInfo(status.state, status.worker_id, status.trace or None), tasks, self._type(name, config)
+            name, StateInfo(status.state, status.worker_id, status.trace or None, status.version), tasks,
+            self._type(name, config),
         )
 
     def task_status(self, name: str, task: int) -> TaskStateInfo:
         status = self.status_store.get_task(name, task)
         if status is None:
             raise NotFoundError(f"No status found for task {name}-{task}")
-        return TaskStateInfo(status.task, status.state, status.worker_id, status.trace or None)
+        return TaskStateInfo(status.task, status.state, status.worker_id, status.trace or None, status.version)
 
     def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
         order = ["sink", "source"] if connectors_only else [
@@ -170,8 +172,9 @@ class WorkerHerder(Herder):
                 State.RESTARTING.value if restart_connector else before.connector.state,
                 before.connector.worker_id,
                 None if restart_connector else before.connector.trace,
+                before.connector.version,
             ),
-            [TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id) if t.id in restart_tasks else t
+            [TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id, None, t.version) if t.id in restart_tasks else t
              for t in before.tasks],
             before.type,
         )

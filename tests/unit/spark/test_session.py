@@ -1,0 +1,74 @@
+"""Spark's JVM logs into the worker's log: Sluice's log4j2 configuration, and each line the
+JVM writes to its standard error logged again through Python's logging."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from sluice.spark import session
+
+
+def test_the_drivers_jvm_options_name_sluices_log4j2_configuration() -> None:
+    config = Path(session._log4j2_config())
+    assert config.is_file()
+    text = config.read_text()
+    assert "appender.console.layout.pattern = %p %c: %enc{%m%n%ex}{CRLF}%n" in text
+    assert "rootLogger.level = warn" in text
+    assert "org.apache.hadoop.util.NativeCodeLoader" in text
+
+    assert session._with_log4j2_config("") == f"-Dlog4j2.configurationFile={config}"
+    assert session._with_log4j2_config("-Xss4m") == f"-Dlog4j2.configurationFile={config} -Xss4m"
+
+
+@pytest.mark.parametrize("own", ["-Dlog4j2.configurationFile=/etc/mine.properties",
+                                 "-Xss4m -Dlog4j.configurationFile=file:/etc/mine.xml"])
+def test_a_log4j_configuration_of_the_users_own_is_kept(own: str) -> None:
+    assert session._with_log4j2_config(own) == own
+
+
+def test_a_path_with_spaces_is_quoted_for_spark_submit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "_log4j2_config", lambda: "/my dir/log4j2.properties")
+    assert session._with_log4j2_config("-Xss4m") == '"-Dlog4j2.configurationFile=/my dir/log4j2.properties" -Xss4m'
+
+
+def _records(caplog: pytest.LogCaptureFixture) -> list[tuple[str, int, str]]:
+    return [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+
+
+def test_log4j_events_are_logged_under_the_java_loggers_name_at_their_level(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    session._log_jvm_line("WARN org.apache.spark.SparkContext: a warning\\nsecond line\\n"
+                          "java.lang.IllegalStateException: boom\\n\tat Foo.bar(Foo.java:1)\\n")
+    session._log_jvm_line("ERROR org.apache.kafka.clients.producer.KafkaProducer: failed\\r\\n")
+    session._log_jvm_line("INFO org.apache.spark.SparkEnv: registering\\n")
+    session._log_jvm_line("FATAL x.Y$Z: gone\\n")
+    assert _records(caplog) == [
+        ("org.apache.spark.SparkContext", logging.WARNING,
+         "a warning\nsecond line\njava.lang.IllegalStateException: boom\n\tat Foo.bar(Foo.java:1)"),
+        ("org.apache.kafka.clients.producer.KafkaProducer", logging.ERROR, "failed"),
+        ("org.apache.spark.SparkEnv", logging.INFO, "registering"),
+        ("x.Y$Z", logging.CRITICAL, "gone"),
+    ]
+
+
+def test_other_output_of_the_jvm_and_its_python_workers_is_logged_too(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    session._log_jvm_line("WARNING: Using incubator modules: jdk.incubator.vector")
+    session._log_jvm_line("Traceback (most recent call last):")
+    session._log_jvm_line("   ")
+    assert _records(caplog) == [
+        ("sluice.spark.jvm", logging.DEBUG, "WARNING: Using incubator modules: jdk.incubator.vector"),
+        ("sluice.spark.jvm", logging.INFO, "Traceback (most recent call last):"),
+    ]
+
+
+def test_the_reader_logs_every_line_until_the_stream_ends(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    output = tmp_path / "stderr"
+    output.write_bytes(b"WARN a.B: one\\n\nnot utf-8: \xff\r\n")
+    session._forward_jvm_output(output.open("rb"))
+    assert _records(caplog) == [("a.B", logging.WARNING, "one"),
+                                ("sluice.spark.jvm", logging.INFO, "not utf-8: \ufffd")]
