@@ -289,26 +289,8 @@ def _status_records(bootstrap: str, status_topic: str, connector: str) -> list[t
 
 def _task_states_written(bootstrap: str, status_topic: str, connector: str) -> list[tuple[str, str]]:
     """(key, state) of every task status record of ``connector`` in the status topic."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{status_topic}",
-                         "enable.auto.commit": False})
-    try:
-        partitions = consumer.list_topics(status_topic, timeout=10).topics[status_topic].partitions
-        written: list[tuple[str, str]] = []
-        for partition in partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(status_topic, partition), timeout=10)
-            consumer.assign([TopicPartition(status_topic, partition, low)])
-            position = low
-            while position < high:
-                msg = consumer.poll(1.0)
-                if msg is None or msg.error() is not None:
-                    continue
-                position = msg.offset() + 1
-                key = (msg.key() or b"").decode()
-                if key.startswith(f"status-task-{connector}-") and msg.value():
-                    written.append((key, json.loads(msg.value())["state"]))
-        return written
-    finally:
-        consumer.close()
+    return [(key, json.loads(value)["state"]) for key, value in _status_records(bootstrap, status_topic, connector)
+            if key.startswith("status-task-")]
 
 
 def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cluster(
