@@ -5,7 +5,15 @@ make, or for work another worker owns. The first worker to see a user's request 
 ``forward`` query parameter) forwards it with ``forward=true``, allowing one more hop; a
 worker that receives ``forward=true`` forwards with ``forward=false``; one that receives
 ``forward=false`` gives up with 409, since within two hops the target should have been
-found and a miss means the cluster is rebalancing.
+found and a miss means the cluster is rebalancing. The target may be the leader (writes
+only it makes) or the owner of a connector or task: a follower sends a request for work it
+does not run to the leader (first hop), which sends it on to the owner (second hop). When
+the worker knows no target (``forward_url`` None: no leader known, or the leader is
+rebalancing) it answers 409 ``NO_TARGET``, whatever the herder's message, as Kafka does.
+
+The target's answer is passed back as it is, except that a ``Location`` naming the target
+is rewritten to name this worker: Kafka's first worker builds its own ``201 Created``,
+whose relative ``Location`` resolves against the URL the user called.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
         log.error("Request %s %s could not find its target worker within two hops", request.method, request.url.path)
         return error_response(409, TOO_MANY_HOPS)
     if exc.forward_url is None:
-        return error_response(409, str(exc) or NO_TARGET)
+        return error_response(409, NO_TARGET)
     params = [(k, v) for k, v in request.query_params.multi_items() if k != "forward"]
     params.append(("forward", "true" if forward is None else "false"))
     url = exc.forward_url.rstrip("/") + request.url.path
@@ -55,4 +63,8 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
         log.warning("Forwarding %s %s to %s failed: %s", request.method, request.url.path, url, error)
         return error_response(409, f"{TOO_MANY_HOPS}: could not reach {exc.forward_url} ({error})")
     passed = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "location")}
+    target = exc.forward_url.rstrip("/")
+    for key, value in passed.items():
+        if key.lower() == "location" and value.startswith(target + "/"):
+            passed[key] = str(request.base_url).rstrip("/") + value[len(target):]
     return Response(answer.content, status_code=answer.status_code, headers=passed)

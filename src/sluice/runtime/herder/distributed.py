@@ -25,6 +25,7 @@ from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.distributed.protocol import Assignment, TaskId
 from sluice.runtime.herder.base import (
     BadRequestError,
+    ConnectRestError,
     ConnectorInfo,
     ConnectorStateInfo,
     ConnectorTaskId,
@@ -51,6 +52,9 @@ MemberFactory = Callable[["DistributedHerder", Callable[[], ConfigSnapshot]], Wo
 NO_LEADER = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 NOT_LEADER = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 TICK_MS = 250
+#: How long a REST call waits for the tick thread to act on work this worker owns (the
+#: forwarding worker waits 90 s: this answers first).
+OWNER_REQUEST_TIMEOUT_S = 60.0
 
 
 class _ConfigEvents(ConfigUpdateListener):
@@ -419,8 +423,11 @@ class DistributedHerder(WorkerHerder):
         if self.config_store.snapshot().connector_config(name) is None:
             raise NotFoundError(f"Unknown connector: {name}")
         if not include_tasks and not only_failed:
+            # Kafka's restartConnector: the owner restarts it, whoever received the request.
             self._on_owner(name, lambda: self._restart_owned_connector(name))
             return None
+        # Kafka's restartConnectorAndTasks: the leader writes a restart request; every
+        # worker restarts what it owns when it reads it.
         self._require_leader()
         plan, _, _ = self._restart_plan(name, include_tasks, only_failed)
         self.config_store.put_restart_request(name, only_failed=only_failed, include_tasks=include_tasks)
@@ -434,18 +441,43 @@ class DistributedHerder(WorkerHerder):
             raise NotFoundError(f"Unknown task: {name}-{task}")
         self._on_owner((name, task), lambda: self._restart_owned_task((name, task)))
 
+    def _owns(self, work: str | TaskId) -> bool:
+        return work in self._owned_tasks if isinstance(work, tuple) else work in self._owned_connectors
+
+    def _owner_target(self, work: str | TaskId) -> RequestForwardError:
+        """Where a request for ``work`` that this worker does not run goes (Kafka's
+        ``restartConnector``/``restartTask``): the leader knows every owner and sends it
+        there (``NotAssignedException``); any other worker sends it to the leader
+        (``NotLeaderException``), which sends it on to the owner. No URL (409) while
+        this worker knows no leader, or, on the leader, while a rebalance is under way or
+        nobody runs the work."""
+        task = isinstance(work, tuple)
+        not_assigned = f"Cannot restart {'task' if task else 'connector'} since it is not assigned to this member"
+        member = self.member
+        if member is None or not self._assigned.is_set() or member.leader_url is None:
+            return RequestForwardError(None, NO_LEADER)
+        if member.is_leader:
+            return RequestForwardError(member.owner_url(work), not_assigned)
+        return RequestForwardError(
+            member.leader_url, not_assigned if task else "Only the leader can process restart requests."
+        )
+
     def _on_owner(self, work: str | TaskId, action: Callable[[], None]) -> None:
-        """Run ``action`` on the tick thread if this worker owns ``work``, else forward."""
-        owned = work in self._owned_tasks if isinstance(work, tuple) else work in self._owned_connectors
-        if not owned:
-            member = self.member
-            owner = member.owner_url(work) if member is not None else None
-            raise RequestForwardError(owner, NOT_LEADER)
+        """Run ``action`` on the tick thread if this worker owns ``work``, else raise where
+        the request goes (:meth:`_owner_target`; the REST layer forwards it there).
+
+        Ownership is checked again on the tick thread, which is the one that gives work
+        up: a rebalance may have revoked the work since the request came in, and the
+        action must not start it again here."""
+        if not self._owns(work):
+            raise self._owner_target(work)
         done = threading.Event()
         errors: list[BaseException] = []
 
         def run() -> None:
             try:
+                if not self._owns(work):
+                    raise self._owner_target(work)
                 action()
             except BaseException as exc:
                 errors.append(exc)
@@ -453,8 +485,9 @@ class DistributedHerder(WorkerHerder):
                 done.set()
 
         self._queue(run)
-        if not done.wait(60):
-            raise RequestForwardError(None, NOT_LEADER)
+        if not done.wait(OWNER_REQUEST_TIMEOUT_S):
+            # Kafka's answer when the herder does not complete a request in time.
+            raise ConnectRestError(500, "Request timed out")
         if errors:
             raise errors[0]
 
