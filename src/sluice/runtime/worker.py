@@ -518,16 +518,26 @@ class Worker:
         wc = self._connectors.get(name)
         return dict(wc.tasks) if wc else {}
 
-    def stop_task(self, name: str, task: int, timeout: float | None = None) -> None:
+    def stop_task(self, name: str, task: int) -> None:
+        self.stop_and_await_tasks([(name, task)])
+
+    def stop_and_await_tasks(self, tasks: list[tuple[str, int]]) -> None:
+        """Stop these tasks together and wait for them with one deadline (Kafka's
+        ``stopAndAwaitTasks``): a revocation of many tasks takes as long as the slowest."""
+        stopping: list[tuple[str, int, WorkerTask]] = []
         with self._lock:
-            wc = self._connectors.get(name)
-            worker_task = wc.tasks.pop(task, None) if wc else None
-            if wc is not None and wc.connector is None and not wc.tasks:
-                del self._connectors[name]  # nothing of this connector runs here any more
-        if worker_task is None:
-            return
-        worker_task.stop()
-        self._await_stopped(name, [(task, worker_task)], timeout if timeout is not None else self._graceful_s())
+            for name, task in tasks:
+                wc = self._connectors.get(name)
+                worker_task = wc.tasks.pop(task, None) if wc else None
+                if wc is not None and wc.connector is None and not wc.tasks:
+                    del self._connectors[name]  # nothing of this connector runs here any more
+                if worker_task is not None:
+                    stopping.append((name, task, worker_task))
+        for _, _, worker_task in stopping:
+            worker_task.stop()
+        deadline = time.monotonic() + self._graceful_s()
+        for name, task, worker_task in stopping:
+            self._await_stopped(name, [(task, worker_task)], max(0.0, deadline - time.monotonic()))
 
     def stop_tasks(self, name: str, wc: WorkerConnector | None = None) -> None:
         wc = wc or self._connectors.get(name)

@@ -163,8 +163,7 @@ class DistributedHerder(WorkerHerder):
                 log.error("Could not apply a configuration change", exc_info=True)
 
     def _stop_all_work(self) -> None:
-        for task in sorted(self._owned_tasks):
-            self.worker.stop_task(*task)
+        self.worker.stop_and_await_tasks(sorted(self._owned_tasks))
         for name in sorted(self._owned_connectors):
             self.worker.stop_connector_instance(name)
             self._mark_unassigned(name)
@@ -188,12 +187,11 @@ class DistributedHerder(WorkerHerder):
         # last batch still commits. Cut off from the group, the worker fences first: the
         # group may already be giving the task to another worker.
         fence = self.member is not None and self.member.coordinator_unreachable
-        for task in tasks:
-            if task in self._owned_tasks:
-                if fence:
-                    self._owned_tasks.discard(task)
-                self.worker.stop_task(*task)
-                self._owned_tasks.discard(task)
+        revoked = [task for task in tasks if task in self._owned_tasks]
+        if fence:
+            self._owned_tasks.difference_update(revoked)
+        self.worker.stop_and_await_tasks(revoked)
+        self._owned_tasks.difference_update(revoked)
         for name in connectors:
             if name in self._owned_connectors:
                 self.worker.stop_connector_instance(name)
@@ -207,9 +205,9 @@ class DistributedHerder(WorkerHerder):
         self.worker.generation = generation
         self.config_store.refresh()
         snapshot = self.config_store.snapshot()
-        for task in sorted(self._owned_tasks - set(assignment.tasks)):  # eager protocol fallbacks
-            self._owned_tasks.discard(task)
-            self.worker.stop_task(*task)
+        dropped = sorted(self._owned_tasks - set(assignment.tasks))  # eager protocol fallbacks
+        self._owned_tasks.difference_update(dropped)
+        self.worker.stop_and_await_tasks(dropped)
         for name in sorted(self._owned_connectors - set(assignment.connectors)):
             self.worker.stop_connector_instance(name)
             self._owned_connectors.discard(name)
@@ -316,8 +314,9 @@ class DistributedHerder(WorkerHerder):
         self._leader_rebalance()
 
     def _connector_removed(self, name: str) -> None:
-        for task in sorted(t for t in self._owned_tasks if t[0] == name):
-            self.worker.stop_task(*task)
+        removed = sorted(t for t in self._owned_tasks if t[0] == name)
+        self.worker.stop_and_await_tasks(removed)
+        for task in removed:
             self._owned_tasks.discard(task)
             self.status_store.delete_task(*task)  # after the stopped task's last status
         if name in self._owned_connectors:
@@ -336,13 +335,14 @@ class DistributedHerder(WorkerHerder):
 
     def _task_configs_changed(self, connectors: list[str]) -> None:
         snapshot = self.config_store.snapshot()
-        for task in sorted(t for t in self._owned_tasks if t[0] in connectors):
+        changed = sorted(t for t in self._owned_tasks if t[0] in connectors)
+        self.worker.stop_and_await_tasks(changed)
+        for task in changed:
+            self._owned_tasks.discard(task)
             if snapshot.task_config(*task) is None:
-                self.worker.stop_task(*task)
-                self._owned_tasks.discard(task)
                 self.status_store.delete_task(*task)  # gone (e.g. the connector stopped)
             else:
-                self._restart_owned_task(task)
+                self._start_task(task, snapshot)
         self._leader_rebalance()
 
     def _restart_requested(self, request: RestartRequest) -> None:

@@ -55,6 +55,10 @@ class FakeWorker:
     def stop_task(self, name: str, task: int) -> None:
         self.calls.append(("stop_task", name, task))
 
+    def stop_and_await_tasks(self, tasks: list[tuple[str, int]]) -> None:
+        for name, task in tasks:
+            self.stop_task(name, task)
+
     def host_tasks_of(self, name: str, config: dict[str, str]) -> None:
         pass
 
