@@ -283,6 +283,8 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
     assert (r.status_code, r.content) == (204, b""), r.text
     wait_until(lambda: all(w.get(f"/connectors/{name}/tasks").json() == [] for w in cluster), timeout=60,
                message="no task configs on any worker")
+    wait_until(lambda: all(_status(w, name).get("tasks") == [] for w in cluster), timeout=60,
+               message=lambda: f"no task statuses on any worker: {[_status(w, name) for w in cluster]}")
     stopped: Expected = {name: ("STOPPED", None)}
 
     # Offsets of the stopped connector, altered and reset through a follower.

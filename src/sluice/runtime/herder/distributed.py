@@ -343,7 +343,20 @@ class DistributedHerder(WorkerHerder):
                 self.status_store.delete_task(*task)  # gone (e.g. the connector stopped)
             else:
                 self._start_task(task, snapshot)
+        self._forget_removed_tasks(connectors, snapshot)
         self._leader_rebalance()
+
+    def _forget_removed_tasks(self, connectors: list[str], snapshot: Any) -> None:
+        """On the leader: drop the statuses of tasks that no longer have a config (a stopped
+        or shrunk connector). Their owner deletes them after stopping them, but a task the
+        group had already revoked, or one abandoned as it stopped, has no owner left to."""
+        if self.member is None or not self.member.is_leader:
+            return
+        for name in connectors:
+            count = snapshot.task_count(name)
+            for status in self.status_store.get_all_tasks(name):
+                if status.task >= count:
+                    self.status_store.delete_task(name, status.task)
 
     def _restart_requested(self, request: RestartRequest) -> None:
         name = request.connector
