@@ -86,8 +86,11 @@ def test_file_source_and_sink_survive_restart(case: str, kafka_bootstrap: str, u
     sink_json = tmp_path / "sink.json"
     sink_json.write_text(json.dumps(sink_props))  # a JSON connector file, as connect-standalone accepts
 
-    source_worker = StandaloneWorker(tmp_path / "w-source", kafka_bootstrap, "source")
-    sink_worker = StandaloneWorker(tmp_path / "w-sink", kafka_bootstrap, "sink")
+    # Nothing repeated across a clean stop needs the batch under way to finish first (a cold
+    # batch on two busy cores can outlast Kafka's 5 s default graceful timeout).
+    graceful = {"task.shutdown.graceful.timeout.ms": "30000"}
+    source_worker = StandaloneWorker(tmp_path / "w-source", kafka_bootstrap, "source", extra=graceful)
+    sink_worker = StandaloneWorker(tmp_path / "w-sink", kafka_bootstrap, "sink", extra=graceful)
     try:
         source_worker.start(source_conf)
         sink_worker.start(sink_json)

@@ -303,15 +303,18 @@ class DistributedHerder(WorkerHerder):
 
     # -- config-topic changes (tick thread) ---------------------------------------------------
 
-    def _leader_rebalance(self) -> None:
-        """The set of connectors or tasks changed: the leader starts a new assignment round."""
-        if self.member is not None and self.member.is_leader:
+    def _request_rebalance(self) -> None:
+        """The set of connectors or tasks changed: a new assignment round. Every worker asks
+        for it as soon as it reads the change, as Kafka's workers do: left to the leader,
+        the others join only at their next heartbeat (up to ``heartbeat.interval.ms``
+        later), which held every new connector's tasks back by seconds."""
+        if self.member is not None:
             self.member.request_rejoin()
 
     def _connector_config_changed(self, name: str) -> None:
         if name in self._owned_connectors:
             self._restart_owned_connector(name)
-        self._leader_rebalance()
+        self._request_rebalance()
 
     def _connector_removed(self, name: str) -> None:
         removed = sorted(t for t in self._owned_tasks if t[0] == name)
@@ -322,7 +325,7 @@ class DistributedHerder(WorkerHerder):
         if name in self._owned_connectors:
             self.worker.stop_connector_instance(name)
             self._owned_connectors.discard(name)
-        self._leader_rebalance()
+        self._request_rebalance()
 
     def _target_state_changed(self, name: str) -> None:
         snapshot = self.config_store.snapshot()
@@ -344,7 +347,7 @@ class DistributedHerder(WorkerHerder):
             else:
                 self._start_task(task, snapshot)
         self._forget_removed_tasks(connectors, snapshot)
-        self._leader_rebalance()
+        self._request_rebalance()
 
     def _forget_removed_tasks(self, connectors: list[str], snapshot: Any) -> None:
         """On the leader: drop the statuses of tasks that no longer have a config (a stopped
