@@ -32,6 +32,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.cluster import units, wait_for  # noqa: E402
 from bench.harness.page import merge_block  # noqa: E402
 from sluice.devtools.kafka import KafkaBroker  # noqa: E402
 from tests.integration.workers import DistributedWorker  # noqa: E402
@@ -52,34 +53,10 @@ def _log(message: str) -> None:
     print(f"[{dt.datetime.now():%H:%M:%S}] {message}", flush=True)
 
 
-def _units(worker: DistributedWorker) -> dict[str, str]:
-    """{"<connector>" or "<connector>-<task>": "<state>@<worker id>"} as one worker reports it."""
-    body = httpx2.get(f"{worker.url}/connectors?expand=status", timeout=10).json()
-    units = {}
-    for name, entry in body.items():
-        status = entry["status"]
-        units[name] = f"{status['connector']['state']}@{status['connector']['worker_id']}"
-        for task in status["tasks"]:
-            units[f"{name}-{task['id']}"] = f"{task['state']}@{task['worker_id']}"
-    return units
-
-
-def _wait(condition, timeout: float, what: str) -> float:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if condition():
-                return time.monotonic()
-        except (httpx2.HTTPError, KeyError, ValueError):
-            pass
-        time.sleep(0.1)  # a benchmark's sampling interval, not a test synchronisation
-    raise SystemExit(f"timed out after {timeout} s waiting for {what}")
-
-
 def _all_running(worker: DistributedWorker, expected: int, allowed: set[str]) -> bool:
-    units = _units(worker)
-    return len(units) == expected and all(
-        v.startswith("RUNNING@") and v.split("@", 1)[1] in allowed for v in units.values()
+    found = units(worker.url)
+    return len(found) == expected and all(
+        v.startswith("RUNNING@") and v.split("@", 1)[1] in allowed for v in found.values()
     )
 
 
@@ -111,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"creating c{i} failed: {r.status_code} {r.text}")
             expected = 2 * args.connectors
             ids = {w.url.removeprefix("http://") for w in workers}
-            _wait(lambda: _all_running(workers[0], expected, ids), 600, "every connector and task RUNNING")
+            wait_for(lambda: _all_running(workers[0], expected, ids), 600, "every connector and task RUNNING")
             _log("all RUNNING")
 
             load: dict[str, int] = {}
-            for value in _units(workers[0]).values():
+            for value in units(workers[0].url).values():
                 owner = value.split("@", 1)[1]
                 load[owner] = load.get(owner, 0) + 1
             victim = max(workers, key=lambda w: load.get(w.url.removeprefix("http://"), 0))
@@ -124,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             killed_at = time.monotonic()
             victim.kill()
             left = {w.url.removeprefix("http://") for w in survivors}
-            recovered_at = _wait(lambda: _all_running(survivors[0], expected, left), 600, "failover")
+            recovered_at = wait_for(lambda: _all_running(survivors[0], expected, left), 600, "failover")
             failover_s = recovered_at - killed_at
             _log(f"failover of {moved} connectors and tasks: {failover_s:.1f} s")
 
@@ -136,13 +113,13 @@ def main(argv: list[str] | None = None) -> int:
             everyone = left | {fourth.url.removeprefix("http://")}
 
             def rebalanced() -> bool:
-                units = _units(survivors[0])
+                found = units(survivors[0].url)
                 return _all_running(survivors[0], expected, everyone) and any(
-                    v.endswith("@" + fourth.url.removeprefix("http://")) for v in units.values())
+                    v.endswith("@" + fourth.url.removeprefix("http://")) for v in found.values())
 
-            balanced_at = _wait(rebalanced, 600, "the fourth worker's share")
+            balanced_at = wait_for(rebalanced, 600, "the fourth worker's share")
             join_s = balanced_at - joined_at
-            share = sum(1 for v in _units(survivors[0]).values() if v.endswith(fourth.url.removeprefix("http://")))
+            share = sum(1 for v in units(survivors[0].url).values() if v.endswith(fourth.url.removeprefix("http://")))
             _log(f"join: {join_s:.1f} s after its REST API answered "
                  f"({balanced_at - fourth_process_started:.1f} s after its process started); it runs {share}")
         finally:

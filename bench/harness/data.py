@@ -142,6 +142,48 @@ def end_offsets(bootstrap: str, topic: str, partitions: int = 1) -> list[int]:
         watcher.close()
 
 
+@dataclass(frozen=True)
+class Record:
+    key: bytes | None
+    value: bytes | None
+    timestamp: float  # the record's timestamp, seconds since the epoch
+    partition: int
+    offset: int
+
+
+def read_records(bootstrap: str, topic: str, limit: int | None = None) -> list[Record]:
+    """The records of every partition of ``topic`` up to its end offsets at the call (at most
+    ``limit`` per partition), partition by partition."""
+    consumer = Consumer({**_client_config(bootstrap), "group.id": f"bench-read-{topic}", "enable.auto.commit": False})
+    try:
+        partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False) for p in partitions}
+        wanted = {p: hi if limit is None else min(hi, lo + limit) for p, (lo, hi) in ends.items()}
+        todo = {p for p in partitions if wanted[p] > ends[p][0]}
+        consumer.assign([TopicPartition(topic, p, ends[p][0]) for p in todo])
+        records: list[Record] = []
+        deadline = time.monotonic() + 60
+        while todo:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"reading {topic}: partitions {sorted(todo)} not read to their end in 60 s")
+            batch = consumer.consume(1000, 0.5)
+            for msg in batch:
+                if msg.error() is not None:
+                    continue
+                p = msg.partition()
+                if p in todo and msg.offset() < wanted[p]:
+                    records.append(Record(msg.key(), msg.value(), msg.timestamp()[1] / 1000, p, msg.offset()))
+                    if msg.offset() + 1 >= wanted[p]:
+                        todo.discard(p)
+            if not batch:  # the last offsets may be transaction markers, never delivered
+                for tp in consumer.position([TopicPartition(topic, p) for p in todo]):
+                    if tp.offset >= wanted[tp.partition]:
+                        todo.discard(tp.partition)
+        return sorted(records, key=lambda r: (r.partition, r.offset))
+    finally:
+        consumer.close()
+
+
 def verify_topic(bootstrap: str, topic: str, lines: int, converter: str) -> None:
     """The single-partition ``topic`` holds exactly the records of input lines 0..lines-1, in
     order, with null keys; raises :class:`CorrectnessError` otherwise."""

@@ -1,14 +1,18 @@
-"""The two systems under test, each as one standalone worker process with its own REST port.
+"""The two systems under test, each as one worker process with its own REST port.
 
 * :class:`ConnectWorker` — Apache Kafka Connect 4.3.1, ``ConnectStandalone`` on the jars of
   :func:`sluice.devtools.jars.kafka_connect_classpath` (kept apart from Spark's Kafka
   jars), with the JVM options of Kafka's ``bin/connect-standalone.sh``.
 * :class:`SluiceWorker` — ``sluice standalone`` with the worker settings of the test
   suite's :class:`tests.integration.workers.StandaloneWorker`, with Sluice's default Spark master.
+* :class:`ConnectDistributedWorker` and :class:`SluiceDistributedWorker` — the same two as
+  distributed workers, members of a group whose config, offset and status topics are named
+  after it (as :class:`tests.integration.workers.DistributedWorker` names them, with the
+  same partition counts), for ``bench/startup.py``'s clusters.
 
-Both take connector property files on the command line (started with the worker, as
-``connect-standalone worker.properties conn.properties…`` does) and are driven through
-the same Kafka Connect REST API afterwards.
+The standalone workers take connector property files on the command line (started with the
+worker, as ``connect-standalone worker.properties conn.properties…`` does); every worker is
+driven through the same Kafka Connect REST API afterwards.
 """
 
 from __future__ import annotations
@@ -24,10 +28,13 @@ from typing import Any
 import httpx2
 
 from sluice.devtools.jars import java_executable, kafka_connect_classpath
-from tests.integration.workers import StandaloneWorker, free_port, write_properties
+from tests.integration.workers import DistributedWorker, StandaloneWorker, free_port, write_properties
 
 HERE = Path(__file__).resolve().parent
 CONNECT_LOG4J = HERE.parent / "jvm" / "log4j2.properties"
+# A distributed Kafka Connect worker: the same, with its herder's, worker's and tasks' INFO
+# lines (rebalances, assignments, connector and task start) for bench/startup.py's breakdown.
+CONNECT_DISTRIBUTED_LOG4J = HERE.parent / "jvm" / "log4j2-distributed.properties"
 
 # bin/connect-standalone.sh (KAFKA_HEAP_OPTS) and bin/kafka-run-class.sh (KAFKA_JVM_PERFORMANCE_OPTS)
 CONNECT_JVM_OPTIONS = [
@@ -162,35 +169,41 @@ class ConnectWorker(BenchWorker):
 
     system = "connect"
     label = "Kafka Connect"
+    main_class = "org.apache.kafka.connect.cli.ConnectStandalone"
+    log4j = CONNECT_LOG4J
 
     def __init__(self, work_dir: Path, bootstrap: str, name: str, plugin_dirs: list[Path] | None = None) -> None:
         """``plugin_dirs``: more ``plugin.path`` entries besides Kafka's file connectors."""
         super().__init__(work_dir, name)
         work_dir.mkdir(parents=True, exist_ok=True)
         self.classpath, plugin_dir = kafka_connect_classpath()
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        # Kafka's config/connect-standalone.properties, on this broker and port
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        # Kafka's config/connect-standalone.properties (or connect-distributed.properties),
+        # on this broker and port
         self.worker_file = write_properties(work_dir / f"{name}.worker.properties", {
             "bootstrap.servers": bootstrap,
             "key.converter": JSON_CONVERTER,
             "value.converter": JSON_CONVERTER,
             "key.converter.schemas.enable": "true",
             "value.converter.schemas.enable": "true",
-            "offset.storage.file.filename": str(work_dir / f"{name}.offsets"),
+            **self._mode_props(work_dir, name),
             "offset.flush.interval.ms": "10000",
             "listeners": self.url,
             "plugin.path": ",".join(str(p) for p in [plugin_dir, *(plugin_dirs or [])]),
         })
 
+    def _mode_props(self, work_dir: Path, name: str) -> dict[str, str]:
+        return {"offset.storage.file.filename": str(work_dir / f"{name}.offsets")}
+
     def command(self, connector_files: list[Path]) -> list[str]:
         return [
             str(java_executable()),
             *CONNECT_JVM_OPTIONS,
-            f"-Dlog4j2.configurationFile=file:{CONNECT_LOG4J}",
+            f"-Dlog4j2.configurationFile=file:{self.log4j}",
             "-cp",
             os.pathsep.join(str(p) for p in self.classpath),
-            "org.apache.kafka.connect.cli.ConnectStandalone",
+            self.main_class,
             str(self.worker_file),
             *map(str, connector_files),
         ]
@@ -201,29 +214,90 @@ class SluiceWorker(BenchWorker):
 
     system = "sluice"
     label = "Sluice"
+    mode = "standalone"
 
     def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str] | None = None) -> None:
         super().__init__(work_dir, name)
         # StandaloneWorker writes the worker properties and picks the REST port. Spark's
         # master is left at Sluice's default (more task slots than cores: tasks mostly wait).
         # ``extra``: more worker properties (e.g. sluice.transforms.columnar.enable).
-        self._standalone = StandaloneWorker(work_dir, bootstrap, name, extra={"spark.master": None, **(extra or {})})
+        self._standalone = self._properties(work_dir, bootstrap, name, {"spark.master": None, **(extra or {})})
         self.url = self._standalone.url
         self.worker_file = self._standalone.worker_file
 
+    def _properties(self, work_dir: Path, bootstrap: str, name: str,
+                    extra: dict[str, str | None]) -> StandaloneWorker:
+        return StandaloneWorker(work_dir, bootstrap, name, extra=extra)
+
     def command(self, connector_files: list[Path]) -> list[str]:
-        args = ["--log-level", self.log_level, "standalone", str(self.worker_file), *map(str, connector_files)]
+        args = ["--log-level", self.log_level, self.mode, str(self.worker_file), *map(str, connector_files)]
         if not self.debug_loggers:
             return [sys.executable, "-m", "sluice.cli.main", *args]
         # the same CLI, with a few loggers at DEBUG (e.g. which path a sink chain takes)
         # without logging every micro-batch
         code = (f"import logging, sys; [logging.getLogger(n).setLevel(logging.DEBUG) for n in "
-                f"{list(self.debug_loggers)!r}]; from sluice.cli.main import main; sys.exit(main())")
+                f"{list(self.debug_loggers)!r}]; "
+                "from sluice.cli.main import main; sys.exit(main())")
         return [sys.executable, "-c", code, *args]
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
+class ConnectDistributedWorker(ConnectWorker):
+    """Apache Kafka Connect's ``ConnectDistributed``, a member of ``group``."""
+
+    main_class = "org.apache.kafka.connect.cli.ConnectDistributed"
+    log4j = CONNECT_DISTRIBUTED_LOG4J
+
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, group: str,
+                 extra: dict[str, str] | None = None) -> None:
+        self.group = group
+        self._extra = dict(extra or {})
+        super().__init__(work_dir, bootstrap, name)
+
+    def _mode_props(self, work_dir: Path, name: str) -> dict[str, str]:
+        return {
+            **distributed_properties(self.group),
+            "rest.advertised.host.name": "127.0.0.1",
+            "rest.advertised.port": str(self.port),
+            **self._extra,
+        }
+
+
+class SluiceDistributedWorker(SluiceWorker):
+    """``sluice distributed``, a member of ``group``, configured like the test suite's
+    :class:`tests.integration.workers.DistributedWorker` (Sluice's default Spark master)."""
+
+    mode = "distributed"
+
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, group: str,
+                 extra: dict[str, str] | None = None) -> None:
+        self.group = group
+        super().__init__(work_dir, bootstrap, name, extra)
+
+    def _properties(self, work_dir: Path, bootstrap: str, name: str,
+                    extra: dict[str, str | None]) -> StandaloneWorker:
+        return DistributedWorker(work_dir, bootstrap, name, self.group, extra=extra)
+
+
+def distributed_properties(group: str) -> dict[str, str]:
+    """The group and its topics, as :class:`tests.integration.workers.DistributedWorker`
+    writes them for Sluice's workers (one broker: replication factor 1)."""
+    return {
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "offset.storage.partitions": "3",
+        "status.storage.partitions": "2",
+    }
+
+
 SYSTEMS: dict[str, type[BenchWorker]] = {"connect": ConnectWorker, "sluice": SluiceWorker}
+DISTRIBUTED: dict[str, type[ConnectDistributedWorker] | type[SluiceDistributedWorker]] = {
+    "connect": ConnectDistributedWorker, "sluice": SluiceDistributedWorker}
 LABELS = {"connect": ConnectWorker.label, "sluice": SluiceWorker.label}

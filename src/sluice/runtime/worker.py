@@ -63,8 +63,10 @@ class SparkProvider:
         threading.Thread(target=self._build, name="sluice-spark-start", daemon=True).start()
 
     def _build(self) -> None:
+        started = time.monotonic()
         try:
             self._session = self._factory()
+            log.info("Spark session ready in %.2f s", time.monotonic() - started)
         except BaseException as exc:
             log.error("Spark failed to start", exc_info=True)
             self._error = exc
