@@ -16,19 +16,12 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from tests.helpers import wait_until
-from tests.integration.workers import DistributedWorker
+from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
 
 pytestmark = pytest.mark.integration
 
-STRING = "org.apache.kafka.connect.storage.StringConverter"
-# Short enough for a test, long enough not to flap on two busy cores.
 CLUSTER = {
-    "key.converter": STRING,
-    "value.converter": STRING,
-    "session.timeout.ms": "8000",
-    "heartbeat.interval.ms": "2000",
-    "scheduled.rebalance.max.delay.ms": "4000",
-    "spark.master": "local[2]",
+    **QUICK_GROUP_SETTINGS,
     # A clean stop repeats nothing only if the batch under way finishes before the task is
     # abandoned; a cold first batch on two busy cores can take 20 s, beyond Kafka's 5 s
     # default (after which the batch is delivered again: at least once).

@@ -14,33 +14,16 @@ import pytest
 
 from sluice.connectors.testing import read_report
 from tests.helpers import wait_until
-from tests.integration.workers import DistributedWorker
+from tests.integration.workers import DistributedWorker, distributed_cluster
 
 pytestmark = pytest.mark.integration
-
-STRING = "org.apache.kafka.connect.storage.StringConverter"
-SETTINGS = {
-    "key.converter": STRING,
-    "value.converter": STRING,
-    "session.timeout.ms": "8000",
-    "heartbeat.interval.ms": "2000",
-    "scheduled.rebalance.max.delay.ms": "4000",
-    "spark.master": "local[2]",
-}
 
 
 @pytest.fixture(scope="module")
 def cluster(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("cluster")
-    group = f"cluster-{base.name}"
-    workers = [DistributedWorker(base / f"w{i}", kafka_bootstrap, f"w{i}", group, extra=SETTINGS) for i in range(3)]
-    try:
-        for worker in workers:
-            worker.start(timeout=180)
+    with distributed_cluster(base, kafka_bootstrap, f"cluster-{base.name}") as workers:
         yield workers
-    finally:
-        codes = [worker.stop() for worker in workers]
-        assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
 
 
 def _status(worker: DistributedWorker, name: str) -> dict[str, Any]:

@@ -22,20 +22,11 @@ import httpx2
 import pytest
 
 from tests.helpers import wait_until
-from tests.integration.workers import DistributedWorker
+from tests.integration.workers import DistributedWorker, distributed_cluster
 
 pytestmark = pytest.mark.integration
 
-STRING = "org.apache.kafka.connect.storage.StringConverter"
 MOCK = "org.apache.kafka.connect.tools.MockSourceConnector"
-SETTINGS = {
-    "key.converter": STRING,
-    "value.converter": STRING,
-    "session.timeout.ms": "8000",
-    "heartbeat.interval.ms": "2000",
-    "scheduled.rebalance.max.delay.ms": "4000",
-    "spark.master": "local[2]",
-}
 FAILURE_DELAY_MS = 8000  # long enough to see a restarted mock RUNNING before it fails again
 RESTART_TIMEOUT = 60  # a restarted mock runs for FAILURE_DELAY_MS: polling sees it RUNNING
 
@@ -47,15 +38,8 @@ ASSIGNMENT = re.compile(
 @pytest.fixture(scope="module")
 def cluster(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("forwarding")
-    group = f"forwarding-{base.name}"
-    workers = [DistributedWorker(base / f"w{i}", kafka_bootstrap, f"w{i}", group, extra=SETTINGS) for i in range(3)]
-    try:
-        for worker in workers:
-            worker.start(timeout=180)
+    with distributed_cluster(base, kafka_bootstrap, f"forwarding-{base.name}") as workers:
         yield workers
-    finally:
-        codes = [worker.stop() for worker in workers]
-        assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
 
 
 # -- who leads, who owns what ------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
@@ -135,3 +137,31 @@ class DistributedWorker(StandaloneWorker):
             "offset.storage.partitions": "3",
             "status.storage.partitions": "2",
         }
+
+
+# A cluster's group settings for tests: short enough for a test, long enough not to flap on
+# two busy cores.
+QUICK_GROUP_SETTINGS: dict[str, str | None] = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "session.timeout.ms": "8000",
+    "heartbeat.interval.ms": "2000",
+    "scheduled.rebalance.max.delay.ms": "4000",
+    "spark.master": "local[2]",
+}
+
+
+@contextlib.contextmanager
+def distributed_cluster(base: Path, bootstrap: str, group: str, size: int = 3,
+                        extra: dict[str, str | None] | None = None) -> Iterator[list[DistributedWorker]]:
+    """``size`` started workers of ``group`` (with :data:`QUICK_GROUP_SETTINGS`); each must
+    stop cleanly (exit code 0) at the end."""
+    settings = {**QUICK_GROUP_SETTINGS, **(extra or {})}
+    workers = [DistributedWorker(base / f"w{i}", bootstrap, f"w{i}", group, extra=settings) for i in range(size)]
+    try:
+        for worker in workers:
+            worker.start(timeout=180)
+        yield workers
+    finally:
+        codes = [worker.stop() for worker in workers]
+        assert codes == [0] * size, "\n".join(w.log()[-3000:] for w in workers)
