@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from sluice.connectors.testing import read_report
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, distributed_cluster
+from tests.integration.workers import connector_states as _states, connector_status as _status
 
 pytestmark = pytest.mark.integration
 
@@ -24,18 +24,6 @@ def cluster(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("cluster")
     with distributed_cluster(base, kafka_bootstrap, f"cluster-{base.name}") as workers:
         yield workers
-
-
-def _status(worker: DistributedWorker, name: str) -> dict[str, Any]:
-    r = worker.get(f"/connectors/{name}/status")
-    return r.json() if r.status_code == 200 else {}
-
-
-def _states(worker: DistributedWorker, name: str) -> tuple[str | None, list[str]]:
-    status = _status(worker, name)
-    if not status:
-        return None, []
-    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
 
 
 def _everywhere(cluster: list[DistributedWorker], name: str, state: str, tasks: int) -> bool:

@@ -23,6 +23,7 @@ import pytest
 
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, distributed_cluster
+from tests.integration.workers import connector_states as _states, connector_status as _status
 
 pytestmark = pytest.mark.integration
 
@@ -90,18 +91,6 @@ class Roles:
 
 def _worker_id(worker: DistributedWorker) -> str:
     return worker.url.split("://", 1)[1]
-
-
-def _status(worker: DistributedWorker, name: str) -> dict[str, Any]:
-    r = worker.get(f"/connectors/{name}/status")
-    return r.json() if r.status_code == 200 else {}
-
-
-def _states(worker: DistributedWorker, name: str) -> tuple[str | None, list[str]]:
-    status = _status(worker, name)
-    if not status:
-        return None, []
-    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
 
 
 Expected = dict[str, tuple[str, list[str] | None]]  # connector -> (its state, its tasks' states or None: any)

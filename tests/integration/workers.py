@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
@@ -165,3 +166,17 @@ def distributed_cluster(base: Path, bootstrap: str, group: str, size: int = 3,
     finally:
         codes = [worker.stop() for worker in workers]
         assert codes == [0] * size, "\n".join(w.log()[-3000:] for w in workers)
+
+
+def connector_status(worker: StandaloneWorker, name: str) -> dict[str, Any]:
+    """``GET /connectors/{name}/status`` as one worker answers it (``{}`` unless 200)."""
+    r = worker.get(f"/connectors/{name}/status")
+    return r.json() if r.status_code == 200 else {}
+
+
+def connector_states(worker: StandaloneWorker, name: str) -> tuple[str | None, list[str]]:
+    """The connector's state and its tasks' states as one worker sees them."""
+    status = connector_status(worker, name)
+    if not status:
+        return None, []
+    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
