@@ -186,16 +186,8 @@ class SparkSourceTaskRunner:
         poll() under way returned (the next batch resumes it). False if that could not be
         confirmed: the instance is elsewhere or gone, or its poll() is still running."""
         task = self.task
-
-        def pause(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for _ in batches:
-                pass
-            paused = pause_host(task.connector, task.task, task.incarnation, timeout_s)
-            yield pa.RecordBatch.from_pydict({"paused": [paused]})
-
-        _job_group(self.spark, task)
-        rows = _map_in_arrow(self.spark.range(0, 1, 1, 1), pause, "paused boolean", task).collect()
-        return bool(rows and rows[0].paused)
+        return _in_task_worker(self.spark, task, lambda: pause_host(task.connector, task.task, task.incarnation,
+                                                                    timeout_s))
 
     def _write_to_kafka(self, frame: DataFrame) -> None:
         """Run the job that makes ``frame`` with Spark's Kafka sink as its writer."""
@@ -207,18 +199,24 @@ class SparkSourceTaskRunner:
     def close(self) -> None:
         """Best effort: stop the task instance in the Python worker that holds it."""
         task = self.task
-
-        def stop(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for _ in batches:
-                pass
-            stopped = stop_host(task.connector, task.task, task.incarnation)
-            yield pa.RecordBatch.from_pydict({"stopped": [stopped]})
-
         try:
-            _job_group(self.spark, task)
-            _map_in_arrow(self.spark.range(0, 1, 1, 1), stop, "stopped boolean", task).collect()
+            _in_task_worker(self.spark, task, lambda: stop_host(task.connector, task.task, task.incarnation))
         except Exception:
             log.debug("Could not stop task instance %s-%s", task.connector, task.task, exc_info=True)
+
+
+def _in_task_worker(spark: SparkSession, task: TaskSpec, action: Callable[[], bool]) -> bool:
+    """Run ``action`` in the Python worker that runs the task's batches (a one-row job in
+    the task's worker pool) and return what it returned."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for _ in batches:  # the single driving row of range(1)
+            pass
+        yield pa.RecordBatch.from_pydict({"done": [action()]})
+
+    _job_group(spark, task)
+    rows = _map_in_arrow(spark.range(0, 1, 1, 1), run, "done boolean", task).collect()
+    return bool(rows and rows[0].done)
 
 
 def _headers_json(column: str) -> Any:
