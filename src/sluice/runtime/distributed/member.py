@@ -459,7 +459,7 @@ class WorkerGroupMember:
             self._assignment = full
             self._generation = generation
             self._round_member_id = member_id
-            self._round_snapshot = None
+            round_snapshot, self._round_snapshot = self._round_snapshot, None
         self._rejoin_at = self._clock() + full.delay_ms / 1000 if full.delay_ms > 0 else None
         if full.failed:
             self._client.request_rejoin()
@@ -472,6 +472,27 @@ class WorkerGroupMember:
             full.connectors, full.tasks, full.delay_ms, "; FAILED: config mismatch" if full.failed else "",
         )
         self._listener.on_assigned(full, generation)
+        if not full.failed:
+            self._rejoin_if_config_moved_on(full, round_snapshot)
+
+    def _rejoin_if_config_moved_on(self, assignment: Assignment, round_snapshot: ConfigSnapshot | None) -> None:
+        """A connector or task set that changed while the round was under way: another round.
+
+        The herder asks for a rejoin as soon as it reads such a change, but a request made
+        while a join is in flight is absorbed by that join when it completes, and the
+        round's assignment was computed from the older config: the new connector would stay
+        unassigned until some later, unrelated rebalance. A change of target state alone
+        (pause, resume) does not move work, so it does not start a round."""
+        offset, configured = self._config_snapshot()
+        if offset <= assignment.config_offset:
+            return
+        if round_snapshot is not None and dict(configured) == round_snapshot[1]:
+            return
+        log.info(
+            "Group %s: the config topic moved on to offset %d during the round (assignment made at %d); "
+            "rejoining so that the change is assigned", self._group_id, offset, assignment.config_offset,
+        )
+        self._client.request_rejoin()
 
     @property
     def coordinator_unreachable(self) -> bool:
@@ -536,6 +557,8 @@ class WorkerGroupMember:
             snapshot = self._round_snapshot
         if snapshot is None or snapshot[0] < max_offset:
             snapshot = self._config_snapshot()
+            with self._lock:
+                self._round_snapshot = (int(snapshot[0]), dict(snapshot[1]))
         offset, configured = snapshot
         if offset < max_offset:
             log.info(

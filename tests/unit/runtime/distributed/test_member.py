@@ -475,6 +475,50 @@ def test_request_rejoin_picks_up_a_config_change() -> None:
     assert {m.assignment.config_offset for m in h.members.values() if m.assignment} == {8}
 
 
+def test_a_connector_added_while_a_round_is_under_way_gets_a_round_of_its_own() -> None:
+    """A rejoin requested while a join is in flight is absorbed by that join, whose
+    assignment was computed from the older config: the member notices the newer config
+    once the round completes and asks for another round, so the new connector runs."""
+    h = Harness({"a": 1})
+    for name in ("w1", "w2", "w3"):
+        h.add(name)
+    h.poll_all()
+    rounds = len(h.group.rounds)
+    h.snapshots["w3"] = (h.offset, dict(h.configured))  # w3 has not read the change yet
+    h.members["w1"].request_rejoin()
+    h.members["w1"].poll(0)
+    h.members["w2"].poll(0)  # both in the round, with the old config
+    h.configured["b"] = 1
+    h.offset = 8
+    h.members["w1"].request_rejoin()  # what the herders do on reading the change: absorbed
+    h.members["w2"].request_rejoin()
+    h.members["w3"].poll(0)  # the round completes on the old config
+    assert len(h.group.rounds) == rounds + 1
+    assert all_work({"b": 1}).isdisjoint(set().union(*h.running().values()))
+    del h.snapshots["w3"]
+    h.poll_all()
+    assert set().union(*h.running().values()) == all_work({"a": 1, "b": 1})
+
+
+def test_a_target_state_change_during_a_round_starts_no_other_round() -> None:
+    """Pause and resume move the config topic's offset but no work: no extra round."""
+    h = Harness({"a": 1})
+    for name in ("w1", "w2", "w3"):
+        h.add(name)
+    h.poll_all()
+    rounds = len(h.group.rounds)
+    h.snapshots["w3"] = (h.offset, dict(h.configured))
+    h.members["w1"].request_rejoin()
+    h.members["w1"].poll(0)
+    h.members["w2"].poll(0)
+    h.offset = 9  # a target-state record, read while the round is under way
+    h.members["w3"].poll(0)
+    assert {m.assignment.config_offset for m in h.members.values() if m.assignment} == {5}
+    del h.snapshots["w3"]
+    h.poll_all()
+    assert len(h.group.rounds) == rounds + 1
+
+
 def test_a_failed_join_raises_and_the_next_poll_starts_afresh() -> None:
     from sluice.api.errors import ConnectError
 
