@@ -105,24 +105,42 @@ def _command_line(argv: list[str]) -> str:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines per throughput run (default 1,000,000)")
-    parser.add_argument("--latency-seconds", type=float, default=60.0,
-                        help="duration of the latency workload (d) at 5,000 lines/s (default 60)")
+    parser.add_argument(
+        "--latency-seconds",
+        type=float,
+        default=60.0,
+        help="duration of the latency workload (d) at 5,000 lines/s (default 60)",
+    )
     parser.add_argument("--workloads", default=ALL_WORKLOADS, help=f"comma-separated (default {ALL_WORKLOADS})")
-    parser.add_argument("--converters", default=ALL_CONVERTERS,
-                        help=f"converters for workloads a, b, c (default {ALL_CONVERTERS})")
+    parser.add_argument(
+        "--converters", default=ALL_CONVERTERS, help=f"converters for workloads a, b, c (default {ALL_CONVERTERS})"
+    )
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "benchmarks.md")
     parser.add_argument("--no-chart", action="store_true", help="do not draw the PNG chart")
-    parser.add_argument("--warmup-lines", type=int, default=None,
-                        help="lines of each system's warm-up run (default min(--lines, 50,000))")
-    parser.add_argument("--idle-seconds", type=float, default=10.0,
-                        help="idle CPU measurement after the warm-up runs (default 10)")
-    parser.add_argument("--settle-seconds", type=float, default=2.0,
-                        help="wait for late or repeated records before each correctness check (default 2)")
-    parser.add_argument("--sluice-log-level", default="INFO",
-                        help="Sluice workers' --log-level (DEBUG logs every micro-batch; default INFO)")
+    parser.add_argument(
+        "--warmup-lines",
+        type=int,
+        default=None,
+        help="lines of each system's warm-up run (default min(--lines, 50,000))",
+    )
+    parser.add_argument(
+        "--idle-seconds", type=float, default=10.0, help="idle CPU measurement after the warm-up runs (default 10)"
+    )
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=2.0,
+        help="wait for late or repeated records before each correctness check (default 2)",
+    )
+    parser.add_argument(
+        "--sluice-log-level",
+        default="INFO",
+        help="Sluice workers' --log-level (DEBUG logs every micro-batch; default INFO)",
+    )
     parser.add_argument("--work-dir", type=Path, help="keep the brokers', workers' and runs' files here")
     parser.add_argument("--from-json", type=Path, help="only re-render --output (and its chart) from these results")
     args = parser.parse_args(argv)
@@ -174,8 +192,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
     try:
         _log(f"starting a Kafka broker in {work / 'kafka'}")
         broker.start(timeout=120)
-        ctx = Context(broker, work, args.lines, args.latency_seconds, args.settle_seconds, log=_log,
-                      sluice_log_level=args.sluice_log_level)
+        ctx = Context(
+            broker,
+            work,
+            args.lines,
+            args.latency_seconds,
+            args.settle_seconds,
+            log=_log,
+            sluice_log_level=args.sluice_log_level,
+        )
         kinds = {w.kind for w in workloads}
         if kinds & {"a", "b", "c", "e"}:
             results["bounds"] = kafka_bounds(ctx, args.lines, need_partitioned="e" in kinds)
@@ -186,8 +211,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             ctx.input_file(args.lines)
         warmup = Workload("warmup", "c", "warm-up: (c) end to end, StringConverter", "string")
         for system in ("connect", "sluice"):
-            results["warmup"].append(run_workload(ctx, system, warmup, lines=warmup_lines,
-                                                  idle_seconds=args.idle_seconds))
+            results["warmup"].append(
+                run_workload(ctx, system, warmup, lines=warmup_lines, idle_seconds=args.idle_seconds)
+            )
         for i, wl in enumerate(workloads):
             order = ("connect", "sluice") if i % 2 == 0 else ("sluice", "connect")
             for system in order:

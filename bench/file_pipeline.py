@@ -36,7 +36,10 @@ from tests.integration.workers import StandaloneWorker  # noqa: E402
 
 CONVERTERS = {
     "string": {"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
-    "json": {"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
+    "json": {
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    },
 }
 
 
@@ -47,8 +50,9 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
-def run_pipeline(worker: StandaloneWorker, work: Path, name: str, lines: int, converter: dict[str, str],
-                 timeout: float) -> float:
+def run_pipeline(
+    worker: StandaloneWorker, work: Path, name: str, lines: int, converter: dict[str, str], timeout: float
+) -> float:
     source_file, sink_file = work / f"{name}.in", work / f"{name}.out"
     with source_file.open("wb") as out:
         for i in range(lines):
@@ -100,14 +104,16 @@ def main() -> None:
                     peak = sampler.stop()
                 finally:
                     worker.stop()
-                results.append({
-                    "converter": conv,
-                    "lines": args.lines,
-                    "seconds": round(elapsed, 2),
-                    "records_per_s": round(args.lines / elapsed),
-                    "mb_per_s": round(args.lines * 100 / elapsed / 1e6, 2),
-                    "peak_rss_mb": round(peak / 2**20),
-                })
+                results.append(
+                    {
+                        "converter": conv,
+                        "lines": args.lines,
+                        "seconds": round(elapsed, 2),
+                        "records_per_s": round(args.lines / elapsed),
+                        "mb_per_s": round(args.lines * 100 / elapsed / 1e6, 2),
+                        "peak_rss_mb": round(peak / 2**20),
+                    }
+                )
         finally:
             broker.stop()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -118,8 +124,10 @@ def main() -> None:
     print("| value converter | lines | seconds | records/s | MB/s | peak worker RSS (MB) |")
     print("|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['converter']} | {r['lines']:,} | {r['seconds']} | {r['records_per_s']:,} | {r['mb_per_s']} | "
-              f"{r['peak_rss_mb']} |")
+        print(
+            f"| {r['converter']} | {r['lines']:,} | {r['seconds']} | {r['records_per_s']:,} | {r['mb_per_s']} | "
+            f"{r['peak_rss_mb']} |"
+        )
 
 
 if __name__ == "__main__":

@@ -71,15 +71,22 @@ BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: record i is updated BASE_MS
 POLL_SECONDS = 0.2
 
 VALUE_SCHEMA = {
-    "type": "struct", "name": "bench.Account", "optional": False,
+    "type": "struct",
+    "name": "bench.Account",
+    "optional": False,
     "fields": [
         {"field": "id", "type": "int64", "optional": False},
         {"field": "name", "type": "string", "optional": False},
         {"field": "amount", "type": "double", "optional": False},
         {"field": "quantity", "type": "int32", "optional": False},
         {"field": "active", "type": "boolean", "optional": False},
-        {"field": "updated", "type": "int64", "optional": False, "name": "org.apache.kafka.connect.data.Timestamp",
-         "version": 1},
+        {
+            "field": "updated",
+            "type": "int64",
+            "optional": False,
+            "name": "org.apache.kafka.connect.data.Timestamp",
+            "version": 1,
+        },
     ],
 }
 
@@ -88,8 +95,10 @@ VALUE_SCHEMA = {
 
 
 def record_value(i: int, prefix: bytes) -> bytes:
-    payload = (f'{{"id":{i},"name":"customer-{i:07d}","amount":{(i % 100_000) / 4},"quantity":{i % 1000},'
-               f'"active":{"true" if i % 3 == 0 else "false"},"updated":{BASE_MS + i * 1000}}}}}')
+    payload = (
+        f'{{"id":{i},"name":"customer-{i:07d}","amount":{(i % 100_000) / 4},"quantity":{i % 1000},'
+        f'"active":{"true" if i % 3 == 0 else "false"},"updated":{BASE_MS + i * 1000}}}}}'
+    )
     return prefix + payload.encode()
 
 
@@ -119,8 +128,10 @@ def check_table(db: PostgresServer, table: str, records: int) -> None:
         total, distinct, low, high, right = conn.execute(sql).fetchone()
     expected = (records, records, 0, records - 1, records)
     if (total, distinct, low, high, right) != expected:
-        raise RowsWrong(f"table {table}: rows {total}, distinct ids {distinct}, ids {low}..{high}, rows with the "
-                        f"produced values {right}; expected {records} of each, ids 0..{records - 1}")
+        raise RowsWrong(
+            f"table {table}: rows {total}, distinct ids {distinct}, ids {low}..{high}, rows with the "
+            f"produced values {right}; expected {records} of each, ids 0..{records - 1}"
+        )
 
 
 def row_count(conn: Any, table: str) -> int:
@@ -143,32 +154,55 @@ class System:
             return SluiceWorker(work_dir, bootstrap, self.key)
         return ConnectWorker(work_dir, bootstrap, self.key, plugin_dirs=[debezium_dir])
 
-    def connector(self, name: str, topic: str, table: str, db: PostgresServer, args: argparse.Namespace) -> dict[str, str]:
+    def connector(
+        self, name: str, topic: str, table: str, db: PostgresServer, args: argparse.Namespace
+    ) -> dict[str, str]:
         common = {
-            "name": name, "tasks.max": "1", "topics": topic,
-            "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
-            "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true",
-            "connection.url": db.url, "connection.password": db.password, "insert.mode": "upsert",
+            "name": name,
+            "tasks.max": "1",
+            "topics": topic,
+            "key.converter": JSON_CONVERTER,
+            "value.converter": JSON_CONVERTER,
+            "key.converter.schemas.enable": "true",
+            "value.converter.schemas.enable": "true",
+            "connection.url": db.url,
+            "connection.password": db.password,
+            "insert.mode": "upsert",
         }
         if self.key == "sluice":
-            return {**common, "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
-                    "connection.user": db.user, "pk.mode": "record_value", "pk.fields": "id",
-                    "auto.create": "true", "table.name.format": table}
-        config = {**common, "connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
-                  "connection.username": db.user, "primary.key.mode": "record_value", "primary.key.fields": "id",
-                  "schema.evolution": "basic", "collection.name.format": table}
+            return {
+                **common,
+                "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+                "connection.user": db.user,
+                "pk.mode": "record_value",
+                "pk.fields": "id",
+                "auto.create": "true",
+                "table.name.format": table,
+            }
+        config = {
+            **common,
+            "connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+            "connection.username": db.user,
+            "primary.key.mode": "record_value",
+            "primary.key.fields": "id",
+            "schema.evolution": "basic",
+            "collection.name.format": table,
+        }
         if args.debezium_batch_size != 500:
             config["batch.size"] = str(args.debezium_batch_size)
             config["consumer.override.max.poll.records"] = str(max(500, args.debezium_batch_size))
         return config
 
 
-SYSTEMS = (System("connect", f"Debezium {DEBEZIUM_VERSION.removesuffix('.Final')} on Kafka Connect {jars.KAFKA_VERSION}"),
-           System("sluice", "Sluice"))
+SYSTEMS = (
+    System("connect", f"Debezium {DEBEZIUM_VERSION.removesuffix('.Final')} on Kafka Connect {jars.KAFKA_VERSION}"),
+    System("sluice", "Sluice"),
+)
 
 
-def _wait_rows(worker: BenchWorker, connector: str, db: PostgresServer, table: str, records: int,
-               deadline: float) -> float:
+def _wait_rows(
+    worker: BenchWorker, connector: str, db: PostgresServer, table: str, records: int, deadline: float
+) -> float:
     """Poll the table's row count until ``records``; the monotonic time it first was."""
     next_status = 0.0
     with db.connect(autocommit=True) as conn:  # one connection for every poll
@@ -177,8 +211,10 @@ def _wait_rows(worker: BenchWorker, connector: str, db: PostgresServer, table: s
             if row_count(conn, table) >= records:
                 return time.monotonic()
             if now > deadline:
-                raise WorkerFailed(f"{worker.label}: {table} did not reach {records:,} rows in time "
-                                   f"({row_count(conn, table):,})\n{worker.log_tail()}")
+                raise WorkerFailed(
+                    f"{worker.label}: {table} did not reach {records:,} rows in time "
+                    f"({row_count(conn, table):,})\n{worker.log_tail()}"
+                )
             if now >= next_status:
                 worker.check_alive()
                 trace = worker.failure_trace(connector)
@@ -188,11 +224,24 @@ def _wait_rows(worker: BenchWorker, connector: str, db: PostgresServer, table: s
             time.sleep(POLL_SECONDS)
 
 
-def run_once(system: System, run_id: str, work: Path, broker: KafkaBroker, db: PostgresServer, topics: dict[str, str],
-             debezium_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_once(
+    system: System,
+    run_id: str,
+    work: Path,
+    broker: KafkaBroker,
+    db: PostgresServer,
+    topics: dict[str, str],
+    debezium_dir: Path,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
     run_dir = work / run_id
     run_dir.mkdir()
-    result: dict[str, Any] = {"system": system.key, "run": run_id, "ok": False, "load_1min_at_start": os.getloadavg()[0]}
+    result: dict[str, Any] = {
+        "system": system.key,
+        "run": run_id,
+        "ok": False,
+        "load_1min_at_start": os.getloadavg()[0],
+    }
     log(f"{run_id}: {system.label}, {args.records:,} records")
     worker = system.worker(run_dir, broker.bootstrap, debezium_dir)
     worker.log_level = "INFO"
@@ -216,23 +265,27 @@ def run_once(system: System, run_id: str, work: Path, broker: KafkaBroker, db: P
         started = time.monotonic()
         name = f"{run_id}-bench"
         worker.create_connector(system.connector(name, topics["main"], table, db, args))
-        done = _wait_rows(worker, name, db, table, args.records,
-                          started + max(300.0, args.records / 2_000))
+        done = _wait_rows(worker, name, db, table, args.records, started + max(300.0, args.records / 2_000))
         elapsed = done - started
         n = args.records
-        result.update({
-            "seconds": elapsed,
-            "records_per_s": n / elapsed,
-            "cpu_s_per_million": (sample_tree(worker.pid).cpu_seconds - worker_cpu0) / n * 1e6,
-            "db_cpu_s_per_million": (sample_tree(db.pid).cpu_seconds - db_cpu0) / n * 1e6,
-            "broker_cpu_s_per_million": ((sample_tree(broker.pid).cpu_seconds - broker_cpu0) / n * 1e6
-                                         if broker.pid else None),
-            "peak_rss_mb": sampler.stop() / 2**20,
-        })
+        result.update(
+            {
+                "seconds": elapsed,
+                "records_per_s": n / elapsed,
+                "cpu_s_per_million": (sample_tree(worker.pid).cpu_seconds - worker_cpu0) / n * 1e6,
+                "db_cpu_s_per_million": (sample_tree(db.pid).cpu_seconds - db_cpu0) / n * 1e6,
+                "broker_cpu_s_per_million": (
+                    (sample_tree(broker.pid).cpu_seconds - broker_cpu0) / n * 1e6 if broker.pid else None
+                ),
+                "peak_rss_mb": sampler.stop() / 2**20,
+            }
+        )
         check_table(db, table, n)
         result["ok"] = True
-        log(f"{run_id}: ok: {result['records_per_s']:,.0f} records/s in {elapsed:.1f} s, worker CPU "
-             f"{result['cpu_s_per_million']:.1f} s/M, PostgreSQL CPU {result['db_cpu_s_per_million']:.1f} s/M")
+        log(
+            f"{run_id}: ok: {result['records_per_s']:,.0f} records/s in {elapsed:.1f} s, worker CPU "
+            f"{result['cpu_s_per_million']:.1f} s/M, PostgreSQL CPU {result['db_cpu_s_per_million']:.1f} s/M"
+        )
     except (WorkerFailed, RowsWrong) as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["log_tail"] = worker.log_tail(3000)
@@ -248,8 +301,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
     log("fetching Kafka Connect, the Kafka and Spark jars and Debezium's JDBC sink (first use only)")
     jars.fetch_all()
-    debezium_dir = jars.maven_archive("io.debezium", "debezium-connector-jdbc", DEBEZIUM_VERSION,
-                                      ext="tar.gz", classifier="plugin")
+    debezium_dir = jars.maven_archive(
+        "io.debezium", "debezium-connector-jdbc", DEBEZIUM_VERSION, ext="tar.gz", classifier="plugin"
+    )
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="sluice-jdbc-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
@@ -311,21 +365,31 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
             f"{num(median(runs[s.key], 'cpu_s_per_million'), 1)} | "
             f"{num(median(runs[s.key], 'db_cpu_s_per_million'), 1)} | "
             f"{num(median(runs[s.key], 'broker_cpu_s_per_million'), 1)} | "
-            f"{num(median(runs[s.key], 'peak_rss_mb'))} | {each or 'not run'} |")
+            f"{num(median(runs[s.key], 'peak_rss_mb'))} | {each or 'not run'} |"
+        )
     said: list[str] = []
     if rps["sluice"] and rps["connect"]:
         speedup = rps["sluice"] / rps["connect"]
-        verdict = ("meets the goal of 3×" if speedup >= 3 else "meets the target of 1.5× (goal 3×: not reached)"
-                   if speedup >= 1.5 else "misses the target of 1.5×")
+        verdict = (
+            "meets the goal of 3×"
+            if speedup >= 3
+            else "meets the target of 1.5× (goal 3×: not reached)"
+            if speedup >= 1.5
+            else "misses the target of 1.5×"
+        )
         said.append(f"Sluice writes {speedup:.2f}× Debezium's rows per second: it {verdict}.")
     failed = [r for rs in runs.values() for r in rs if not r.get("ok")]
     if failed:
         said.append(f"{len(failed)} run(s) FAILED (a worker failure or wrong rows): their figures are left out.")
-    batch = ("its default `batch.size` of 500" if args.debezium_batch_size == 500 else
-             f"`batch.size` {args.debezium_batch_size} and `consumer.override.max.poll.records` "
-             f"{max(500, args.debezium_batch_size)}")
+    batch = (
+        "its default `batch.size` of 500"
+        if args.debezium_batch_size == 500
+        else f"`batch.size` {args.debezium_batch_size} and `consumer.override.max.poll.records` "
+        f"{max(500, args.debezium_batch_size)}"
+    )
     block = [
-        BEGIN, "",
+        BEGIN,
+        "",
         "## Kafka → PostgreSQL: JDBC sink upserts",
         "",
         f"Run of {results['date']} ({results['duration_s'] / 60:.0f} min) on the machine above, one broker and "
@@ -361,14 +425,20 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=1_000_000, help="records in the topic (default 1,000,000)")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the two systems (default 3)")
-    parser.add_argument("--warmup-records", type=int, default=20_000,
-                        help="records of each run's unmeasured warm-up connector, 0: none (default 20,000)")
-    parser.add_argument("--debezium-batch-size", type=int, default=500,
-                        help="Debezium's batch.size (default 500, its own default)")
+    parser.add_argument(
+        "--warmup-records",
+        type=int,
+        default=20_000,
+        help="records of each run's unmeasured warm-up connector, 0: none (default 20,000)",
+    )
+    parser.add_argument(
+        "--debezium-batch-size", type=int, default=500, help="Debezium's batch.size (default 500, its own default)"
+    )
     parser.add_argument("--only", choices=[s.key for s in SYSTEMS], help="run one system only (for debugging)")
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "benchmarks.md")
     parser.add_argument("--work-dir", type=Path, help="keep the broker's, workers' and runs' files here")

@@ -115,46 +115,52 @@ def main(argv: list[str] | None = None) -> int:
             def rebalanced() -> bool:
                 found = units(survivors[0].url)
                 return _all_running(survivors[0], expected, everyone) and any(
-                    v.endswith("@" + fourth.url.removeprefix("http://")) for v in found.values())
+                    v.endswith("@" + fourth.url.removeprefix("http://")) for v in found.values()
+                )
 
             balanced_at = wait_for(rebalanced, 600, "the fourth worker's share")
             join_s = balanced_at - joined_at
             share = sum(1 for v in units(survivors[0].url).values() if v.endswith(fourth.url.removeprefix("http://")))
-            _log(f"join: {join_s:.1f} s after its REST API answered "
-                 f"({balanced_at - fourth_process_started:.1f} s after its process started); it runs {share}")
+            _log(
+                f"join: {join_s:.1f} s after its REST API answered "
+                f"({balanced_at - fourth_process_started:.1f} s after its process started); it runs {share}"
+            )
         finally:
             for worker in workers:
                 worker.kill()
 
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    block = "\n".join([
-        BEGIN, "",
-        "## A cluster moving work",
-        "",
-        f"Run of {date} on the machine above: three `sluice distributed` workers (one group, each with",
-        f"`spark.master=local[2]`), one broker, {args.connectors} FileStreamSource connectors with one task each.",
-        "",
-        "```bash",
-        ".venv/bin/python bench/rebalance.py",
-        "```",
-        "",
-        "| figure | seconds |",
-        "|---|--:|",
-        f"| SIGKILL of the busiest worker ({moved} of {expected} connectors and tasks) → all RUNNING on the "
-        f"other two (`session.timeout.ms` {SETTINGS['session.timeout.ms']}, `scheduled.rebalance.max.delay.ms` "
-        f"{SETTINGS['scheduled.rebalance.max.delay.ms']}) | {failover_s:.1f} |",
-        f"| a fourth worker joins: from its REST API answering until it runs its share ({share}) and all "
-        f"are RUNNING | {join_s:.1f} |",
-        "",
-        "Failover waits for the group to notice the dead worker (`session.timeout.ms`); when the dead worker "
-        "was not the leader, the leader then waits `scheduled.rebalance.max.delay.ms` before it hands the "
-        "work out, while a new leader (the dead worker led) hands it out at once. The rest is starting "
-        "connectors and their tasks' Spark jobs on two cores.",
-        "",
-        f"Load average at the end of the run: {os.getloadavg()[0]:.1f}.",
-        "",
-        END,
-    ])
+    block = "\n".join(
+        [
+            BEGIN,
+            "",
+            "## A cluster moving work",
+            "",
+            f"Run of {date} on the machine above: three `sluice distributed` workers (one group, each with",
+            f"`spark.master=local[2]`), one broker, {args.connectors} FileStreamSource connectors with one task each.",
+            "",
+            "```bash",
+            ".venv/bin/python bench/rebalance.py",
+            "```",
+            "",
+            "| figure | seconds |",
+            "|---|--:|",
+            f"| SIGKILL of the busiest worker ({moved} of {expected} connectors and tasks) → all RUNNING on the "
+            f"other two (`session.timeout.ms` {SETTINGS['session.timeout.ms']}, `scheduled.rebalance.max.delay.ms` "
+            f"{SETTINGS['scheduled.rebalance.max.delay.ms']}) | {failover_s:.1f} |",
+            f"| a fourth worker joins: from its REST API answering until it runs its share ({share}) and all "
+            f"are RUNNING | {join_s:.1f} |",
+            "",
+            "Failover waits for the group to notice the dead worker (`session.timeout.ms`); when the dead worker "
+            "was not the leader, the leader then waits `scheduled.rebalance.max.delay.ms` before it hands the "
+            "work out, while a new leader (the dead worker led) hands it out at once. The rest is starting "
+            "connectors and their tasks' Spark jobs on two cores.",
+            "",
+            f"Load average at the end of the run: {os.getloadavg()[0]:.1f}.",
+            "",
+            END,
+        ]
+    )
     text = args.output.read_text() if args.output.exists() else ""
     args.output.write_text(merge_block(text, block, BEGIN, END))
     _log(f"wrote {args.output}")

@@ -99,8 +99,10 @@ SINK_PATH = [
     ("sink_task_configs", "sink: task configs committed"),
     ("sink_task_assigned", "sink: task assigned to a worker (log)"),
     ("sink_task_running", "sink: task RUNNING in the status topic"),
-    ("sink_first_records_job", "sink: its first Spark job with records starts (Sluice's log; it waits for the "
-                               "first record)"),
+    (
+        "sink_first_records_job",
+        "sink: its first Spark job with records starts (Sluice's log; it waits for the first record)",
+    ),
 ]
 
 
@@ -231,11 +233,17 @@ def _summary(status: dict[str, Any] | None) -> str:
 
 
 def _connector_config(kind: str, **props: Any) -> dict[str, str]:
-    return {"connector.class": kind, "tasks.max": "1", **CONVERTERS["string"][1], **{k: str(v) for k, v in props.items()}}
+    return {
+        "connector.class": kind,
+        "tasks.max": "1",
+        **CONVERTERS["string"][1],
+        **{k: str(v) for k, v in props.items()},
+    }
 
 
-def run_round(cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, lines: int,
-              timeout: float) -> dict[str, Any]:
+def run_round(
+    cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, lines: int, timeout: float
+) -> dict[str, Any]:
     """One round on one cluster; never raises for a failed round (``ok`` False, ``error``)."""
     system = cluster.system
     run_id = f"r{round_no + 1}-{system}"
@@ -247,8 +255,14 @@ def run_round(cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, 
     sink_file = run_dir / "sink.txt"
     worker_index = round_no % len(cluster.workers)
     url = cluster.workers[worker_index].url
-    result: dict[str, Any] = {"round": round_no + 1, "system": system, "run": run_id, "ok": False,
-                              "worker": worker_index, "load_1min_at_start": os.getloadavg()[0]}
+    result: dict[str, Any] = {
+        "round": round_no + 1,
+        "system": system,
+        "run": run_id,
+        "ok": False,
+        "worker": worker_index,
+        "load_1min_at_start": os.getloadavg()[0],
+    }
     seen: dict[str, dict[str, Any]] = {source: {}, sink: {}}
     tail = Tail(sink_file)
     client = httpx2.Client(timeout=120)
@@ -303,16 +317,20 @@ def run_round(cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, 
                 result["all_lines"] = time.monotonic() - t0
                 break
             if now > deadline:
-                raise CorrectnessError(f"not done after {timeout:.0f} s: {tail.lines} of {lines} lines in the sink "
-                                       f"file; source {seen[source].get('last')}; sink {seen[sink].get('last')}")
+                raise CorrectnessError(
+                    f"not done after {timeout:.0f} s: {tail.lines} of {lines} lines in the sink "
+                    f"file; source {seen[source].get('last')}; sink {seen[sink].get('last')}"
+                )
             time.sleep(TAIL_INTERVAL_S)
         data.verify_file_ordered(sink_file, source_file)
-        result.update({
-            "source_tasks_listed": seen[source]["tasks_listed"],
-            "source_tasks_running": seen[source]["tasks_running"],
-            "sink_tasks_running": seen[sink]["tasks_running"],
-            "states": {"source": seen[source].get("states", []), "sink": seen[sink].get("states", [])},
-        })
+        result.update(
+            {
+                "source_tasks_listed": seen[source]["tasks_listed"],
+                "source_tasks_running": seen[source]["tasks_running"],
+                "sink_tasks_running": seen[sink]["tasks_running"],
+                "states": {"source": seen[source].get("states", []), "sink": seen[sink].get("states", [])},
+            }
+        )
         until = time.time() + 1
         result["moments"] = {
             **topic_timeline(broker.bootstrap, cluster.group, topic, source, sink, t0_wall),
@@ -336,6 +354,7 @@ def run_round(cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, 
 def _settle(cluster: Cluster, pause: float) -> None:
     """Wait until no connector is left on any worker and the group is stable, then ``pause`` s.
     Deletes what is left (a delete answered 409 during a rebalance did not happen)."""
+
     def empty() -> bool:
         left = {name for w in cluster.workers for name in httpx2.get(f"{w.url}/connectors", timeout=10).json()}
         for name in left:
@@ -382,8 +401,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         log(f"starting a Kafka broker in {work / 'kafka'}")
         broker.start(timeout=120)
         for system in SYSTEMS:
-            clusters[system] = Cluster(system, work, broker.bootstrap, f"startup-{system}-{stamp}", WORKERS,
-                                       configure=configure)
+            clusters[system] = Cluster(
+                system, work, broker.bootstrap, f"startup-{system}-{stamp}", WORKERS, configure=configure
+            )
         for system in SYSTEMS:
             cluster = clusters[system]
             log(f"starting {WORKERS} {cluster.label} workers")
@@ -394,16 +414,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if system == "sluice":
                 walls = [time.time() - (time.monotonic() - w.started_at) for w in cluster.workers]
                 try:
-                    wait_for(lambda: all(spark_ready_s(w, s) is not None for w, s in zip(cluster.workers, walls)),
-                             300, "every Sluice worker's Spark session", interval=0.5)
+                    wait_for(
+                        lambda: all(spark_ready_s(w, s) is not None for w, s in zip(cluster.workers, walls)),
+                        300,
+                        "every Sluice worker's Spark session",
+                        interval=0.5,
+                    )
                     info["spark_ready_s"] = [spark_ready_s(w, s) for w, s in zip(cluster.workers, walls)]
                 except SystemExit:
                     log("the Sluice workers did not log 'Spark session ready' within 300 s; going on without")
             results["clusters"][system] = info
-            log(f"{cluster.label}: REST APIs up after {', '.join(f'{s:.1f}' for s in cluster.rest_ready_s)} s, "
+            log(
+                f"{cluster.label}: REST APIs up after {', '.join(f'{s:.1f}' for s in cluster.rest_ready_s)} s, "
                 f"all in one group generation after {info['stable_s']:.1f} s"
-                + (f", Spark sessions ready after {', '.join(f'{s:.1f}' for s in info['spark_ready_s'])} s"
-                   if info.get("spark_ready_s") else ""))
+                + (
+                    f", Spark sessions ready after {', '.join(f'{s:.1f}' for s in info['spark_ready_s'])} s"
+                    if info.get("spark_ready_s")
+                    else ""
+                )
+            )
         for round_no in range(args.rounds):
             order = SYSTEMS if round_no % 2 == 0 else SYSTEMS[::-1]
             for system in order:
@@ -413,10 +442,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["runs"][system].append(result)
                 if result["ok"]:
                     m = result["moments"]
-                    log(f"round {round_no + 1}, {cluster.label}: source task RUNNING after "
+                    log(
+                        f"round {round_no + 1}, {cluster.label}: source task RUNNING after "
                         f"{result['source_tasks_running']:.1f} s, sink task after {result['sink_tasks_running']:.1f} s, "
                         f"first line in the sink file after {result['first_line']:.1f} s "
-                        f"(load {result['load_1min_at_start']:.1f}; {m.get('rebalances', 0)} rebalances)")
+                        f"(load {result['load_1min_at_start']:.1f}; {m.get('rebalances', 0)} rebalances)"
+                    )
                 else:
                     log(f"round {round_no + 1}, {cluster.label}: FAILED: {result['error'][:2000]}")
                     for path in cluster.log_paths():
@@ -448,6 +479,7 @@ def _med(values: list[float]) -> float | None:
 def _cell(values: list[float]) -> str:
     if not values:
         return "–"
+
     def fmt(value: float) -> str:
         return f"{round(value, 1) + 0.0:.1f}"  # no "-0.0"
 
@@ -485,19 +517,26 @@ def render(results: dict[str, Any], command: str) -> str:
         c, s = _values(runs["connect"], key), _values(runs["sluice"], key)
         table.append(f"| {label} | {_cell(c)} | {_cell(s)} | {ratio(_med(s), _med(c))} |")
     first = {system: [r["first_line"] for r in runs[system][:1] if r.get("ok")] for system in SYSTEMS}
-    table.append(f"| (b) in round 1 only (the clusters' first connectors) | {_cell(first['connect'])} | "
-                 f"{_cell(first['sluice'])} | {ratio(_med(first['sluice']), _med(first['connect']))} |")
+    table.append(
+        f"| (b) in round 1 only (the clusters' first connectors) | {_cell(first['connect'])} | "
+        f"{_cell(first['sluice'])} | {ratio(_med(first['sluice']), _med(first['connect']))} |"
+    )
 
     steps = {system: {**_steps(runs[system], SOURCE_PATH), **_steps(runs[system], SINK_PATH)} for system in SYSTEMS}
-    breakdown = ["| moment | Kafka Connect: s after the source's `POST` | Sluice: s after | Kafka Connect: "
-                 "s since the moment before | Sluice: s since the moment before |", "|---|--:|--:|--:|--:|"]
+    breakdown = [
+        "| moment | Kafka Connect: s after the source's `POST` | Sluice: s after | Kafka Connect: "
+        "s since the moment before | Sluice: s since the moment before |",
+        "|---|--:|--:|--:|--:|",
+    ]
     for path in (SOURCE_PATH, SINK_PATH):
         for key, label in path:
             c, s = _values(runs["connect"], key, True), _values(runs["sluice"], key, True)
             if not c and not s:
                 continue
-            breakdown.append(f"| {label} | {_cell(c)} | {_cell(s)} | {_cell(steps['connect'].get(key, []))} | "
-                             f"{_cell(steps['sluice'].get(key, []))} |")
+            breakdown.append(
+                f"| {label} | {_cell(c)} | {_cell(s)} | {_cell(steps['connect'].get(key, []))} | "
+                f"{_cell(steps['sluice'].get(key, []))} |"
+            )
 
     said: list[str] = []
     sluice_steps = {k: _med(v) for k, v in steps["sluice"].items() if k in dict(SOURCE_PATH) and v}
@@ -506,36 +545,49 @@ def render(results: dict[str, Any], command: str) -> str:
 
         def step_text(key: str) -> str:
             connect_step = _med(steps["connect"].get(key, []))
-            return (f"the one that ends with *{dict(SOURCE_PATH)[key]}*, {sluice_steps[key]:.1f} s"
-                    + (f" (Kafka Connect: {connect_step:.1f} s)" if connect_step is not None else ""))
+            return f"the one that ends with *{dict(SOURCE_PATH)[key]}*, {sluice_steps[key]:.1f} s" + (
+                f" (Kafka Connect: {connect_step:.1f} s)" if connect_step is not None else ""
+            )
 
         said.append(f"Sluice's longest steps on the source's path (medians): {'; '.join(map(step_text, longest))}.")
     job = _values(runs["sluice"], "source_first_job_s", True)
     fresh = [r["moments"].get("source_first_job_fresh") for r in runs["sluice"] if r.get("ok")]
     if job:
-        said.append(f"The source task's first Spark job (its Python worker and task instance start, the first "
-                    f"poll and the write to Kafka) took {_cell(job)} s"
-                    + (f" (a fresh task instance in {sum(bool(f) for f in fresh)} of {len(fresh)} rounds)" if fresh else "")
-                    + ".")
+        said.append(
+            f"The source task's first Spark job (its Python worker and task instance start, the first "
+            f"poll and the write to Kafka) took {_cell(job)} s"
+            + (f" (a fresh task instance in {sum(bool(f) for f in fresh)} of {len(fresh)} rounds)" if fresh else "")
+            + "."
+        )
     sink_job = _values(runs["sluice"], "sink_first_records_job_s", True)
-    sink_wait = [r["moments"]["sink_first_records_job"] - r["moments"]["first_record"] for r in runs["sluice"]
-                 if r.get("ok") and r["moments"].get("sink_first_records_job") is not None
-                 and r["moments"].get("first_record") is not None]
+    sink_wait = [
+        r["moments"]["sink_first_records_job"] - r["moments"]["first_record"]
+        for r in runs["sluice"]
+        if r.get("ok")
+        and r["moments"].get("sink_first_records_job") is not None
+        and r["moments"].get("first_record") is not None
+    ]
     if sink_job:
-        said.append(f"The sink task's first Spark job with records started {_cell(sink_wait)} s after the first "
-                    f"record was in the topic and took {_cell(sink_job)} s.")
+        said.append(
+            f"The sink task's first Spark job with records started {_cell(sink_wait)} s after the first "
+            f"record was in the topic and took {_cell(sink_job)} s."
+        )
     rebal = {system: _values(runs[system], "rebalances", True) for system in SYSTEMS}
     if rebal["connect"] or rebal["sluice"]:
-        said.append(f"Rebalances a worker went through per round (median): Kafka Connect "
-                    f"{num(_med(rebal['connect']))}, Sluice {num(_med(rebal['sluice']))}.")
+        said.append(
+            f"Rebalances a worker went through per round (median): Kafka Connect "
+            f"{num(_med(rebal['connect']))}, Sluice {num(_med(rebal['sluice']))}."
+        )
     clusters = results["clusters"]
     start_text = []
     for system in SYSTEMS:
         info = clusters.get(system)
         if not info:
             continue
-        text = (f"{LABELS[system]}: REST APIs up {max(info['rest_ready_s']):.1f} s after the three processes "
-                f"started, all three in one group generation after {info['stable_s']:.1f} s")
+        text = (
+            f"{LABELS[system]}: REST APIs up {max(info['rest_ready_s']):.1f} s after the three processes "
+            f"started, all three in one group generation after {info['stable_s']:.1f} s"
+        )
         if info.get("spark_ready_s"):
             text += f", Spark sessions ready after {min(info['spark_ready_s']):.1f}–{max(info['spark_ready_s']):.1f} s"
         start_text.append(text)
@@ -545,8 +597,11 @@ def render(results: dict[str, Any], command: str) -> str:
             said.append(f"{LABELS[system]} answered {retried} `POST /connectors` with 409 (retried).")
     failed = [r for rs in runs.values() for r in rs if not r.get("ok")]
     if failed:
-        said.append(f"{len(failed)} round(s) FAILED (not every line in the sink file, in order, in time, or a "
-                    "connector or task FAILED): their figures are left out.")
+        said.append(
+            f"{len(failed)} round(s) FAILED (not every line in the sink file, in order, in time, or a "
+            "connector or task FAILED): their figures are left out."
+        )
+
     def progressions(system: str) -> str:
         """The distinct sequences of what the source's status showed, with how many rounds showed each."""
         counts: dict[str, int] = {}
@@ -557,7 +612,8 @@ def render(results: dict[str, Any], command: str) -> str:
         return "; ".join(f"{seq} ({n}×)" for seq, n in sorted(counts.items(), key=lambda kv: -kv[1])) or "–"
 
     block = [
-        BEGIN, "",
+        BEGIN,
+        "",
         "## A new connector on a 3-worker cluster: from `POST /connectors` to the first record",
         "",
         f"Run of {results['date']} ({results['duration_s'] / 60:.0f} min) on the machine above "
@@ -591,8 +647,7 @@ def render(results: dict[str, Any], command: str) -> str:
         f"What `GET /connectors/{{c}}/status` showed for the source while it started, in order: Kafka Connect: "
         f"{progressions('connect')}. Sluice: {progressions('sluice')}.",
         "",
-        "Cluster start-up, before the rounds: "
-        f"{'; '.join(start_text)}.",
+        f"Cluster start-up, before the rounds: {'; '.join(start_text)}.",
         "",
         END,
     ]
@@ -601,14 +656,20 @@ def render(results: dict[str, Any], command: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=5, help="rounds, each on both systems (default 5)")
     parser.add_argument("--lines", type=int, default=100, help="lines in each source file (default 100)")
-    parser.add_argument("--pause-seconds", type=float, default=5.0,
-                        help="pause after a cluster is stable again, before its next round (default 5)")
-    parser.add_argument("--round-timeout", type=float, default=300.0,
-                        help="give up on a round after this many seconds (default 300)")
+    parser.add_argument(
+        "--pause-seconds",
+        type=float,
+        default=5.0,
+        help="pause after a cluster is stable again, before its next round (default 5)",
+    )
+    parser.add_argument(
+        "--round-timeout", type=float, default=300.0, help="give up on a round after this many seconds (default 300)"
+    )
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "benchmarks.md")
     parser.add_argument("--json", type=Path, help="write the raw results here too")
     parser.add_argument("--work-dir", type=Path, help="keep the broker's and workers' files (and logs) here")

@@ -69,9 +69,11 @@ CHAIN: tuple[tuple[str, str], ...] = (
     ("predicates", "tombstone"),
     ("predicates.tombstone.type", "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"),
 )
-CHAIN_TEXT = ("RegexRouter (`(.*)` → `$1-routed`), Filter with the predicate RecordIsTombstone "
-              "(no record is a tombstone: nothing is dropped), DropHeaders (`trace-id`; the records "
-              "carry no headers)")
+CHAIN_TEXT = (
+    "RegexRouter (`(.*)` → `$1-routed`), Filter with the predicate RecordIsTombstone "
+    "(no record is a tombstone: nothing is dropped), DropHeaders (`trace-id`; the records "
+    "carry no headers)"
+)
 PYTHON_PATH = (("sluice.transforms.columnar.enable", "false"),)
 RUNNER_LOGGER = "sluice.spark.runner"  # logs (DEBUG) which path a sink task's chain takes
 
@@ -84,13 +86,27 @@ def _workload(wid: str, title: str, **fields: Any) -> Workload:
 CONFIGS: list[tuple[str, str, str, Workload, str | None]] = [
     ("connect-none", "connect", "no transforms", _workload("t-none", "no transforms"), None),
     ("sluice-none", "sluice", "no transforms", _workload("t-none", "no transforms"), None),
-    ("sluice-columnar", "sluice", "3-transform chain, columnar (default)",
-     _workload("t-chain-col", "3-transform chain", transforms=CHAIN), "as Spark SQL expressions"),
-    ("connect-chain", "connect", "3-transform chain", _workload("t-chain", "3-transform chain", transforms=CHAIN),
-     None),
-    ("sluice-python", "sluice", "3-transform chain, Python (`sluice.transforms.columnar.enable=false`)",
-     _workload("t-chain-py", "3-transform chain", transforms=CHAIN, sluice_worker=PYTHON_PATH),
-     "per record in Python (sluice.transforms.columnar.enable=false)"),
+    (
+        "sluice-columnar",
+        "sluice",
+        "3-transform chain, columnar (default)",
+        _workload("t-chain-col", "3-transform chain", transforms=CHAIN),
+        "as Spark SQL expressions",
+    ),
+    (
+        "connect-chain",
+        "connect",
+        "3-transform chain",
+        _workload("t-chain", "3-transform chain", transforms=CHAIN),
+        None,
+    ),
+    (
+        "sluice-python",
+        "sluice",
+        "3-transform chain, Python (`sluice.transforms.columnar.enable=false`)",
+        _workload("t-chain-py", "3-transform chain", transforms=CHAIN, sluice_worker=PYTHON_PATH),
+        "per record in Python (sluice.transforms.columnar.enable=false)",
+    ),
 ]
 # table order
 ROWS = ["connect-none", "connect-chain", "sluice-none", "sluice-columnar", "sluice-python"]
@@ -103,8 +119,15 @@ def _path_check(result: dict[str, Any], work: Path, expected: str | None) -> Non
     """Fail a Sluice run whose sink chain did not take the intended path (from its log)."""
     log_path = work / result["run"] / "sluice.log"
     sink = f"Task {result['run']}-sink-"
-    lines = [ln for ln in log_path.read_text(errors="replace").splitlines()
-             if sink in ln and "runs its transformation chain" in ln] if log_path.exists() else []
+    lines = (
+        [
+            ln
+            for ln in log_path.read_text(errors="replace").splitlines()
+            if sink in ln and "runs its transformation chain" in ln
+        ]
+        if log_path.exists()
+        else []
+    )
     result["path_log"] = lines
     if expected is None:
         wrong = [ln for ln in lines if "(no transforms)" not in ln]
@@ -137,14 +160,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         log(f"starting a Kafka broker in {work / 'kafka'}")
         broker.start(timeout=120)
-        ctx = Context(broker, work, args.lines, latency_seconds=0.0, settle_seconds=args.settle_seconds, log=log,
-                      sluice_debug_loggers=(RUNNER_LOGGER,))
+        ctx = Context(
+            broker,
+            work,
+            args.lines,
+            latency_seconds=0.0,
+            settle_seconds=args.settle_seconds,
+            log=log,
+            sluice_debug_loggers=(RUNNER_LOGGER,),
+        )
         ctx.filled_topic("string", args.lines)
         ctx.input_file(args.lines)  # what the sink file is compared with
         if args.warmup_lines:
             for system in ("connect", "sluice"):
-                warm = run_workload(ctx, system, _workload("warmup", "warm-up, no transforms"),
-                                    lines=args.warmup_lines)
+                warm = run_workload(ctx, system, _workload("warmup", "warm-up, no transforms"), lines=args.warmup_lines)
                 results["warmup"].append(warm)
         for round_no in range(args.repeats):
             order = CONFIGS if round_no % 2 == 0 else CONFIGS[::-1]
@@ -182,13 +211,20 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
     for key in ROWS:
         base = BASELINE[systems[key]]
         split = _process_split(runs[key]) if systems[key] == "sluice" else {}
-        split_text = ", ".join(f"{PROCESS_LABELS.get(k, k)} {v:.1f}" for k, v in
-                               sorted(split.items(), key=lambda kv: -kv[1]) if v >= 0.05) or "–"
+        split_text = (
+            ", ".join(
+                f"{PROCESS_LABELS.get(k, k)} {v:.1f}"
+                for k, v in sorted(split.items(), key=lambda kv: -kv[1])
+                if v >= 0.05
+            )
+            or "–"
+        )
         each = ", ".join("**FAILED**" if not r.get("ok") else f"{r['records_per_s']:,.0f}" for r in runs[key])
         table.append(
             f"| {LABELS[systems[key]]} | {paths[key]} | {num(rps[key])} | {num(cpu[key], 1)} | "
             f"{'–' if key == base else ratio(rps[key], rps[base])} | "
-            f"{'–' if key == base else ratio(cpu[key], cpu[base])} | {split_text} | {each or 'not run'} |")
+            f"{'–' if key == base else ratio(cpu[key], cpu[base])} | {split_text} | {each or 'not run'} |"
+        )
 
     failed = [r for rs in runs.values() for r in rs if not r.get("ok")]
     said: list[str] = []
@@ -201,10 +237,13 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
             f"{rps['sluice-python'] / rps['sluice-none']:.0%} on the Python path "
             f"(CPU {cpu['sluice-python'] / cpu['sluice-none']:.2f}×), so the columnar path moves "
             f"{rps['sluice-columnar'] / rps['sluice-python']:.2f}× the records per second of the Python path at "
-            f"{cpu['sluice-columnar'] / cpu['sluice-python']:.2f}× its CPU per record.")
+            f"{cpu['sluice-columnar'] / cpu['sluice-python']:.2f}× its CPU per record."
+        )
         said.append(
             f"With the chain, Sluice's columnar path reaches {rps['sluice-columnar'] / rps['connect-chain']:.2f}× "
-            f"Kafka Connect's records/s (without transforms: {rps['sluice-none'] / rps['connect-none']:.2f}×).")
+            f"Kafka Connect's records/s (without transforms: {rps['sluice-none'] / rps['connect-none']:.2f}×)."
+        )
+
     def spread(figure: str) -> float | None:
         """The widest (max - min) / median of ``figure`` over the runs of one configuration."""
         values = [[r[figure] for r in runs[key] if r.get("ok")] for key in ROWS]
@@ -213,15 +252,20 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
 
     rps_spread, cpu_spread = spread("records_per_s"), spread("cpu_s_per_million")
     if rps_spread is not None and cpu_spread is not None:
-        said.append(f"Between the runs of one configuration records/s differ by up to {rps_spread:.0%} of their "
-                    f"median (last column) and CPU per record by up to {cpu_spread:.0%}: smaller differences "
-                    "are noise.")
+        said.append(
+            f"Between the runs of one configuration records/s differ by up to {rps_spread:.0%} of their "
+            f"median (last column) and CPU per record by up to {cpu_spread:.0%}: smaller differences "
+            "are noise."
+        )
     if failed:
-        said.append(f"{len(failed)} run(s) FAILED (lost, repeated or reordered lines, a worker failure, or a "
-                    "chain on the wrong path): their figures are left out.")
+        said.append(
+            f"{len(failed)} run(s) FAILED (lost, repeated or reordered lines, a worker failure, or a "
+            "chain on the wrong path): their figures are left out."
+        )
     lines_text = f"{args.lines:,}"
     block = [
-        BEGIN, "",
+        BEGIN,
+        "",
         "## A 3-transform chain on the sink path",
         "",
         f"Run of {results['date']} ({results['duration_s'] / 60:.0f} min) on the machine above, one broker for "
@@ -254,14 +298,23 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines in the topic (default 1,000,000)")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the five configurations (default 3)")
-    parser.add_argument("--warmup-lines", type=int, default=None,
-                        help="lines of each system's warm-up run, 0: none (default min(--lines, 50,000))")
-    parser.add_argument("--settle-seconds", type=float, default=2.0,
-                        help="wait for late or repeated records before each correctness check (default 2)")
+    parser.add_argument(
+        "--warmup-lines",
+        type=int,
+        default=None,
+        help="lines of each system's warm-up run, 0: none (default min(--lines, 50,000))",
+    )
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=2.0,
+        help="wait for late or repeated records before each correctness check (default 2)",
+    )
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "benchmarks.md")
     parser.add_argument("--work-dir", type=Path, help="keep the broker's, workers' and runs' files here")
     args = parser.parse_args(argv)

@@ -93,12 +93,19 @@ def read_topic(bootstrap: str, topic: str, count: int, *, exact: bool = True, ti
     consumer.assign([TopicPartition(topic, 0, 0)])
     messages: list[Any] = []
     try:
+
         def more() -> bool:
             messages.extend(m for m in consumer.consume(count, 0.5) if m.error() is None)
             return len(messages) >= count
 
-        wait_until(more, timeout=timeout, message=lambda: f"{count} records on {topic}, got {len(messages)} "
-                   f"(watermarks {consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)})")
+        wait_until(
+            more,
+            timeout=timeout,
+            message=lambda: (
+                f"{count} records on {topic}, got {len(messages)} "
+                f"(watermarks {consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)})"
+            ),
+        )
         if exact:
             extra = consumer.poll(1.0)
             assert extra is None or extra.error() is not None, f"unexpected extra record {extra.value()!r}"

@@ -79,8 +79,16 @@ def log_events(paths: list[Path], since: float = 0.0, until: float = float("inf"
 class Cluster:
     """``size`` distributed workers of ``system`` in the group ``group``, one work directory each."""
 
-    def __init__(self, system: str, work: Path, bootstrap: str, group: str, size: int = 3,
-                 extra: dict[str, str] | None = None, configure: Callable[[BenchWorker], None] | None = None) -> None:
+    def __init__(
+        self,
+        system: str,
+        work: Path,
+        bootstrap: str,
+        group: str,
+        size: int = 3,
+        extra: dict[str, str] | None = None,
+        configure: Callable[[BenchWorker], None] | None = None,
+    ) -> None:
         """``configure`` is called with each worker before it starts (e.g. its log levels)."""
         self.system, self.bootstrap, self.group = system, bootstrap, group
         self.workers: list[BenchWorker] = []

@@ -29,10 +29,15 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 # converter id -> (label, connector-level converter settings)
 CONVERTERS: dict[str, tuple[str, dict[str, str]]] = {
-    "json": ("JsonConverter (schemas off)", {
-        "key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "false",
-        "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false",
-    }),
+    "json": (
+        "JsonConverter (schemas off)",
+        {
+            "key.converter": JSON_CONVERTER,
+            "key.converter.schemas.enable": "false",
+            "value.converter": JSON_CONVERTER,
+            "value.converter.schemas.enable": "false",
+        },
+    ),
     "string": ("StringConverter", {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}),
 }
 
@@ -87,8 +92,15 @@ def fill_topic(bootstrap: str, topic: str, lines: int, converter: str, partition
 def produce_all(bootstrap: str, topic: str, values: Iterable[bytes], partitions: int = 1) -> int:
     """Produce ``values`` (null keys; value i to partition i % partitions) and check that the
     topic then holds exactly that many records; returns the count."""
-    producer = Producer({**_client_config(bootstrap), "linger.ms": 50, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "acks": "all"})
+    producer = Producer(
+        {
+            **_client_config(bootstrap),
+            "linger.ms": 50,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "acks": "all",
+        }
+    )
     errors: list[str] = []
 
     def on_delivery(err: object, _msg: object) -> None:
@@ -120,8 +132,9 @@ class OffsetWatcher:
 
     def __init__(self, bootstrap: str, topic: str, partitions: int = 1) -> None:
         self.topic, self.partitions = topic, partitions
-        self._consumer = Consumer({**_client_config(bootstrap), "group.id": f"bench-watch-{topic}",
-                                   "enable.auto.commit": False})
+        self._consumer = Consumer(
+            {**_client_config(bootstrap), "group.id": f"bench-watch-{topic}", "enable.auto.commit": False}
+        )
 
     def total(self) -> int:
         return sum(
@@ -136,8 +149,10 @@ class OffsetWatcher:
 def end_offsets(bootstrap: str, topic: str, partitions: int = 1) -> list[int]:
     watcher = OffsetWatcher(bootstrap, topic, partitions)
     try:
-        return [watcher._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1]
-                for p in range(partitions)]
+        return [
+            watcher._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1]
+            for p in range(partitions)
+        ]
     finally:
         watcher.close()
 
@@ -157,7 +172,9 @@ def read_records(bootstrap: str, topic: str, limit: int | None = None) -> list[R
     consumer = Consumer({**_client_config(bootstrap), "group.id": f"bench-read-{topic}", "enable.auto.commit": False})
     try:
         partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False) for p in partitions}
+        ends = {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False) for p in partitions
+        }
         wanted = {p: hi if limit is None else min(hi, lo + limit) for p, (lo, hi) in ends.items()}
         todo = {p for p in partitions if wanted[p] > ends[p][0]}
         consumer.assign([TopicPartition(topic, p, ends[p][0]) for p in todo])
@@ -189,10 +206,17 @@ def verify_topic(bootstrap: str, topic: str, lines: int, converter: str) -> None
     order, with null keys; raises :class:`CorrectnessError` otherwise."""
     end = end_offsets(bootstrap, topic)[0]
     if end != lines:
-        raise CorrectnessError(f"topic {topic} holds {end} records, expected {lines} "
-                               f"({'lost' if end < lines else 'repeated'} records)")
-    consumer = Consumer({**_client_config(bootstrap), "group.id": f"bench-verify-{topic}",
-                         "enable.auto.commit": False, "fetch.max.bytes": 50_000_000})
+        raise CorrectnessError(
+            f"topic {topic} holds {end} records, expected {lines} ({'lost' if end < lines else 'repeated'} records)"
+        )
+    consumer = Consumer(
+        {
+            **_client_config(bootstrap),
+            "group.id": f"bench-verify-{topic}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 50_000_000,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     try:
         seen = 0
@@ -207,7 +231,8 @@ def verify_topic(bootstrap: str, topic: str, lines: int, converter: str) -> None
                 if msg.value() != expected or msg.key() is not None:
                     raise CorrectnessError(
                         f"topic {topic} offset {msg.offset()}: key={msg.key()!r} value={msg.value()!r}, "
-                        f"expected key=None value={expected!r}")
+                        f"expected key=None value={expected!r}"
+                    )
                 seen += 1
     finally:
         consumer.close()
@@ -242,8 +267,7 @@ def verify_file_unordered(path: Path, lines: int) -> None:
         got.pop(0)  # the empty piece after the last newline
     expected = [line(i) for i in range(lines)]
     if got != expected:
-        raise CorrectnessError(f"{path.name} does not hold each input line once: "
-                               f"{_describe_difference(path, lines)}")
+        raise CorrectnessError(f"{path.name} does not hold each input line once: {_describe_difference(path, lines)}")
 
 
 def _describe_difference(path: Path, lines: int) -> str:
@@ -260,8 +284,10 @@ def _describe_difference(path: Path, lines: int) -> str:
     order = ""
     if not missing and not repeated and not foreign and not tail:
         order = "; same lines but in a different order"
-    return (f"{len(pieces)} lines (expected {lines}): {missing} missing, {repeated} repeated, "
-            f"{foreign} not from the input{', unterminated last line' if tail else ''}{order}")
+    return (
+        f"{len(pieces)} lines (expected {lines}): {missing} missing, {repeated} repeated, "
+        f"{foreign} not from the input{', unterminated last line' if tail else ''}{order}"
+    )
 
 
 @dataclass

@@ -41,8 +41,10 @@ def load_text(results: dict[str, Any]) -> str:
     """The load average (1 min) at the start of a benchmark, at the start of its runs
     (``load_1min_at_start`` of each run in ``results["runs"]``) and at the end."""
     loads = [r["load_1min_at_start"] for rs in results["runs"].values() for r in rs if "load_1min_at_start" in r]
-    return (f"Load average (1 min): {results['load_before'][0]:.1f} at the start, {min(loads, default=0):.1f}–"
-            f"{max(loads, default=0):.1f} at the start of the runs, {results['load_after'][0]:.1f} at the end")
+    return (
+        f"Load average (1 min): {results['load_before'][0]:.1f} at the start, {min(loads, default=0):.1f}–"
+        f"{max(loads, default=0):.1f} at the start of the runs, {results['load_after'][0]:.1f} at the end"
+    )
 
 
 def merge_block(text: str, block: str, begin: str, end: str, after: str | None = None) -> str:
@@ -50,7 +52,7 @@ def merge_block(text: str, block: str, begin: str, end: str, after: str | None =
     block goes after the marker ``after``, else before the hand-written analysis, else at
     the end. The rest of the page is left as it is."""
     if begin in text and end in text:
-        return text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+        return text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
     if after is not None and after in text:
         at = text.index(after) + len(after)
         return text[:at] + "\n\n" + block + text[at:]

@@ -75,8 +75,13 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         f"{m['memory_gb']:.0f} GB RAM, {m['os']}; Python {m['python']}, {m['java']}; Kafka {m['kafka']} "
         f"(broker, Kafka Connect and its tools), Spark {m['spark']} in local mode (`{master}`) for Sluice. "
         "Broker, worker and the harness share the machine"
-        + (f" (load average {meta['load_before'][0]:.1f} at the start, {meta['load_after'][0]:.1f} at the end)"
-           if meta.get("load_before") and meta.get("load_after") else "") + ".")
+        + (
+            f" (load average {meta['load_before'][0]:.1f} at the start, {meta['load_after'][0]:.1f} at the end)"
+            if meta.get("load_before") and meta.get("load_after")
+            else ""
+        )
+        + "."
+    )
     out += ["", "```bash", "./dev setup", meta["command"], "```", ""]
     out.append(
         f"One broker for the whole run. Each system first does a warm-up run (workload (c), "
@@ -87,7 +92,8 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         "`bin/connect-standalone.sh`; Sluice is `sluice standalone` with "
         f"`spark.master={master}` (its default on this machine: "
         "more task slots than cores, since tasks mostly wait) and "
-        "`spark.driver.memory=512m`. Both keep every other setting at its default.")
+        "`spark.driver.memory=512m`. Both keep every other setting at its default."
+    )
     out.append("")
     out.append(
         "* **records/s, MB/s**: input lines (100 bytes each, 1 MB = 10⁶ bytes) divided by the time from the "
@@ -111,7 +117,8 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         "* **Correctness**: after every run the harness waits "
         f"{meta['settle_seconds']:g} s for late records, then checks that the topic (a) or sink file holds every "
         "input line exactly once (byte-for-byte and in order on one partition; sorted on four). A run that "
-        "fails this reports no figures.")
+        "fails this reports no figures."
+    )
     out.append("")
 
     failed = [r for r in results["runs"] + results.get("warmup", []) if not r.get("ok")]
@@ -123,11 +130,14 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         out.append("")
 
     # Summary
-    out += ["### Summary", "",
-            "| workload | Kafka Connect records/s | Sluice records/s | Sluice / Connect | Connect of bound | "
-            "Sluice of bound | CPU s per 1M: Connect | CPU s per 1M: Sluice | CPU Sluice / Connect | "
-            "peak RSS MB: Connect | peak RSS MB: Sluice |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    out += [
+        "### Summary",
+        "",
+        "| workload | Kafka Connect records/s | Sluice records/s | Sluice / Connect | Connect of bound | "
+        "Sluice of bound | CPU s per 1M: Connect | CPU s per 1M: Sluice | CPU Sluice / Connect | "
+        "peak RSS MB: Connect | peak RSS MB: Sluice |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
     for wl in _workloads(results):
         c, s = runs.get((wl["id"], "connect")), runs.get((wl["id"], "sluice"))
         bound = bound_for(wl, bounds)
@@ -138,19 +148,30 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
             f"| {wl['id']} | {_cell(c, 'records_per_s')} | {_cell(s, 'records_per_s')} | {ratio(sr, cr)} | "
             f"{_pct(cr, b) if wl['kind'] != 'd' else '–'} | {_pct(sr, b) if wl['kind'] != 'd' else '–'} | "
             f"{_cell(c, 'cpu_s_per_million', 1)} | {_cell(s, 'cpu_s_per_million', 1)} | {ratio(sc, cc)} | "
-            f"{_cell(c, 'peak_rss_mb')} | {_cell(s, 'peak_rss_mb')} |")
-    out += ["", "Workloads: " + "; ".join(f"`{wl['id']}` {wl['title']}" for wl in _workloads(results)) + ".",
-            ""]
+            f"{_cell(c, 'peak_rss_mb')} | {_cell(s, 'peak_rss_mb')} |"
+        )
+    out += ["", "Workloads: " + "; ".join(f"`{wl['id']}` {wl['title']}" for wl in _workloads(results)) + ".", ""]
     if bounds:
         where = {"producer": "one partition", "consumer": "one partition", "consumer_4p": "four partitions"}
-        out.append("Kafka bounds on this broker (100-byte records, "
-                   f"{meta['lines']:,} records): " + "; ".join(
-                       f"`{b['tool']}`, {where.get(name, name)}: {b['records_per_s']:,.0f} records/s" + (
-                           f" ({b['records_per_s_including_group_join']:,.0f} including the group join)"
-                           if 'records_per_s_including_group_join' in b else "") + (
-                           f" ({b['records_per_s_default_props']:,.0f} with the default producer settings)"
-                           if 'records_per_s_default_props' in b else "")
-                       for name, b in bounds.items()) + ".")
+        out.append(
+            "Kafka bounds on this broker (100-byte records, "
+            f"{meta['lines']:,} records): "
+            + "; ".join(
+                f"`{b['tool']}`, {where.get(name, name)}: {b['records_per_s']:,.0f} records/s"
+                + (
+                    f" ({b['records_per_s_including_group_join']:,.0f} including the group join)"
+                    if "records_per_s_including_group_join" in b
+                    else ""
+                )
+                + (
+                    f" ({b['records_per_s_default_props']:,.0f} with the default producer settings)"
+                    if "records_per_s_default_props" in b
+                    else ""
+                )
+                for name, b in bounds.items()
+            )
+            + "."
+        )
         out.append("")
 
     out += _targets(results, runs)
@@ -165,8 +186,9 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         if bound:
             out.append(f"{lines:,} lines. Kafka bound ({bound[1]}): {bound[0]:,.0f} records/s.")
         else:
-            out.append(f"{lines:,} lines over {lines / LATENCY_RATE:g} s." if wl["kind"] == "d" else
-                       f"{lines:,} lines.")
+            out.append(
+                f"{lines:,} lines over {lines / LATENCY_RATE:g} s." if wl["kind"] == "d" else f"{lines:,} lines."
+            )
         out += ["", "| figure | Kafka Connect | Sluice | Sluice / Connect |", "|---|--:|--:|--:|"]
         rows: list[tuple[str, str, int, bool]] = [
             ("records/s", "records_per_s", 0, True),
@@ -179,9 +201,11 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         if wl["kind"] != "d":
             rows.append(("first record after the connector creation, s", "first_batch_s", 2, False))
         if wl["kind"] == "d":
-            rows += [("latency p50, ms", "latency_p50_ms", 0, False),
-                     ("latency p99, ms", "latency_p99_ms", 0, False),
-                     ("latency max, ms", "latency_max_ms", 0, False)]
+            rows += [
+                ("latency p50, ms", "latency_p50_ms", 0, False),
+                ("latency p99, ms", "latency_p99_ms", 0, False),
+                ("latency max, ms", "latency_max_ms", 0, False),
+            ]
         for label, key, digits, with_bound in rows:
             cv, sv = _get(c, key), _get(s, key)
             cc, sc = _cell(c, key, digits), _cell(s, key, digits)
@@ -194,30 +218,51 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         out.append("")
         split = (s or {}).get("cpu_s_per_million_by_process") if s and s.get("ok") else None
         if split:
-            names = {"root": "Python driver", "java": "Spark's JVM", "python": "Spark's Python workers",
-                     "other": "other"}
-            out += ["Sluice's CPU s per 1M records by process: " + ", ".join(
-                f"{names.get(k, k)} {v:.1f}" for k, v in split.items() if v >= 0.05) + ".", ""]
+            names = {
+                "root": "Python driver",
+                "java": "Spark's JVM",
+                "python": "Spark's Python workers",
+                "other": "other",
+            }
+            out += [
+                "Sluice's CPU s per 1M records by process: "
+                + ", ".join(f"{names.get(k, k)} {v:.1f}" for k, v in split.items() if v >= 0.05)
+                + ".",
+                "",
+            ]
 
     # Warm-up runs: idle CPU
     warm = {r["system"]: r for r in results.get("warmup", [])}
     if warm:
-        out += ["### Warm-up runs and an idle worker", "",
-                f"Workload (c) with {meta['warmup_lines']:,} lines, StringConverter; then "
-                f"{meta['idle_seconds']:g} s with both connectors running and no new data.", "",
-                "| figure | Kafka Connect | Sluice |", "|---|--:|--:|"]
-        for label, key, digits in (("records/s", "records_per_s", 0), ("REST-ready, s", "rest_ready_s", 2),
-                                   ("first record delivered, s", "first_record_s", 2),
-                                   ("peak RSS, MB", "peak_rss_mb", 0),
-                                   ("idle CPU, % of one core", "idle_cpu_pct", 1)):
-            out.append(f"| {label} | {_cell(warm.get('connect'), key, digits)} | "
-                       f"{_cell(warm.get('sluice'), key, digits)} |")
+        out += [
+            "### Warm-up runs and an idle worker",
+            "",
+            f"Workload (c) with {meta['warmup_lines']:,} lines, StringConverter; then "
+            f"{meta['idle_seconds']:g} s with both connectors running and no new data.",
+            "",
+            "| figure | Kafka Connect | Sluice |",
+            "|---|--:|--:|",
+        ]
+        for label, key, digits in (
+            ("records/s", "records_per_s", 0),
+            ("REST-ready, s", "rest_ready_s", 2),
+            ("first record delivered, s", "first_record_s", 2),
+            ("peak RSS, MB", "peak_rss_mb", 0),
+            ("idle CPU, % of one core", "idle_cpu_pct", 1),
+        ):
+            out.append(
+                f"| {label} | {_cell(warm.get('connect'), key, digits)} | {_cell(warm.get('sluice'), key, digits)} |"
+            )
         out.append("")
 
     if chart_name:
         out += [f"![Kafka Connect and Sluice side by side]({chart_name})", ""]
-    out += [f"Raw figures of every run: `{meta.get('json_name', 'benchmarks.json')}` (regenerate this page "
-            "from it with `.venv/bin/python bench/compare.py --from-json docs/benchmarks.json`).", "", END]
+    out += [
+        f"Raw figures of every run: `{meta.get('json_name', 'benchmarks.json')}` (regenerate this page "
+        "from it with `.venv/bin/python bench/compare.py --from-json docs/benchmarks.json`).",
+        "",
+        END,
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -230,25 +275,32 @@ def _first_d(results: dict[str, Any], key: str, default: float) -> float:
 
 def _targets(results: dict[str, Any], runs: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
     wls = _workloads(results)
-    out = ["### Targets of issue 3 in this run", "",
-           "| target | Kafka Connect | Sluice | met |", "|---|--:|--:|---|"]
+    out = ["### Targets of issue 3 in this run", "", "| target | Kafka Connect | Sluice | met |", "|---|--:|--:|---|"]
 
     def verdict(ok: bool | None) -> str:
         return "–" if ok is None else ("yes" if ok else "**no**")
 
     for wl in wls:
         if wl["kind"] in THROUGHPUT_KINDS:
-            c, s = _get(runs.get((wl["id"], "connect")), "records_per_s"), _get(runs.get((wl["id"], "sluice")),
-                                                                                 "records_per_s")
+            c, s = (
+                _get(runs.get((wl["id"], "connect")), "records_per_s"),
+                _get(runs.get((wl["id"], "sluice")), "records_per_s"),
+            )
             ok = None if c is None or s is None else s >= c
-            out.append(f"| throughput {wl['id']} ≥ 1.0× Kafka Connect (goal 2×) | {num(c)} | {num(s)} "
-                       f"({ratio(s, c)}) | {verdict(ok)} |")
+            out.append(
+                f"| throughput {wl['id']} ≥ 1.0× Kafka Connect (goal 2×) | {num(c)} | {num(s)} "
+                f"({ratio(s, c)}) | {verdict(ok)} |"
+            )
     for wl in wls:
-        c, s = _get(runs.get((wl["id"], "connect")), "cpu_s_per_million"), _get(runs.get((wl["id"], "sluice")),
-                                                                               "cpu_s_per_million")
+        c, s = (
+            _get(runs.get((wl["id"], "connect")), "cpu_s_per_million"),
+            _get(runs.get((wl["id"], "sluice")), "cpu_s_per_million"),
+        )
         ok = None if c is None or s is None else s <= c
-        out.append(f"| CPU per record {wl['id']} ≤ 1.0× Kafka Connect | {num(c, 1)} s/1M | {num(s, 1)} s/1M "
-                   f"({ratio(s, c)}) | {verdict(ok)} |")
+        out.append(
+            f"| CPU per record {wl['id']} ≤ 1.0× Kafka Connect | {num(c, 1)} s/1M | {num(s, 1)} s/1M "
+            f"({ratio(s, c)}) | {verdict(ok)} |"
+        )
     c, s = _get(runs.get(("d", "connect")), "latency_p99_ms"), _get(runs.get(("d", "sluice")), "latency_p99_ms")
     if c is not None or s is not None:
         ok = None if s is None else s <= P99_TARGET_MS and (c is None or s <= c)
@@ -257,17 +309,23 @@ def _targets(results: dict[str, Any], runs: dict[tuple[str, str], dict[str, Any]
     connect_rss = [_get(r, "peak_rss_mb") for (w, sy), r in runs.items() if sy == "connect"]
     s_max = max((v for v in sluice_rss if v is not None), default=None)
     c_max = max((v for v in connect_rss if v is not None), default=None)
-    out.append(f"| worker peak RSS ≤ 1.5 GB (highest of all runs) | {num(c_max)} MB | {num(s_max)} MB | "
-               f"{verdict(None if s_max is None else s_max <= RSS_TARGET_MB)} |")
+    out.append(
+        f"| worker peak RSS ≤ 1.5 GB (highest of all runs) | {num(c_max)} MB | {num(s_max)} MB | "
+        f"{verdict(None if s_max is None else s_max <= RSS_TARGET_MB)} |"
+    )
     warm = {r["system"]: r for r in results.get("warmup", [])}
     ci, si = _get(warm.get("connect"), "idle_cpu_pct"), _get(warm.get("sluice"), "idle_cpu_pct")
-    out.append(f"| idle worker < 5% of a core | {num(ci, 1)}% | {num(si, 1)}% | "
-               f"{verdict(None if si is None else si < IDLE_TARGET_PCT)} |")
+    out.append(
+        f"| idle worker < 5% of a core | {num(ci, 1)}% | {num(si, 1)}% | "
+        f"{verdict(None if si is None else si < IDLE_TARGET_PCT)} |"
+    )
     rest = {sy: [_get(r, "rest_ready_s") for (w, sy2), r in runs.items() if sy2 == sy] for sy in SYSTEMS}
     r_max = {sy: max((v for v in rest[sy] if v is not None), default=None) for sy in SYSTEMS}
-    out.append(f"| REST-ready ≤ 5 s (slowest of all runs) | {num(r_max['connect'], 2)} s | "
-               f"{num(r_max['sluice'], 2)} s | "
-               f"{verdict(None if r_max['sluice'] is None else r_max['sluice'] <= REST_TARGET_S)} |")
+    out.append(
+        f"| REST-ready ≤ 5 s (slowest of all runs) | {num(r_max['connect'], 2)} s | "
+        f"{num(r_max['sluice'], 2)} s | "
+        f"{verdict(None if r_max['sluice'] is None else r_max['sluice'] <= REST_TARGET_S)} |"
+    )
     out.append("")
     return out
 
@@ -278,10 +336,10 @@ def merge_into_page(existing: str | None, generated: str) -> str:
         return "# Benchmarks\n\n" + generated
     if BEGIN in existing and END in existing:
         head = existing[: existing.index(BEGIN)]
-        tail = existing[existing.index(END) + len(END):]
+        tail = existing[existing.index(END) + len(END) :]
         return head + generated.rstrip("\n") + tail
     if LEGACY_HEADING in existing:  # the page before the harness: keep its section below ours
-        return "# Benchmarks\n\n" + generated + "\n" + existing[existing.index(LEGACY_HEADING):]
+        return "# Benchmarks\n\n" + generated + "\n" + existing[existing.index(LEGACY_HEADING) :]
     return "# Benchmarks\n\n" + generated + "\n" + existing
 
 
@@ -306,12 +364,18 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
         for k, system in enumerate(SYSTEMS):
             values = [_get(runs.get((i, system)), key) for i in ids]
             heights = [v if v is not None else 0 for v in values]
-            rects = ax.bar([x + (k - 0.5) * width for x in xs], heights, width, label=LABELS[system],
-                           color=colors[system])
+            rects = ax.bar(
+                [x + (k - 0.5) * width for x in xs], heights, width, label=LABELS[system], color=colors[system]
+            )
             for rect, v in zip(rects, values):
-                ax.annotate("failed" if v is None else (f"{v:,.0f}" if v >= 10 else f"{v:.1f}"),
-                            (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center", va="bottom",
-                            fontsize=7, rotation=90 if len(ids) > 6 else 0)
+                ax.annotate(
+                    "failed" if v is None else (f"{v:,.0f}" if v >= 10 else f"{v:.1f}"),
+                    (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                    rotation=90 if len(ids) > 6 else 0,
+                )
         ax.set_xticks(list(xs), ids, fontsize=8)
         ax.set_title(title, fontsize=11)
         ax.set_ylabel(ylabel)
@@ -328,8 +392,9 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
         bound = bound_for(wl, bounds)
         if bound:
             shown.append(bound[0])
-            ax.hlines(bound[0], x - 0.45, x + 0.45, colors="black", linewidth=2,
-                      label=None if labelled else "Kafka bound")
+            ax.hlines(
+                bound[0], x - 0.45, x + 0.45, colors="black", linewidth=2, label=None if labelled else "Kafka bound"
+            )
             labelled = True
     if shown:
         ax.set_ylim(min(shown) / 4, max(shown) * 4)
@@ -344,8 +409,14 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
     for system, marker in (("connect", "o"), ("sluice", "s")):
         for key, style in (("rest_ready_s", "-"), ("first_record_s", "--")):
             ys = [_get(runs.get((i, system)), key) for i in all_ids]
-            ax.plot(xs, [y if y is not None else float("nan") for y in ys], style, marker=marker,
-                    color=colors[system], label=f"{LABELS[system]}: {'REST-ready' if key == 'rest_ready_s' else 'first record'}")
+            ax.plot(
+                xs,
+                [y if y is not None else float("nan") for y in ys],
+                style,
+                marker=marker,
+                color=colors[system],
+                label=f"{LABELS[system]}: {'REST-ready' if key == 'rest_ready_s' else 'first record'}",
+            )
     ax.set_xticks(xs, all_ids, fontsize=8)
     ax.set_title("Start-up: process start → REST-ready / first record (per run)", fontsize=11)
     ax.set_ylabel("seconds")
@@ -356,11 +427,21 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
     keys = [("latency_p50_ms", "p50"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max")]
     for k, system in enumerate(SYSTEMS):
         values = [_get(runs.get(("d", system)), key) for key, _ in keys]
-        rects = ax.bar([x + (k - 0.5) * width for x in range(3)], [v or 0 for v in values], width,
-                       label=LABELS[system], color=colors[system])
+        rects = ax.bar(
+            [x + (k - 0.5) * width for x in range(3)],
+            [v or 0 for v in values],
+            width,
+            label=LABELS[system],
+            color=colors[system],
+        )
         for rect, v in zip(rects, values):
-            ax.annotate("–" if v is None else f"{v:,.0f}", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
-                        ha="center", va="bottom", fontsize=8)
+            ax.annotate(
+                "–" if v is None else f"{v:,.0f}",
+                (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
     ax.axhline(P99_TARGET_MS, color="gray", linestyle=":", label="1 s (p99 target)")
     ax.set_xticks(range(3), [label for _, label in keys])
     ax.set_title(f"(d) End-to-end latency at {LATENCY_RATE:,} lines/s", fontsize=11)
@@ -369,27 +450,34 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
     ax.legend(fontsize=8)
 
     ax = axes[1][2]
-    for k, (key, label, color) in enumerate((("records_per_s", "throughput", "#55a868"),
-                                             ("cpu_s_per_million", "CPU per record", "#c44e52"))):
+    for k, (key, label, color) in enumerate(
+        (("records_per_s", "throughput", "#55a868"), ("cpu_s_per_million", "CPU per record", "#c44e52"))
+    ):
         ratios = []
         for i in all_ids:
             c, s = _get(runs.get((i, "connect")), key), _get(runs.get((i, "sluice")), key)
             ratios.append(s / c if c and s is not None else 0)
         rects = ax.bar([x + (k - 0.5) * width for x in xs], ratios, width, label=label, color=color)
         for rect, v in zip(rects, ratios):
-            ax.annotate(f"{v:.2f}", (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center",
-                        va="bottom", fontsize=7)
+            ax.annotate(
+                f"{v:.2f}",
+                (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_xticks(xs, all_ids, fontsize=8)
-    ax.set_title("Sluice / Kafka Connect (throughput: higher is better;\nCPU per record: lower is better)",
-                 fontsize=11)
+    ax.set_title("Sluice / Kafka Connect (throughput: higher is better;\nCPU per record: lower is better)", fontsize=11)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
 
     meta = results["meta"]
-    fig.suptitle(f"Apache Kafka Connect {meta['machine']['kafka']} and Sluice, same broker and machine "
-                 f"({meta['machine']['cores']} cores), {meta['lines']:,} lines of 100 bytes — {meta['date']}",
-                 fontsize=13)
+    fig.suptitle(
+        f"Apache Kafka Connect {meta['machine']['kafka']} and Sluice, same broker and machine "
+        f"({meta['machine']['cores']} cores), {meta['lines']:,} lines of 100 bytes — {meta['date']}",
+        fontsize=13,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.savefig(path, dpi=90)
     plt.close(fig)

@@ -51,10 +51,10 @@ class RunTimeout(Exception):
 
 @dataclass(frozen=True)
 class Workload:
-    id: str          # "a-json", "e-2", ...
-    kind: str        # a | b | c | d | e
+    id: str  # "a-json", "e-2", ...
+    kind: str  # a | b | c | d | e
     title: str
-    converter: str   # key of data.CONVERTERS
+    converter: str  # key of data.CONVERTERS
     tasks: int = 1
     partitions: int = 1
     # Sink connector properties of a transformation chain (transforms.*, predicates.*), as
@@ -76,12 +76,26 @@ def build_workloads(kinds: list[str], converters: list[str]) -> list[Workload]:
             for conv in converters:
                 out.append(Workload(f"{kind}-{conv}", kind, f"({kind}) {titles[kind]}, {CONVERTERS[conv][0]}", conv))
         elif kind == "d":
-            out.append(Workload("d", "d", f"(d) latency at {LATENCY_RATE:,} lines/s, source and sink, "
-                                          f"{CONVERTERS['json'][0]}", "json"))
+            out.append(
+                Workload(
+                    "d",
+                    "d",
+                    f"(d) latency at {LATENCY_RATE:,} lines/s, source and sink, {CONVERTERS['json'][0]}",
+                    "json",
+                )
+            )
         elif kind == "e":
             for tasks in (1, 2):
-                out.append(Workload(f"e-{tasks}", "e", f"(e) 4-partition topic → FileStreamSink, tasks.max={tasks}, "
-                                                       f"{CONVERTERS['string'][0]}", "string", tasks=tasks, partitions=4))
+                out.append(
+                    Workload(
+                        f"e-{tasks}",
+                        "e",
+                        f"(e) 4-partition topic → FileStreamSink, tasks.max={tasks}, {CONVERTERS['string'][0]}",
+                        "string",
+                        tasks=tasks,
+                        partitions=4,
+                    )
+                )
         else:
             raise ValueError(f"unknown workload {kind!r} (choose from a, b, c, d, e)")
     return out
@@ -147,12 +161,23 @@ class Window:
 
 
 def _connector(name: str, cls: str, converter: str, **props: Any) -> dict[str, str]:
-    return {"name": name, "connector.class": cls, "tasks.max": "1", **CONVERTERS[converter][1],
-            **{k.replace("_", "."): str(v) for k, v in props.items()}}
+    return {
+        "name": name,
+        "connector.class": cls,
+        "tasks.max": "1",
+        **CONVERTERS[converter][1],
+        **{k.replace("_", "."): str(v) for k, v in props.items()},
+    }
 
 
-def _wait(what: str, done: Callable[[], bool], deadline: float, worker: BenchWorker,
-          connectors: list[str], interval: float = 0.02) -> None:
+def _wait(
+    what: str,
+    done: Callable[[], bool],
+    deadline: float,
+    worker: BenchWorker,
+    connectors: list[str],
+    interval: float = 0.02,
+) -> None:
     """Poll ``done`` until true; fail early if the worker exits or a connector/task FAILED."""
     next_check = 0.0
     while not done():
@@ -169,8 +194,9 @@ def _wait(what: str, done: Callable[[], bool], deadline: float, worker: BenchWor
         time.sleep(interval)
 
 
-def run_workload(ctx: Context, system: str, wl: Workload, *, lines: int | None = None,
-                 idle_seconds: float = 0.0) -> dict[str, Any]:
+def run_workload(
+    ctx: Context, system: str, wl: Workload, *, lines: int | None = None, idle_seconds: float = 0.0
+) -> dict[str, Any]:
     """One run of ``wl`` on a fresh ``system`` worker. Never raises for a failed run: the
     result then has ``ok: False`` and ``error``."""
     lines = ctx.lines if lines is None else lines
@@ -188,10 +214,14 @@ def run_workload(ctx: Context, system: str, wl: Workload, *, lines: int | None =
     probe_in = data.write_input(run_dir / "probe.in", PROBE_LINES)
     probe_out = run_dir / "probe.out"
     probe_files = [
-        write_properties(run_dir / "probe-source.properties", _connector(
-            "probe-source", "FileStreamSource", "string", file=probe_in.path, topic=probe_topic)),
-        write_properties(run_dir / "probe-sink.properties", _connector(
-            "probe-sink", "FileStreamSink", "string", file=probe_out, topics=probe_topic)),
+        write_properties(
+            run_dir / "probe-source.properties",
+            _connector("probe-source", "FileStreamSource", "string", file=probe_in.path, topic=probe_topic),
+        ),
+        write_properties(
+            run_dir / "probe-sink.properties",
+            _connector("probe-sink", "FileStreamSink", "string", file=probe_out, topics=probe_topic),
+        ),
     ]
     extra = {"extra": dict(wl.sluice_worker)} if system == "sluice" and wl.sluice_worker else {}
     worker = SYSTEMS[system](run_dir, ctx.bootstrap, system, **extra)  # type: ignore[call-arg]
@@ -224,23 +254,27 @@ def run_workload(ctx: Context, system: str, wl: Workload, *, lines: int | None =
         done = time.monotonic()
         end_sample = sample_tree(worker.pid)
         cpu = end_sample.cpu_seconds - window.cpu
-        cpu_split = {kind: (end_sample.cpu_by_kind.get(kind, 0.0) - window.cpu_by_kind.get(kind, 0.0)) / lines * 1e6
-                     for kind in sorted(set(end_sample.cpu_by_kind) | set(window.cpu_by_kind))}
+        cpu_split = {
+            kind: (end_sample.cpu_by_kind.get(kind, 0.0) - window.cpu_by_kind.get(kind, 0.0)) / lines * 1e6
+            for kind in sorted(set(end_sample.cpu_by_kind) | set(window.cpu_by_kind))
+        }
         broker_cpu = (sample_tree(ctx.broker.pid).cpu_seconds - window.broker_cpu) if ctx.broker.pid else 0.0
         peak = sampler.stop()
         elapsed = done - window.start
-        result.update({
-            "seconds": elapsed,
-            "records_per_s": lines / elapsed,
-            "mb_per_s": lines * data.LINE_BYTES / elapsed / 1e6,
-            "cpu_s": cpu,
-            "cpu_s_per_million": cpu / lines * 1e6,
-            "cpu_s_per_million_by_process": cpu_split,
-            "broker_cpu_s_per_million": broker_cpu / lines * 1e6,
-            "peak_rss_mb": peak / 2**20,
-            "peak_processes": sampler.peak_processes,
-            **outcome,
-        })
+        result.update(
+            {
+                "seconds": elapsed,
+                "records_per_s": lines / elapsed,
+                "mb_per_s": lines * data.LINE_BYTES / elapsed / 1e6,
+                "cpu_s": cpu,
+                "cpu_s_per_million": cpu / lines * 1e6,
+                "cpu_s_per_million_by_process": cpu_split,
+                "broker_cpu_s_per_million": broker_cpu / lines * 1e6,
+                "peak_rss_mb": peak / 2**20,
+                "peak_processes": sampler.peak_processes,
+                **outcome,
+            }
+        )
         prepared.verify(ctx.settle_seconds)
         if idle_seconds:
             before = sample_tree(worker.pid).cpu_seconds
@@ -260,12 +294,16 @@ def run_workload(ctx: Context, system: str, wl: Workload, *, lines: int | None =
         if prepared is not None:
             prepared.close()
     if result["ok"]:
-        summary = f"{result['records_per_s']:,.0f} records/s, {result['cpu_s_per_million']:.1f} CPU s/M, " \
-                  f"peak RSS {result['peak_rss_mb']:.0f} MB, REST {result['rest_ready_s']:.1f} s, " \
-                  f"first record {result['first_record_s']:.1f} s"
+        summary = (
+            f"{result['records_per_s']:,.0f} records/s, {result['cpu_s_per_million']:.1f} CPU s/M, "
+            f"peak RSS {result['peak_rss_mb']:.0f} MB, REST {result['rest_ready_s']:.1f} s, "
+            f"first record {result['first_record_s']:.1f} s"
+        )
         if "latency_p99_ms" in result:
-            summary += f", latency p50/p99/max {result['latency_p50_ms']:.0f}/{result['latency_p99_ms']:.0f}/" \
-                       f"{result['latency_max_ms']:.0f} ms"
+            summary += (
+                f", latency p50/p99/max {result['latency_p50_ms']:.0f}/{result['latency_p99_ms']:.0f}/"
+                f"{result['latency_max_ms']:.0f} ms"
+            )
         ctx.log(f"{run_id}: ok: {summary}")
     return result
 
@@ -300,6 +338,7 @@ def _prepare(ctx: Context, wl: Workload, run_dir: Path, run_id: str, lines: int)
                 if n and "first" not in state:
                     state["first"] = time.monotonic()
                 return n >= lines
+
             _wait(f"{lines:,} records in {topic}", done, deadline, worker, [source_name])
             return {"first_batch_s": state["first"] - window.start}
 
@@ -316,13 +355,22 @@ def _prepare(ctx: Context, wl: Workload, run_dir: Path, run_id: str, lines: int)
         else:
             sink_topic = ctx.filled_topic(conv, lines, wl.partitions)
             connectors = []
-        connectors.append({**_connector(sink_name, "FileStreamSink", conv, file=sink_file, topics=sink_topic,
-                                        tasks_max=wl.tasks), **dict(wl.transforms)})
+        connectors.append(
+            {
+                **_connector(sink_name, "FileStreamSink", conv, file=sink_file, topics=sink_topic, tasks_max=wl.tasks),
+                **dict(wl.transforms),
+            }
+        )
         tail = Tail(sink_file)
 
         def run_sink(worker: BenchWorker, window: Window, deadline: float) -> dict[str, Any]:
-            _wait(f"{lines:,} lines in the sink file", lambda: tail.poll() >= lines, deadline, worker,
-                  [c["name"] for c in connectors])
+            _wait(
+                f"{lines:,} lines in the sink file",
+                lambda: tail.poll() >= lines,
+                deadline,
+                worker,
+                [c["name"] for c in connectors],
+            )
             assert tail.first_seen is not None
             return {"first_batch_s": tail.first_seen - window.start}
 
@@ -355,13 +403,24 @@ def _prepare(ctx: Context, wl: Workload, run_dir: Path, run_id: str, lines: int)
         warmup_s = min(5.0, ctx.latency_seconds / 4)
 
         def run_d(worker: BenchWorker, window: Window, deadline: float) -> dict[str, Any]:
-            _wait("tasks RUNNING", lambda: all(
-                worker.task_states(n) == ["RUNNING"] for n in names), deadline, worker, names, interval=0.1)
+            _wait(
+                "tasks RUNNING",
+                lambda: all(worker.task_states(n) == ["RUNNING"] for n in names),
+                deadline,
+                worker,
+                names,
+                interval=0.1,
+            )
             window.begin()  # measure from the first written line: connector start-up is not latency
             writer.start()
-            _wait(f"{writer.total:,} lines in the sink file",
-                  lambda: tail.poll() >= writer.total and not writer.is_alive(),
-                  deadline, worker, names, interval=0.005)
+            _wait(
+                f"{writer.total:,} lines in the sink file",
+                lambda: tail.poll() >= writer.total and not writer.is_alive(),
+                deadline,
+                worker,
+                names,
+                interval=0.005,
+            )
             measured = sorted(data.latency_ms(tail.arrivals, skip_seq=int(LATENCY_RATE * warmup_s)))
             everything = data.latency_ms(tail.arrivals, skip_seq=0)
             return {
@@ -377,11 +436,11 @@ def _prepare(ctx: Context, wl: Workload, run_dir: Path, run_id: str, lines: int)
         def verify_d(settle: float) -> None:
             time.sleep(settle)
             if tail.poll() != writer.total:
-                raise CorrectnessError(f"the sink file has {tail.lines} lines after settling, "
-                                       f"expected {writer.total}")
+                raise CorrectnessError(f"the sink file has {tail.lines} lines after settling, expected {writer.total}")
             if data.file_digest(sink_file) != (writer.size, writer.digest.hexdigest()):
-                raise CorrectnessError("the sink file differs from the lines written (lost, repeated or "
-                                       "reordered lines)")
+                raise CorrectnessError(
+                    "the sink file differs from the lines written (lost, repeated or reordered lines)"
+                )
 
         def close_d() -> None:
             writer.stop()
@@ -394,8 +453,16 @@ def _prepare(ctx: Context, wl: Workload, run_dir: Path, run_id: str, lines: int)
 
 
 def _kafka_tool(ctx: Context, main: str, args: list[str], log_name: str) -> str:
-    command = [str(java_executable()), "-Xmx1G", "-XX:+UseG1GC", f"-Dlog4j2.configurationFile=file:{CONNECT_LOG4J}",
-               "-cp", os.pathsep.join(str(p) for p in kafka_broker_classpath()), main, *args]
+    command = [
+        str(java_executable()),
+        "-Xmx1G",
+        "-XX:+UseG1GC",
+        f"-Dlog4j2.configurationFile=file:{CONNECT_LOG4J}",
+        "-cp",
+        os.pathsep.join(str(p) for p in kafka_broker_classpath()),
+        main,
+        *args,
+    ]
     proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
     (ctx.work / log_name).write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
@@ -413,21 +480,55 @@ def producer_bound(ctx: Context, lines: int, props: dict[str, str] | None = None
     topic = ctx.next_id("bound-producer")
     ctx.broker.create_topic(topic)
     extra = ["--producer-props", *(f"{k}={v}" for k, v in props.items())] if props else []
-    out = _kafka_tool(ctx, "org.apache.kafka.tools.ProducerPerformance", [
-        "--bootstrap-server", ctx.bootstrap, "--topic", topic, "--num-records", str(lines),
-        "--record-size", str(data.LINE_BYTES), "--throughput", "-1", *extra], f"{topic}.log")
+    out = _kafka_tool(
+        ctx,
+        "org.apache.kafka.tools.ProducerPerformance",
+        [
+            "--bootstrap-server",
+            ctx.bootstrap,
+            "--topic",
+            topic,
+            "--num-records",
+            str(lines),
+            "--record-size",
+            str(data.LINE_BYTES),
+            "--throughput",
+            "-1",
+            *extra,
+        ],
+        f"{topic}.log",
+    )
     summary = [m for m in re.finditer(r"(\d+) records sent, ([\d.]+) records/sec", out)][-1]
     if int(summary.group(1)) != lines:
         raise RuntimeError(f"ProducerPerformance sent {summary.group(1)} records, not {lines}")
-    return {"tool": "ProducerPerformance", "topic": topic, "records_per_s": float(summary.group(2)),
-            "producer_props": dict(props or {}), "output": out.strip().splitlines()[-1]}
+    return {
+        "tool": "ProducerPerformance",
+        "topic": topic,
+        "records_per_s": float(summary.group(2)),
+        "producer_props": dict(props or {}),
+        "output": out.strip().splitlines()[-1],
+    }
 
 
 def consumer_bound(ctx: Context, topic: str, lines: int) -> dict[str, Any]:
     """Kafka's ConsumerPerformance reading ``lines`` records of ``topic``."""
-    out = _kafka_tool(ctx, "org.apache.kafka.tools.ConsumerPerformance", [
-        "--bootstrap-server", ctx.bootstrap, "--topic", topic, "--num-records", str(lines),
-        "--timeout", "120000", "--group", f"bound-{topic}"], f"bound-consumer-{topic}.log")
+    out = _kafka_tool(
+        ctx,
+        "org.apache.kafka.tools.ConsumerPerformance",
+        [
+            "--bootstrap-server",
+            ctx.bootstrap,
+            "--topic",
+            topic,
+            "--num-records",
+            str(lines),
+            "--timeout",
+            "120000",
+            "--group",
+            f"bound-{topic}",
+        ],
+        f"bound-consumer-{topic}.log",
+    )
     rows = [ln for ln in out.splitlines() if ln.count(",") >= 9]
     header = [h.strip() for h in rows[0].split(",")]
     values = dict(zip(header, (v.strip() for v in rows[-1].split(","))))
@@ -436,8 +537,13 @@ def consumer_bound(ctx: Context, topic: str, lines: int) -> dict[str, Any]:
         raise RuntimeError(f"ConsumerPerformance read {consumed} records of {topic}, not {lines}")
     fetch_rate = float(values["fetch.nMsg.sec"])
     overall = float(values["nMsg.sec"])
-    return {"tool": "ConsumerPerformance", "topic": topic, "records_per_s": fetch_rate or overall,
-            "records_per_s_including_group_join": overall, "output": rows[-1].strip()}
+    return {
+        "tool": "ConsumerPerformance",
+        "topic": topic,
+        "records_per_s": fetch_rate or overall,
+        "records_per_s_including_group_join": overall,
+        "output": rows[-1].strip(),
+    }
 
 
 def kafka_bounds(ctx: Context, lines: int, need_partitioned: bool) -> dict[str, Any]:
@@ -446,8 +552,7 @@ def kafka_bounds(ctx: Context, lines: int, need_partitioned: bool) -> dict[str, 
     ctx.log(f"bound: ProducerPerformance {producer['records_per_s']:,.0f} records/s")
     defaults = producer_bound(ctx, lines)
     producer["records_per_s_default_props"] = defaults["records_per_s"]
-    ctx.log(f"reference: ProducerPerformance with default producer settings {defaults['records_per_s']:,.0f} "
-            "records/s")
+    ctx.log(f"reference: ProducerPerformance with default producer settings {defaults['records_per_s']:,.0f} records/s")
     consumer = consumer_bound(ctx, producer["topic"], lines)
     ctx.log(f"bound: ConsumerPerformance {consumer['records_per_s']:,.0f} records/s")
     bounds["producer"], bounds["consumer"] = producer, consumer

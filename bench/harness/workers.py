@@ -90,8 +90,12 @@ class BenchWorker:
         with self.log_path.open("ab") as log:
             self.started_at = time.monotonic()
             self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=self.work_dir, env=self.env(),
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.work_dir,
+                env=self.env(),
             )
 
     def wait_rest_ready(self, timeout: float = 180.0) -> float:
@@ -181,17 +185,20 @@ class ConnectWorker(BenchWorker):
         self.url = f"http://127.0.0.1:{self.port}"
         # Kafka's config/connect-standalone.properties (or connect-distributed.properties),
         # on this broker and port
-        self.worker_file = write_properties(work_dir / f"{name}.worker.properties", {
-            "bootstrap.servers": bootstrap,
-            "key.converter": JSON_CONVERTER,
-            "value.converter": JSON_CONVERTER,
-            "key.converter.schemas.enable": "true",
-            "value.converter.schemas.enable": "true",
-            **self._mode_props(work_dir, name),
-            "offset.flush.interval.ms": "10000",
-            "listeners": self.url,
-            "plugin.path": ",".join(str(p) for p in [plugin_dir, *(plugin_dirs or [])]),
-        })
+        self.worker_file = write_properties(
+            work_dir / f"{name}.worker.properties",
+            {
+                "bootstrap.servers": bootstrap,
+                "key.converter": JSON_CONVERTER,
+                "value.converter": JSON_CONVERTER,
+                "key.converter.schemas.enable": "true",
+                "value.converter.schemas.enable": "true",
+                **self._mode_props(work_dir, name),
+                "offset.flush.interval.ms": "10000",
+                "listeners": self.url,
+                "plugin.path": ",".join(str(p) for p in [plugin_dir, *(plugin_dirs or [])]),
+            },
+        )
 
     def _mode_props(self, work_dir: Path, name: str) -> dict[str, str]:
         return {"offset.storage.file.filename": str(work_dir / f"{name}.offsets")}
@@ -225,8 +232,7 @@ class SluiceWorker(BenchWorker):
         self.url = self._standalone.url
         self.worker_file = self._standalone.worker_file
 
-    def _properties(self, work_dir: Path, bootstrap: str, name: str,
-                    extra: dict[str, str | None]) -> StandaloneWorker:
+    def _properties(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str | None]) -> StandaloneWorker:
         return StandaloneWorker(work_dir, bootstrap, name, extra=extra)
 
     def command(self, connector_files: list[Path]) -> list[str]:
@@ -235,9 +241,11 @@ class SluiceWorker(BenchWorker):
             return [sys.executable, "-m", "sluice.cli.main", *args]
         # the same CLI, with a few loggers at DEBUG (e.g. which path a sink chain takes)
         # without logging every micro-batch
-        code = (f"import logging, sys; [logging.getLogger(n).setLevel(logging.DEBUG) for n in "
-                f"{list(self.debug_loggers)!r}]; "
-                "from sluice.cli.main import main; sys.exit(main())")
+        code = (
+            f"import logging, sys; [logging.getLogger(n).setLevel(logging.DEBUG) for n in "
+            f"{list(self.debug_loggers)!r}]; "
+            "from sluice.cli.main import main; sys.exit(main())"
+        )
         return [sys.executable, "-c", code, *args]
 
     def env(self) -> dict[str, str]:
@@ -250,8 +258,9 @@ class ConnectDistributedWorker(ConnectWorker):
     main_class = "org.apache.kafka.connect.cli.ConnectDistributed"
     log4j = CONNECT_DISTRIBUTED_LOG4J
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str, group: str,
-                 extra: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, work_dir: Path, bootstrap: str, name: str, group: str, extra: dict[str, str] | None = None
+    ) -> None:
         self.group = group
         self._extra = dict(extra or {})
         super().__init__(work_dir, bootstrap, name)
@@ -271,13 +280,13 @@ class SluiceDistributedWorker(SluiceWorker):
 
     mode = "distributed"
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str, group: str,
-                 extra: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, work_dir: Path, bootstrap: str, name: str, group: str, extra: dict[str, str] | None = None
+    ) -> None:
         self.group = group
         super().__init__(work_dir, bootstrap, name, extra)
 
-    def _properties(self, work_dir: Path, bootstrap: str, name: str,
-                    extra: dict[str, str | None]) -> StandaloneWorker:
+    def _properties(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str | None]) -> StandaloneWorker:
         return DistributedWorker(work_dir, bootstrap, name, self.group, extra=extra)
 
 
@@ -299,5 +308,7 @@ def distributed_properties(group: str) -> dict[str, str]:
 
 SYSTEMS: dict[str, type[BenchWorker]] = {"connect": ConnectWorker, "sluice": SluiceWorker}
 DISTRIBUTED: dict[str, type[ConnectDistributedWorker] | type[SluiceDistributedWorker]] = {
-    "connect": ConnectDistributedWorker, "sluice": SluiceDistributedWorker}
+    "connect": ConnectDistributedWorker,
+    "sluice": SluiceDistributedWorker,
+}
 LABELS = {"connect": ConnectWorker.label, "sluice": SluiceWorker.label}

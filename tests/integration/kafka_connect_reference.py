@@ -123,7 +123,9 @@ class ConnectDistributedWorker:
                 except httpx2.HTTPError:
                     pass
                 if time.monotonic() > deadline:
-                    raise ReferenceWorkerError(f"Kafka Connect did not become healthy in {timeout:.0f} s\n{self.log_tail()}")
+                    raise ReferenceWorkerError(
+                        f"Kafka Connect did not become healthy in {timeout:.0f} s\n{self.log_tail()}"
+                    )
                 time.sleep(0.1)
 
     def check_alive(self) -> None:

@@ -50,22 +50,42 @@ def schema_id(data: bytes) -> int:
 
 # ------------------------------------------------------------------------ (a) Sluice writes, Confluent reads
 
-INNER = SchemaBuilder.struct().name("com.example.Inner").field("x", Schema.FLOAT64_SCHEMA).field("tag", Schema.OPTIONAL_STRING_SCHEMA).build()
+INNER = (
+    SchemaBuilder.struct()
+    .name("com.example.Inner")
+    .field("x", Schema.FLOAT64_SCHEMA)
+    .field("tag", Schema.OPTIONAL_STRING_SCHEMA)
+    .build()
+)
 EVERYTHING = (
-    SchemaBuilder.struct().name("com.example.Everything").doc("every Connect type")
-    .field("i8", Schema.INT8_SCHEMA).field("i16", Schema.INT16_SCHEMA).field("i32", Schema.INT32_SCHEMA)
-    .field("i64", Schema.INT64_SCHEMA).field("f32", Schema.FLOAT32_SCHEMA).field("f64", Schema.FLOAT64_SCHEMA)
-    .field("bool", Schema.BOOLEAN_SCHEMA).field("str", Schema.STRING_SCHEMA).field("bytes", Schema.BYTES_SCHEMA)
-    .field("opt_str", Schema.OPTIONAL_STRING_SCHEMA).field("opt_int", Schema.OPTIONAL_INT32_SCHEMA)
+    SchemaBuilder.struct()
+    .name("com.example.Everything")
+    .doc("every Connect type")
+    .field("i8", Schema.INT8_SCHEMA)
+    .field("i16", Schema.INT16_SCHEMA)
+    .field("i32", Schema.INT32_SCHEMA)
+    .field("i64", Schema.INT64_SCHEMA)
+    .field("f32", Schema.FLOAT32_SCHEMA)
+    .field("f64", Schema.FLOAT64_SCHEMA)
+    .field("bool", Schema.BOOLEAN_SCHEMA)
+    .field("str", Schema.STRING_SCHEMA)
+    .field("bytes", Schema.BYTES_SCHEMA)
+    .field("opt_str", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("opt_int", Schema.OPTIONAL_INT32_SCHEMA)
     .field("with_default", SchemaBuilder.string().optional().default_value("dflt").build())
-    .field("dec", Decimal.schema(2)).field("date", Date.SCHEMA).field("time", Time.SCHEMA).field("ts", Timestamp.SCHEMA)
+    .field("dec", Decimal.schema(2))
+    .field("date", Date.SCHEMA)
+    .field("time", Time.SCHEMA)
+    .field("ts", Timestamp.SCHEMA)
     .field("opt_ts", Timestamp.builder().optional().build())
     .field("strings", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
     .field("structs", SchemaBuilder.array(INNER).build())
     .field("str_map", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build())
     .field("int_map", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build())
     .field("inner", INNER)
-    .field("opt_inner", SchemaBuilder.struct().name("com.example.Other").field("y", Schema.INT64_SCHEMA).optional().build())
+    .field(
+        "opt_inner", SchemaBuilder.struct().name("com.example.Other").field("y", Schema.INT64_SCHEMA).optional().build()
+    )
     .build()
 )
 
@@ -86,18 +106,35 @@ def everything() -> Struct:
 
 
 EXPECTED_BY_CONFLUENT = {
-    "i8": -128, "i16": 32767, "i32": -(2**31), "i64": 2**63 - 1, "f32": 0.5, "f64": 1e-300, "bool": True,
-    "str": "snow ☃ ünïcode", "bytes": b"\x00\x01\xff", "opt_str": None, "opt_int": 42, "with_default": "dflt",
-    "dec": decimal.Decimal("-12345.67"), "date": dt.date(1969, 12, 31), "time": dt.time(23, 59, 59, 999000),
-    "ts": dt.datetime(2001, 2, 3, 4, 5, 6, 7000, tzinfo=UTC), "opt_ts": None,
-    "strings": ["a", "", "c"], "structs": [{"x": 0.25, "tag": "t"}, {"x": -1.0, "tag": None}],
+    "i8": -128,
+    "i16": 32767,
+    "i32": -(2**31),
+    "i64": 2**63 - 1,
+    "f32": 0.5,
+    "f64": 1e-300,
+    "bool": True,
+    "str": "snow ☃ ünïcode",
+    "bytes": b"\x00\x01\xff",
+    "opt_str": None,
+    "opt_int": 42,
+    "with_default": "dflt",
+    "dec": decimal.Decimal("-12345.67"),
+    "date": dt.date(1969, 12, 31),
+    "time": dt.time(23, 59, 59, 999000),
+    "ts": dt.datetime(2001, 2, 3, 4, 5, 6, 7000, tzinfo=UTC),
+    "opt_ts": None,
+    "strings": ["a", "", "c"],
+    "structs": [{"x": 0.25, "tag": "t"}, {"x": -1.0, "tag": None}],
     "str_map": {"k": 1, "l": -2},
     "int_map": [{"key": 1, "value": "one"}, {"key": -7, "value": "minus seven"}],
-    "inner": {"x": 0.25, "tag": "t"}, "opt_inner": None,
+    "inner": {"x": 0.25, "tag": "t"},
+    "opt_inner": None,
 }
 
 
-def test_every_connect_type_is_read_by_confluent_kafka(schema_registry: str, client: SchemaRegistryClient, unique_name: str) -> None:
+def test_every_connect_type_is_read_by_confluent_kafka(
+    schema_registry: str, client: SchemaRegistryClient, unique_name: str
+) -> None:
     converter = sluice(schema_registry)
     data = converter.from_connect_data(unique_name, EVERYTHING, everything())
     assert data is not None
@@ -129,22 +166,92 @@ def test_every_connect_type_is_read_by_confluent_kafka(schema_registry: str, cli
         (Timestamp.SCHEMA, dt.datetime(2020, 1, 1, tzinfo=UTC), dt.datetime(2020, 1, 1, tzinfo=UTC)),
         (SchemaBuilder.array(Schema.INT32_SCHEMA).build(), [1, 2], [1, 2]),
         (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build(), {"a": "b"}, {"a": "b"}),
-        (None, {"a": [1, "x"]}, {"boolean": None, "bytes": None, "double": None, "float": None, "int": None,
-                                 "long": None, "string": None, "array": None, "map": [
-            {"key": {"boolean": None, "bytes": None, "double": None, "float": None, "int": None, "long": None,
-                     "string": "a", "array": None, "map": None},
-             "value": {"boolean": None, "bytes": None, "double": None, "float": None, "int": None, "long": None,
-                       "string": None, "map": None, "array": [
-                 {"boolean": None, "bytes": None, "double": None, "float": None, "int": None, "long": 1,
-                  "string": None, "array": None, "map": None},
-                 {"boolean": None, "bytes": None, "double": None, "float": None, "int": None, "long": None,
-                  "string": "x", "array": None, "map": None}]}}]}),
+        (
+            None,
+            {"a": [1, "x"]},
+            {
+                "boolean": None,
+                "bytes": None,
+                "double": None,
+                "float": None,
+                "int": None,
+                "long": None,
+                "string": None,
+                "array": None,
+                "map": [
+                    {
+                        "key": {
+                            "boolean": None,
+                            "bytes": None,
+                            "double": None,
+                            "float": None,
+                            "int": None,
+                            "long": None,
+                            "string": "a",
+                            "array": None,
+                            "map": None,
+                        },
+                        "value": {
+                            "boolean": None,
+                            "bytes": None,
+                            "double": None,
+                            "float": None,
+                            "int": None,
+                            "long": None,
+                            "string": None,
+                            "map": None,
+                            "array": [
+                                {
+                                    "boolean": None,
+                                    "bytes": None,
+                                    "double": None,
+                                    "float": None,
+                                    "int": None,
+                                    "long": 1,
+                                    "string": None,
+                                    "array": None,
+                                    "map": None,
+                                },
+                                {
+                                    "boolean": None,
+                                    "bytes": None,
+                                    "double": None,
+                                    "float": None,
+                                    "int": None,
+                                    "long": None,
+                                    "string": "x",
+                                    "array": None,
+                                    "map": None,
+                                },
+                            ],
+                        },
+                    }
+                ],
+            },
+        ),
     ],
-    ids=["string", "int64", "float32", "boolean", "bytes", "optional", "int8", "decimal", "timestamp", "array",
-         "map", "schemaless"],
+    ids=[
+        "string",
+        "int64",
+        "float32",
+        "boolean",
+        "bytes",
+        "optional",
+        "int8",
+        "decimal",
+        "timestamp",
+        "array",
+        "map",
+        "schemaless",
+    ],
 )
 def test_top_level_values_are_read_by_confluent_kafka(
-    schema_registry: str, client: SchemaRegistryClient, unique_name: str, schema: Schema | None, value: Any, expected: Any
+    schema_registry: str,
+    client: SchemaRegistryClient,
+    unique_name: str,
+    schema: Schema | None,
+    value: Any,
+    expected: Any,
 ) -> None:
     converter = sluice(schema_registry)
     data = converter.from_connect_data(unique_name, schema, value)
@@ -156,7 +263,10 @@ def test_top_level_values_are_read_by_confluent_kafka(
 # ------------------------------------------------------------------------ (b) Confluent writes, Sluice reads
 
 PRODUCED = {
-    "type": "record", "name": "Payment", "namespace": "com.example.py", "doc": "written by confluent-kafka",
+    "type": "record",
+    "name": "Payment",
+    "namespace": "com.example.py",
+    "doc": "written by confluent-kafka",
     "fields": [
         {"name": "id", "type": "long"},
         {"name": "count", "type": "int"},
@@ -167,8 +277,15 @@ PRODUCED = {
         {"name": "blob", "type": "bytes"},
         {"name": "note", "type": ["null", "string"], "default": None},
         {"name": "retries", "type": "int", "default": 3},
-        {"name": "choice", "type": ["null", "int", "string", {"type": "record", "name": "Card", "fields": [
-            {"name": "number", "type": "string"}]}]},
+        {
+            "name": "choice",
+            "type": [
+                "null",
+                "int",
+                "string",
+                {"type": "record", "name": "Card", "fields": [{"name": "number", "type": "string"}]},
+            ],
+        },
         {"name": "color", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN", "BLUE"]}},
         {"name": "code", "type": {"type": "fixed", "name": "Code", "size": 3}},
         {"name": "items", "type": {"type": "array", "items": "Card"}},
@@ -182,23 +299,100 @@ PRODUCED = {
 }
 
 
-def test_records_written_by_confluent_kafka_are_read(schema_registry: str, client: SchemaRegistryClient, unique_name: str) -> None:
+def test_records_written_by_confluent_kafka_are_read(
+    schema_registry: str, client: SchemaRegistryClient, unique_name: str
+) -> None:
     serializer = AvroSerializer(client, json.dumps(PRODUCED))
     when = dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
     records = [
-        {"id": 1, "count": -2, "ratio": 0.5, "amount": 12.75, "ok": True, "name": "ünï", "blob": b"\x00\xff",
-         "note": None, "retries": 1, "choice": ("com.example.py.Card", {"number": "4111"}), "color": "GREEN",
-         "code": b"abc", "items": [{"number": "1"}], "attrs": {"a": 1}, "price": decimal.Decimal("99.95"),
-         "day": dt.date(2024, 2, 29), "at": dt.time(1, 2, 3, 4000), "when": when, "micros": 1_700_000_000_000_001},
-        {"id": 2, "count": 0, "ratio": -1.0, "amount": 0.0, "ok": False, "name": "", "blob": b"", "note": "n",
-         "retries": 3, "choice": 7, "color": "BLUE", "code": b"xyz", "items": [], "attrs": {}, "price": decimal.Decimal("-0.01"),
-         "day": dt.date(1970, 1, 1), "at": dt.time(0, 0), "when": dt.datetime(1970, 1, 1, tzinfo=UTC), "micros": 0},
-        {**{"id": 3, "count": 1, "ratio": 2.0, "amount": 1.0, "ok": True, "name": "x", "blob": b"b", "note": None,
-            "retries": 3, "color": "RED", "code": b"123", "items": [], "attrs": {"z": -1}, "price": decimal.Decimal("1.00"),
-            "day": dt.date(2000, 1, 1), "at": dt.time(12, 0), "when": when, "micros": 5}, "choice": "text"},
-        {**{"id": 4, "count": 1, "ratio": 2.0, "amount": 1.0, "ok": True, "name": "x", "blob": b"b", "note": None,
-            "retries": 3, "color": "RED", "code": b"123", "items": [], "attrs": {}, "price": decimal.Decimal("1.00"),
-            "day": dt.date(2000, 1, 1), "at": dt.time(12, 0), "when": when, "micros": 5}, "choice": None},
+        {
+            "id": 1,
+            "count": -2,
+            "ratio": 0.5,
+            "amount": 12.75,
+            "ok": True,
+            "name": "ünï",
+            "blob": b"\x00\xff",
+            "note": None,
+            "retries": 1,
+            "choice": ("com.example.py.Card", {"number": "4111"}),
+            "color": "GREEN",
+            "code": b"abc",
+            "items": [{"number": "1"}],
+            "attrs": {"a": 1},
+            "price": decimal.Decimal("99.95"),
+            "day": dt.date(2024, 2, 29),
+            "at": dt.time(1, 2, 3, 4000),
+            "when": when,
+            "micros": 1_700_000_000_000_001,
+        },
+        {
+            "id": 2,
+            "count": 0,
+            "ratio": -1.0,
+            "amount": 0.0,
+            "ok": False,
+            "name": "",
+            "blob": b"",
+            "note": "n",
+            "retries": 3,
+            "choice": 7,
+            "color": "BLUE",
+            "code": b"xyz",
+            "items": [],
+            "attrs": {},
+            "price": decimal.Decimal("-0.01"),
+            "day": dt.date(1970, 1, 1),
+            "at": dt.time(0, 0),
+            "when": dt.datetime(1970, 1, 1, tzinfo=UTC),
+            "micros": 0,
+        },
+        {
+            **{
+                "id": 3,
+                "count": 1,
+                "ratio": 2.0,
+                "amount": 1.0,
+                "ok": True,
+                "name": "x",
+                "blob": b"b",
+                "note": None,
+                "retries": 3,
+                "color": "RED",
+                "code": b"123",
+                "items": [],
+                "attrs": {"z": -1},
+                "price": decimal.Decimal("1.00"),
+                "day": dt.date(2000, 1, 1),
+                "at": dt.time(12, 0),
+                "when": when,
+                "micros": 5,
+            },
+            "choice": "text",
+        },
+        {
+            **{
+                "id": 4,
+                "count": 1,
+                "ratio": 2.0,
+                "amount": 1.0,
+                "ok": True,
+                "name": "x",
+                "blob": b"b",
+                "note": None,
+                "retries": 3,
+                "color": "RED",
+                "code": b"123",
+                "items": [],
+                "attrs": {},
+                "price": decimal.Decimal("1.00"),
+                "day": dt.date(2000, 1, 1),
+                "at": dt.time(12, 0),
+                "when": when,
+                "micros": 5,
+            },
+            "choice": None,
+        },
     ]
     converter = sluice(schema_registry)
     results = [converter.to_connect_data(unique_name, serializer(r, ctx(unique_name))) for r in records]
@@ -212,12 +406,17 @@ def test_records_written_by_confluent_kafka_are_read(schema_registry: str, clien
     assert fields["retries"].default_value == 3
     assert fields["choice"].name == "io.confluent.connect.avro.Union"
     assert [f.name for f in fields["choice"].fields()] == ["int", "string", "Card"]
-    assert fields["color"].type is Type.STRING and fields["color"].parameters["io.confluent.connect.avro.Enum"] == "com.example.py.Color"
+    assert (
+        fields["color"].type is Type.STRING
+        and fields["color"].parameters["io.confluent.connect.avro.Enum"] == "com.example.py.Color"
+    )
     assert fields["code"].type is Type.BYTES and fields["code"].parameters == {"connect.fixed.size": "3"}
     assert fields["items"].value_schema().name == "com.example.py.Card"
     assert fields["attrs"] == SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build()
     assert fields["price"].name == Decimal.LOGICAL_NAME and fields["price"].parameters == {
-        "scale": "2", "connect.decimal.precision": "10"}
+        "scale": "2",
+        "connect.decimal.precision": "10",
+    }
     assert fields["day"] == Date.SCHEMA and fields["at"] == Time.SCHEMA and fields["when"] == Timestamp.SCHEMA
     assert fields["micros"] == Schema.INT64_SCHEMA
 
@@ -235,7 +434,9 @@ def test_records_written_by_confluent_kafka_are_read(schema_registry: str, clien
     assert results[3].value.get("choice") is None
 
 
-def test_primitive_and_bytes_values_written_by_confluent_kafka(schema_registry: str, client: SchemaRegistryClient, unique_name: str) -> None:
+def test_primitive_and_bytes_values_written_by_confluent_kafka(
+    schema_registry: str, client: SchemaRegistryClient, unique_name: str
+) -> None:
     converter = sluice(schema_registry)
     for topic, schema, value, connect_schema in [
         (unique_name + "-s", "string", "héllo", Schema.STRING_SCHEMA),
@@ -295,19 +496,25 @@ def test_subject_name_strategies_register_under_the_expected_subject(
             converter.from_connect_data(unique_name, Schema.STRING_SCHEMA, "not a record")
 
 
-def test_same_schema_same_id_across_subjects(schema_registry: str, client: SchemaRegistryClient, unique_name: str) -> None:
+def test_same_schema_same_id_across_subjects(
+    schema_registry: str, client: SchemaRegistryClient, unique_name: str
+) -> None:
     a = sluice(schema_registry).from_connect_data(unique_name + "-a", ORDER, Struct(ORDER).put("id", 1))
     b = sluice(schema_registry).from_connect_data(unique_name + "-b", ORDER, Struct(ORDER).put("id", 1))
     assert schema_id(a) == schema_id(b)
     text = avro_json(AvroData().from_connect_schema(ORDER))
-    found = client.lookup_schema(unique_name + "-a-value", RegistrySchema(json.dumps(json.loads(text), indent=2), "AVRO"))
+    found = client.lookup_schema(
+        unique_name + "-a-value", RegistrySchema(json.dumps(json.loads(text), indent=2), "AVRO")
+    )
     assert found.schema_id == schema_id(a)  # looked up canonically, whatever the whitespace
 
 
 # ------------------------------------------------------------------------ (d) auto.register.schemas=false
 
 
-def test_auto_register_false_without_a_schema_is_a_clear_error(schema_registry: str, client: SchemaRegistryClient, unique_name: str) -> None:
+def test_auto_register_false_without_a_schema_is_a_clear_error(
+    schema_registry: str, client: SchemaRegistryClient, unique_name: str
+) -> None:
     converter = sluice(schema_registry, auto_register_schemas="false")
     with pytest.raises(DataError) as err:
         converter.from_connect_data(unique_name, ORDER, Struct(ORDER).put("id", 1))
@@ -327,9 +534,15 @@ def test_auto_register_false_without_a_schema_is_a_clear_error(schema_registry: 
         converter.from_connect_data(unique_name, other, Struct(other).put("id", 1))
 
 
-def test_use_latest_version_and_compatibility(schema_registry: str, client: SchemaRegistryClient, unique_name: str) -> None:
-    latest = {"type": "record", "name": "Order", "namespace": "com.example", "fields": [
-        {"name": "id", "type": "long"}, {"name": "source", "type": "string", "default": "sluice"}]}
+def test_use_latest_version_and_compatibility(
+    schema_registry: str, client: SchemaRegistryClient, unique_name: str
+) -> None:
+    latest = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "com.example",
+        "fields": [{"name": "id", "type": "long"}, {"name": "source", "type": "string", "default": "sluice"}],
+    }
     latest_id = client.register_schema(f"{unique_name}-value", RegistrySchema(json.dumps(latest), "AVRO"))
     converter = sluice(schema_registry, auto_register_schemas="false", use_latest_version="true")
     data = converter.from_connect_data(unique_name, ORDER, Struct(ORDER).put("id", 9))

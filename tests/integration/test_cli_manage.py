@@ -32,14 +32,22 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
     assert w.stop() == 0, w.log()
 
 
-def cli(worker: StandaloneWorker | None, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    worker: StandaloneWorker | None,
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``python -m sluice.cli.main connector [--url URL] ARGS`` with its output captured."""
     url = ["--url", worker.url] if worker is not None else []
     base_env = {k: v for k, v in os.environ.items() if k != "SLUICE_URL"}
     return subprocess.run(
         [sys.executable, "-m", "sluice.cli.main", "connector", *url, *args],
-        capture_output=True, text=True, timeout=180, input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        input=stdin,
         cwd=cwd or (worker.work_dir if worker is not None else None),
         env={**base_env, "NO_COLOR": "1", **(env or {})},
     )
@@ -79,11 +87,17 @@ def test_load_predefined_file_source_and_sink_end_to_end(worker, unique_name):
     out = ok(cli(worker, "load", "file-sink", "--set", f"topics={topic}", *WAIT))
     assert out.splitlines()[0] == "Created sink connector file-sink (1 task)"
     sink = worker.work_dir / "test.sink.txt"
-    wait_until(lambda: sink.exists() and sink.read_text().splitlines() == ["hello", "world"], timeout=90,
-               message=lambda: f"lines in the sink file; status {rest_status(worker, 'file-sink')}")
+    wait_until(
+        lambda: sink.exists() and sink.read_text().splitlines() == ["hello", "world"],
+        timeout=90,
+        message=lambda: f"lines in the sink file; status {rest_status(worker, 'file-sink')}",
+    )
 
     assert cli_json(worker, "config", "file-source") == {
-        "name": "file-source", "connector.class": "FileStreamSource", "tasks.max": "1", "file": "test.txt",
+        "name": "file-source",
+        "connector.class": "FileStreamSource",
+        "tasks.max": "1",
+        "file": "test.txt",
         "topic": topic,
     }
     table = ok(cli(worker, "list")).splitlines()
@@ -103,8 +117,9 @@ def test_load_predefined_file_source_and_sink_end_to_end(worker, unique_name):
 
 def test_load_from_properties_and_json_files_create_then_update(worker, unique_name, tmp_path):
     props = tmp_path / "conn.properties"
-    write_properties(props, {"name": "named-in-file", "connector.class": SEQUENCE, "topic": f"{unique_name}-t",
-                             "count": "3"})
+    write_properties(
+        props, {"name": "named-in-file", "connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "3"}
+    )
     result = cli(worker, "load", unique_name, "-d", str(props), *WAIT)
     assert ok(result).splitlines()[0] == f"Created source connector {unique_name} (1 task)"
     assert "the file names the connector 'named-in-file'" in result.stderr
@@ -122,8 +137,12 @@ def test_load_from_properties_and_json_files_create_then_update(worker, unique_n
     # a flat JSON map, read from standard input
     flat = json.dumps({"connector.class": SEQUENCE, "topic": f"{unique_name}-2", "count": 2})
     info = json.loads(ok(cli(worker, "load", f"{unique_name}-2", "-d", "-", "--json", stdin=flat)))
-    assert info["config"] == {"connector.class": SEQUENCE, "topic": f"{unique_name}-2", "count": "2",
-                              "name": f"{unique_name}-2"}
+    assert info["config"] == {
+        "connector.class": SEQUENCE,
+        "topic": f"{unique_name}-2",
+        "count": "2",
+        "name": f"{unique_name}-2",
+    }
 
 
 def test_status_and_config_show_and_update(worker, unique_name, tmp_path):
@@ -159,8 +178,10 @@ def test_status_and_config_show_and_update(worker, unique_name, tmp_path):
 def test_pause_resume_stop_with_wait_and_restart(worker, unique_name, tmp_path):
     ok(cli(worker, "load", unique_name, "-d", str(sequence_file(tmp_path / "c.json", unique_name)), *WAIT))
 
-    assert ok(cli(worker, "pause", unique_name, "--wait")) == \
-        f"{unique_name} is PAUSED (connector PAUSED, tasks 1/1 PAUSED)\n"
+    assert (
+        ok(cli(worker, "pause", unique_name, "--wait"))
+        == f"{unique_name} is PAUSED (connector PAUSED, tasks 1/1 PAUSED)\n"
+    )
     status = rest_status(worker, unique_name)
     assert status["connector"]["state"] == "PAUSED" and status["tasks"][0]["state"] == "PAUSED"
 
@@ -176,8 +197,10 @@ def test_pause_resume_stop_with_wait_and_restart(worker, unique_name, tmp_path):
     out = ok(cli(worker, "restart", unique_name, "--task", "0", "--wait")).splitlines()
     assert out == [f"Restarted task {unique_name}-0", f"{unique_name} is RUNNING (task 0 RUNNING)"]
 
-    assert ok(cli(worker, "stop", unique_name, "--wait")) == \
-        f"{unique_name} is STOPPED (connector STOPPED, tasks 0/0 STOPPED)\n"
+    assert (
+        ok(cli(worker, "stop", unique_name, "--wait"))
+        == f"{unique_name} is STOPPED (connector STOPPED, tasks 0/0 STOPPED)\n"
+    )
     status = rest_status(worker, unique_name)
     assert status["connector"]["state"] == "STOPPED" and status["tasks"] == []
     assert ok(cli(worker, "resume", unique_name, "--wait")).startswith(f"{unique_name} is RUNNING")
@@ -220,8 +243,11 @@ def test_offsets_get_alter_reset_on_a_stopped_file_source(worker, unique_name, t
         return cli_json(worker, "offsets", "get", unique_name)["offsets"]
 
     partition = {"filename": str(source)}
-    wait_until(lambda: committed() == [{"partition": partition, "offset": {"position": 9}}], timeout=90,
-               message="the source offsets committed")
+    wait_until(
+        lambda: committed() == [{"partition": partition, "offset": {"position": 9}}],
+        timeout=90,
+        message="the source offsets committed",
+    )
 
     running = cli(worker, "offsets", "reset", unique_name)
     assert running.returncode == 1 and "STOPPED" in running.stderr
@@ -233,8 +259,10 @@ def test_offsets_get_alter_reset_on_a_stopped_file_source(worker, unique_name, t
 
     offsets = tmp_path / "offsets.json"
     offsets.write_text(json.dumps({"offsets": [{"partition": partition, "offset": {"position": 2}}]}))
-    assert ok(cli(worker, "offsets", "alter", unique_name, "-d", str(offsets))) == \
-        "The offsets for this connector have been altered successfully\n"
+    assert (
+        ok(cli(worker, "offsets", "alter", unique_name, "-d", str(offsets)))
+        == "The offsets for this connector have been altered successfully\n"
+    )
     assert committed() == [{"partition": partition, "offset": {"position": 2}}]
 
     answer = cli_json(worker, "offsets", "reset", unique_name)
@@ -263,8 +291,7 @@ def test_validate_prints_errors_and_exits_non_zero(worker, unique_name, tmp_path
 
     good = tmp_path / "good.properties"
     write_properties(good, {"connector.class": "FileStreamSource", "topic": "t", "file": "/tmp/x"})
-    assert ok(cli(worker, "validate", unique_name, "-d", str(good))).strip().endswith(
-        "is valid for FileStreamSource")
+    assert ok(cli(worker, "validate", unique_name, "-d", str(good))).strip().endswith("is valid for FileStreamSource")
     every = ok(cli(worker, "validate", unique_name, "-d", str(good), "--all"))
     assert any(line.split()[:2] == ["topic", "t"] for line in every.splitlines())
 
@@ -310,8 +337,11 @@ def test_loggers(worker, unique_name):
 def test_topics(worker, unique_name, tmp_path):
     # `topics --reset` uses PUT /connectors/{c}/topics/reset.
     ok(cli(worker, "load", unique_name, "-d", str(sequence_file(tmp_path / "c.json", unique_name)), *WAIT))
-    wait_until(lambda: cli_json(worker, "topics", unique_name)[unique_name]["topics"] == [f"{unique_name}-t"],
-               timeout=60, message="the active topic recorded")
+    wait_until(
+        lambda: cli_json(worker, "topics", unique_name)[unique_name]["topics"] == [f"{unique_name}-t"],
+        timeout=60,
+        message="the active topic recorded",
+    )
     assert ok(cli(worker, "topics", unique_name)) == f"{unique_name}-t\n"
     assert ok(cli(worker, "topics", unique_name, "--reset")) == f"Reset the active topics of {unique_name}\n"
 
@@ -358,7 +388,8 @@ def test_url_from_the_environment_and_predefined_list(worker):
     rows = [line.split() for line in ok(cli(worker, "list", "--predefined")).splitlines()]
     assert rows[0] == ["NAME", "CONNECTOR", "CLASS", "FILE"]
     assert {r[0]: r[1] for r in rows[1:]} == {
-        "file-sink": "FileStreamSink", "file-source": "FileStreamSource",
+        "file-sink": "FileStreamSink",
+        "file-source": "FileStreamSource",
         "jdbc-sink": "io.confluent.connect.jdbc.JdbcSinkConnector",
         "jdbc-source": "io.confluent.connect.jdbc.JdbcSourceConnector",
     }

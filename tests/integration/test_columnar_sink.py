@@ -58,8 +58,12 @@ def _produce(bootstrap: str, keep: str, drop: str) -> list[str]:
 
 def _sink(worker: StandaloneWorker, name: str, topics: str, file: Path, key_converter: str) -> None:
     config = {
-        "connector.class": "FileStreamSink", "file": str(file), "topics": topics,
-        "key.converter": key_converter, "key.converter.schemas.enable": "false", "value.converter": STRING,
+        "connector.class": "FileStreamSink",
+        "file": str(file),
+        "topics": topics,
+        "key.converter": key_converter,
+        "key.converter.schemas.enable": "false",
+        "value.converter": STRING,
         "transforms": "dropTopic,skip,route,time,strip",
         "transforms.dropTopic.type": "org.apache.kafka.connect.transforms.Filter",
         "transforms.dropTopic.predicate": "isDropTopic",
@@ -106,12 +110,19 @@ def test_columnar_chain_writes_what_the_per_record_chain_writes_and_commits_past
         return path.read_text().splitlines() if path.exists() else []
 
     for name, path in ((f"{unique_name}-columnar", columnar_file), (f"{unique_name}-per-record", per_record_file)):
-        wait_until(lambda path=path: len(lines(path)) >= len(expected), timeout=120,
-                   message=lambda name=name, path=path: f"{len(lines(path))} lines of {name}; "
-                   f"{worker.get(f'/connectors/{name}/status').text}")
+        wait_until(
+            lambda path=path: len(lines(path)) >= len(expected),
+            timeout=120,
+            message=lambda name=name, path=path: (
+                f"{len(lines(path))} lines of {name}; {worker.get(f'/connectors/{name}/status').text}"
+            ),
+        )
         group = f"connect-{name}"
-        wait_until(lambda group=group: _committed(kafka_bootstrap, group, [keep, drop]) == [KEEP, DROP], timeout=60,
-                   message=lambda group=group: f"{group} committed {_committed(kafka_bootstrap, group, [keep, drop])}")
+        wait_until(
+            lambda group=group: _committed(kafka_bootstrap, group, [keep, drop]) == [KEEP, DROP],
+            timeout=60,
+            message=lambda group=group: f"{group} committed {_committed(kafka_bootstrap, group, [keep, drop])}",
+        )
     assert lines(columnar_file) == expected
     assert lines(per_record_file) == lines(columnar_file)
     for name in (f"{unique_name}-columnar", f"{unique_name}-per-record"):

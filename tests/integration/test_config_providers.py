@@ -20,8 +20,14 @@ FILE_PROVIDER = "org.apache.kafka.common.config.provider.FileConfigProvider"
 
 
 def _read_values(bootstrap: str, topic: str, count: int, diagnostics) -> list[str]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[str] = []
 
@@ -32,8 +38,11 @@ def _read_values(bootstrap: str, topic: str, count: int, diagnostics) -> list[st
         return len(values) >= count
 
     try:
-        wait_until(more, timeout=90,
-                   message=lambda: f"{count} records on the resolved topic {topic} (got {values}); {diagnostics()}")
+        wait_until(
+            more,
+            timeout=90,
+            message=lambda: f"{count} records on the resolved topic {topic} (got {values}); {diagnostics()}",
+        )
     finally:
         consumer.close()
     return values
@@ -56,10 +65,15 @@ def test_file_provider_resolves_the_topic_and_rest_shows_the_placeholder(
         "value.converter": "org.apache.kafka.connect.storage.StringConverter",
     }
 
-    worker = StandaloneWorker(tmp_path / "worker", kafka_bootstrap, "providers", extra={
-        "config.providers": "file",
-        "config.providers.file.class": FILE_PROVIDER,
-    })
+    worker = StandaloneWorker(
+        tmp_path / "worker",
+        kafka_bootstrap,
+        "providers",
+        extra={
+            "config.providers": "file",
+            "config.providers.file.class": FILE_PROVIDER,
+        },
+    )
     try:
         worker.start()
         created = httpx2.post(f"{worker.url}/connectors", json={"name": unique_name, "config": config}, timeout=30)

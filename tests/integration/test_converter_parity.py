@@ -54,14 +54,25 @@ NESTED = (
     .build()
 )
 OPTIONAL_NESTED = (
-    SchemaBuilder.struct().name("com.example.Inner").version(2).doc("an inner struct")
-    .field("id", Schema.INT64_SCHEMA).field("label", Schema.OPTIONAL_STRING_SCHEMA).optional().build()
+    SchemaBuilder.struct()
+    .name("com.example.Inner")
+    .version(2)
+    .doc("an inner struct")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("label", Schema.OPTIONAL_STRING_SCHEMA)
+    .optional()
+    .build()
 )
 DEFAULT_INT = SchemaBuilder.int32().optional().default_value(42).build()
 DEFAULT_REQUIRED_STRING = SchemaBuilder.string().default_value("fallback").build()
 NAMED_STRING = (
-    SchemaBuilder.string().name("com.example.Name").version(3).doc("a documented string")
-    .parameter("z.param", "last").parameter("a.param", "first").build()
+    SchemaBuilder.string()
+    .name("com.example.Name")
+    .version(3)
+    .doc("a documented string")
+    .parameter("z.param", "last")
+    .parameter("a.param", "first")
+    .build()
 )
 EVERYTHING = (
     SchemaBuilder.struct()
@@ -136,21 +147,77 @@ def _opt(builder: SchemaBuilder) -> Schema:
 
 
 FLOATS64 = [
-    0.0, -0.0, 1.0, -1.0, 0.1, 2 / 3, 1e-3, 1e-4, 9999999.0, 1e7, 1.0e16, 1e21, 1e22, 123456789.123,
-    1.7976931348623157e308, 2.2250738585072014e-308, 5e-324, 1e-300, -3.14159, math.nan, math.inf, -math.inf,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.1,
+    2 / 3,
+    1e-3,
+    1e-4,
+    9999999.0,
+    1e7,
+    1.0e16,
+    1e21,
+    1e22,
+    123456789.123,
+    1.7976931348623157e308,
+    2.2250738585072014e-308,
+    5e-324,
+    1e-300,
+    -3.14159,
+    math.nan,
+    math.inf,
+    -math.inf,
 ]
 FLOATS32 = [
-    0.0, -0.0, 1.5, 0.1, -2.75, 3.4028234663852886e38, 1.401298464324817e-45, 1.1754943508222875e-38, 1e-10,
-    123456.789, 16777216.0, math.nan, math.inf, -math.inf,
+    0.0,
+    -0.0,
+    1.5,
+    0.1,
+    -2.75,
+    3.4028234663852886e38,
+    1.401298464324817e-45,
+    1.1754943508222875e-38,
+    1e-10,
+    123456.789,
+    16777216.0,
+    math.nan,
+    math.inf,
+    -math.inf,
 ]
 STRINGS = [
-    "", "plain", "naïve café", "日本語テキスト", "emoji 😀 and clef 𝄞", "\x00\x01\x02\x1f", "\t\n\r\b\f",
-    'quotes " and \\ backslash / slash', "\x7f del", "\u2028\u2029 separators", "</script>", " padded ",
-    "true", "42", "1.5", "[1,2]", '{"a":1}', "null",
+    "",
+    "plain",
+    "naïve café",
+    "日本語テキスト",
+    "emoji 😀 and clef 𝄞",
+    "\x00\x01\x02\x1f",
+    "\t\n\r\b\f",
+    'quotes " and \\ backslash / slash',
+    "\x7f del",
+    "\u2028\u2029 separators",
+    "</script>",
+    " padded ",
+    "true",
+    "42",
+    "1.5",
+    "[1,2]",
+    '{"a":1}',
+    "null",
 ]
 DECIMALS = [
-    (0, "0"), (0, "123456789012345678901234567890"), (2, "1.25"), (2, "-1.25"), (2, "0.00"), (2, "-0.01"),
-    (5, "3.14159"), (10, "-98765432109876543210.0123456789"), (-2, "1.2E+3"), (3, "127.000"), (1, "-12.8"),
+    (0, "0"),
+    (0, "123456789012345678901234567890"),
+    (2, "1.25"),
+    (2, "-1.25"),
+    (2, "0.00"),
+    (2, "-0.01"),
+    (5, "3.14159"),
+    (10, "-98765432109876543210.0123456789"),
+    (-2, "1.2E+3"),
+    (3, "127.000"),
+    (1, "-12.8"),
 ]
 DATES = [dt.date(1970, 1, 1), dt.date(2024, 2, 29), dt.date(1900, 1, 1), dt.date(2999, 12, 31)]
 TIMES = [dt.time(0, 0), dt.time(13, 45, 30, 123000), dt.time(23, 59, 59, 999000), dt.time(0, 0, 0, 1000)]
@@ -194,28 +261,59 @@ def corpus() -> Iterator[tuple[str, Schema | None, Any]]:
     yield "array/int32", SchemaBuilder.array(Schema.INT32_SCHEMA).build(), [1, -2, 3]
     yield "array/empty", SchemaBuilder.array(Schema.STRING_SCHEMA).build(), []
     yield "array/optional-strings", SchemaBuilder.array(Schema.OPTIONAL_STRING_SCHEMA).build(), ["a", None, "c"]
-    yield "array/nested", SchemaBuilder.array(SchemaBuilder.array(Schema.FLOAT64_SCHEMA).build()).build(), [
-        [1.5, -0.0], [], [math.nan]]
+    yield (
+        "array/nested",
+        SchemaBuilder.array(SchemaBuilder.array(Schema.FLOAT64_SCHEMA).build()).build(),
+        [[1.5, -0.0], [], [math.nan]],
+    )
     yield "array/booleans-optional", _opt(SchemaBuilder.array(Schema.BOOLEAN_SCHEMA)), [True, False]
-    yield "map/string-int", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(), {
-        "b": 2, "a": 1, "": 0, "ü": -1}
-    yield "map/int-string", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build(), {
-        10: "ten", -3: "minus three"}
-    yield "map/int64-struct", SchemaBuilder.map(Schema.INT64_SCHEMA, NESTED).build(), {
-        5: _inner(5, "five"), 1: _inner(1, None)}
-    yield "map/bool-bytes", SchemaBuilder.map(Schema.BOOLEAN_SCHEMA, Schema.BYTES_SCHEMA).build(), {
-        True: b"yes", False: b""}
+    yield (
+        "map/string-int",
+        SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(),
+        {"b": 2, "a": 1, "": 0, "ü": -1},
+    )
+    yield (
+        "map/int-string",
+        SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build(),
+        {10: "ten", -3: "minus three"},
+    )
+    yield (
+        "map/int64-struct",
+        SchemaBuilder.map(Schema.INT64_SCHEMA, NESTED).build(),
+        {5: _inner(5, "five"), 1: _inner(1, None)},
+    )
+    yield (
+        "map/bool-bytes",
+        SchemaBuilder.map(Schema.BOOLEAN_SCHEMA, Schema.BYTES_SCHEMA).build(),
+        {True: b"yes", False: b""},
+    )
     yield "map/empty", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build(), {}
-    yield "map/string-array", SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(
-        Schema.INT16_SCHEMA).build()).build(), {"x": [1, 2], "y": []}
+    yield (
+        "map/string-array",
+        SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(Schema.INT16_SCHEMA).build()).build(),
+        {"x": [1, 2], "y": []},
+    )
     yield "struct/everything", EVERYTHING, _everything()
-    yield "struct/everything-nulls", EVERYTHING, _everything(
-        maybe_inner=Struct(OPTIONAL_NESTED).put("id", 9).put("label", "nine"), opt_text="set", with_default=5,
-        price=None, day=None, clock=None, at=None)
+    yield (
+        "struct/everything-nulls",
+        EVERYTHING,
+        _everything(
+            maybe_inner=Struct(OPTIONAL_NESTED).put("id", 9).put("label", "nine"),
+            opt_text="set",
+            with_default=5,
+            price=None,
+            day=None,
+            clock=None,
+            at=None,
+        ),
+    )
     yield "struct/inner", NESTED, _inner(-7, "ünïcode 😀")
     yield "struct/optional-null", OPTIONAL_NESTED, None
-    yield "struct/empty", SchemaBuilder.struct().name("Empty").build(), Struct(SchemaBuilder.struct().name(
-        "Empty").build())
+    yield (
+        "struct/empty",
+        SchemaBuilder.struct().name("Empty").build(),
+        Struct(SchemaBuilder.struct().name("Empty").build()),
+    )
     for scale, text in DECIMALS:
         yield f"decimal/{scale}/{text}", Decimal.schema(scale), decimal.Decimal(text)
     yield "decimal/optional-null", Decimal.builder(4).optional().build(), None
@@ -251,14 +349,16 @@ CORPUS = list(corpus())
 JDK19_DIGITS = {"float32/1.1754943508222875e-38"}
 
 
-def cases(ref: KafkaReference, items: list[tuple[str, Schema | None, Any]] | None = None) -> list[
-        tuple[str, Schema | None, Any]]:
+def cases(
+    ref: KafkaReference, items: list[tuple[str, Schema | None, Any]] | None = None
+) -> list[tuple[str, Schema | None, Any]]:
     """The corpus (or ``items``) minus what the reference JVM prints in its own way."""
     items = CORPUS if items is None else items
     major = int((ref.java_version or "0").split(".")[0])
     if major >= 19:
         return list(items)
     return [c for c in items if c[0] not in JDK19_DIGITS]
+
 
 # ---------------------------------------------------------------------------- compare
 
@@ -277,8 +377,10 @@ def canon(schema: Schema | None, value: Any) -> Any:
         return None
     t = schema.type if schema is not None else None
     if isinstance(value, Struct):
-        return ("struct", tuple((f.name, canon(f.schema, value.get_without_default(f.name)))
-                                for f in value.schema.fields()))
+        return (
+            "struct",
+            tuple((f.name, canon(f.schema, value.get_without_default(f.name))) for f in value.schema.fields()),
+        )
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, float) and math.isnan(value):
@@ -359,7 +461,12 @@ STATS = {"equal": 0, "both_failed": 0}
 
 
 def _check_pair(
-    problems: list[str], label: str, ours: Outcome, theirs: Outcome, *, compare: Any = None,
+    problems: list[str],
+    label: str,
+    ours: Outcome,
+    theirs: Outcome,
+    *,
+    compare: Any = None,
     check_messages: bool = False,
 ) -> bool:
     """Record a difference; True when both succeeded with equal results."""
@@ -386,8 +493,14 @@ def _check_pair(
 
 
 def _round_trip(
-    problems: list[str], ref: KafkaReference, label: str, java_class: str, configs: dict[str, Any],
-    ours: Any, data: bytes | None, is_key: bool,
+    problems: list[str],
+    ref: KafkaReference,
+    label: str,
+    java_class: str,
+    configs: dict[str, Any],
+    ours: Any,
+    data: bytes | None,
+    is_key: bool,
 ) -> None:
     mine = Outcome(ours.to_connect_data, TOPIC, data)
     theirs = Outcome(ref.to_connect, java_class, configs, data, is_key=is_key, topic=TOPIC)
@@ -395,8 +508,14 @@ def _round_trip(
 
 
 def run_converter(
-    ref: KafkaReference, java_class: str, ours_cls: type, configs: dict[str, Any], is_key: bool,
-    cases: list[tuple[str, Schema | None, Any]], *, lenient: Any = None,
+    ref: KafkaReference,
+    java_class: str,
+    ours_cls: type,
+    configs: dict[str, Any],
+    is_key: bool,
+    cases: list[tuple[str, Schema | None, Any]],
+    *,
+    lenient: Any = None,
 ) -> list[str]:
     ours = ours_cls()
     ours.configure(dict(configs), is_key)
@@ -455,7 +574,7 @@ JSON_INPUTS = [
     b'{"schema":{"type":"nope","optional":false},"payload":1}',
     b'{"payload":1}',
     b'{"schema":null,"payload":1,"extra":true}',
-    b"  [1, 2.0, -0.0, 1E400, \"\\u00e9\"] ",
+    b'  [1, 2.0, -0.0, 1E400, "\\u00e9"] ',
     b"not json",
     b"",
     b"12abc",
@@ -463,8 +582,11 @@ JSON_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("configs", [{}, {"schemas.enable": "false"}, {"decimal.format": "NUMERIC"}],
-                         ids=["schemas", "schemaless", "numeric"])
+@pytest.mark.parametrize(
+    "configs",
+    [{}, {"schemas.enable": "false"}, {"decimal.format": "NUMERIC"}],
+    ids=["schemas", "schemaless", "numeric"],
+)
 def test_json_converter_reads_what_kafka_reads(ref: KafkaReference, configs: dict[str, Any]) -> None:
     ours = JsonConverter()
     ours.configure(dict(configs), False)
@@ -486,24 +608,30 @@ def _no_bytes(value: Any) -> bool:
     return True
 
 
-@pytest.mark.parametrize("configs", [{}, {"converter.encoding": "UTF-16"}, {"converter.encoding": "ISO-8859-1"}],
-                         ids=["utf8", "utf16", "latin1"])
+@pytest.mark.parametrize(
+    "configs",
+    [{}, {"converter.encoding": "UTF-16"}, {"converter.encoding": "ISO-8859-1"}],
+    ids=["utf8", "utf16", "latin1"],
+)
 def test_string_converter(ref: KafkaReference, configs: dict[str, Any]) -> None:
     # byte[].toString() is "[B@<identity hash>" in Java: not comparable, left out.
     items = [c for c in cases(ref) if _no_bytes(c[2])]
-    problems = run_converter(ref, "org.apache.kafka.connect.storage.StringConverter", StringConverter, configs,
-                             False, items)
+    problems = run_converter(
+        ref, "org.apache.kafka.connect.storage.StringConverter", StringConverter, configs, False, items
+    )
     for data in (b"", b"abc", "h\u00e9llo \U0001f600".encode(), b"\xff\xfe\x00a", b"\xc3"):
         ours = StringConverter()
         ours.configure(dict(configs), False)
-        _round_trip(problems, ref, "input", "org.apache.kafka.connect.storage.StringConverter", configs, ours,
-                    data, False)
+        _round_trip(
+            problems, ref, "input", "org.apache.kafka.connect.storage.StringConverter", configs, ours, data, False
+        )
     assert not problems, report(problems)
 
 
 def test_byte_array_converter(ref: KafkaReference) -> None:
-    problems = run_converter(ref, "org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter,
-                             {}, False, cases(ref))
+    problems = run_converter(
+        ref, "org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter, {}, False, cases(ref)
+    )
     assert not problems, report(problems)
 
 
@@ -528,9 +656,7 @@ NUMBER_EXTRA = [
 
 @pytest.mark.parametrize(("ours_cls", "name", "own_schema"), NUMBER_CONVERTERS)
 @pytest.mark.parametrize("is_key", [False, True], ids=["value", "key"])
-def test_number_converter(
-    ref: KafkaReference, ours_cls: type, name: str, own_schema: Schema, is_key: bool
-) -> None:
+def test_number_converter(ref: KafkaReference, ours_cls: type, name: str, own_schema: Schema, is_key: bool) -> None:
     java_class = f"org.apache.kafka.connect.converters.{name}"
 
     def lenient(schema: Schema | None, value: Any) -> Outcome | None:
@@ -541,12 +667,21 @@ def test_number_converter(
             return None
         return Outcome(ref.from_connect, java_class, {}, own_schema, value, is_key=is_key, topic=TOPIC)
 
-    problems = run_converter(ref, java_class, ours_cls, {}, is_key, cases(ref, CORPUS + NUMBER_EXTRA),
-                             lenient=lenient)
+    problems = run_converter(ref, java_class, ours_cls, {}, is_key, cases(ref, CORPUS + NUMBER_EXTRA), lenient=lenient)
     ours = ours_cls()
     ours.configure({}, is_key)
-    for data in (None, b"", b"\x01", b"\x00\x01", b"\x7f\xff\xff\xff", b"\x80\x00\x00\x00\x00\x00\x00\x00",
-                 b"\xff" * 8, b"\x7f\xc0\x00\x00", b"\x7f\xf8\x00\x00\x00\x00\x00\x01", b"\x00" * 3):
+    for data in (
+        None,
+        b"",
+        b"\x01",
+        b"\x00\x01",
+        b"\x7f\xff\xff\xff",
+        b"\x80\x00\x00\x00\x00\x00\x00\x00",
+        b"\xff" * 8,
+        b"\x7f\xc0\x00\x00",
+        b"\x7f\xf8\x00\x00\x00\x00\x00\x01",
+        b"\x00" * 3,
+    ):
         _round_trip(problems, ref, "input", java_class, {}, ours, data, is_key)
     # as a header converter too
     header = ours_cls()
@@ -557,20 +692,73 @@ def test_number_converter(
         if schema is None and mine.error is None and theirs.error is not None:
             theirs = Outcome(ref.from_connect_header, java_class, {}, own_schema, value, topic=TOPIC, header_key="h")
         if _check_pair(problems, f"{label} fromConnectHeader", mine, theirs) and mine.value is not None:
-            _check_pair(problems, f"{label} toConnectHeader", Outcome(header.to_connect_header, TOPIC, "h", mine.value),
-                        Outcome(ref.to_connect_header, java_class, {}, mine.value, topic=TOPIC, header_key="h"),
-                        compare=same)
+            _check_pair(
+                problems,
+                f"{label} toConnectHeader",
+                Outcome(header.to_connect_header, TOPIC, "h", mine.value),
+                Outcome(ref.to_connect_header, java_class, {}, mine.value, topic=TOPIC, header_key="h"),
+                compare=same,
+            )
     assert not problems, report(problems)
 
 
 HEADER_INPUTS = [
-    "", " ", "true", "false", "TRUE", " true ", "null", "42", " 42 ", "-129", "32768", "2147483648",
-    "9223372036854775808", "123456789012345678901234567890", "1.5", "0.1", "-0.0", "1e3", "1E-50", "1e39",
-    "1e400", "3.4028236e38", ".5", "+7", "12abc", "abc", "a,b", "a:b", "[1,2,3]", "[1, 1000, 100000]",
-    "[1,2.5]", "[1,\"a\"]", "[]", "[null]", "[1,]", "[,1]", "[1", "{\"a\":1,\"b\":2}", "{\"a\":1,\"b\":\"x\"}",
-    "{}", "{\"a\":}", "{1:2}", "{\"k\":[1,2]}", "2024-01-31", "13:45:30.123Z", "2024-01-31T13:45:30.123Z",
-    "[\"2024-01-31\"]", "2024-13-45", "{\"a\":true,\"b\":false}", "\"quoted\"", "[\"a\\\"b\"]", "x\\,y",
-    "emoji 😀", "[true,false,null]", "1,2", "{\"a\":{\"b\":[1]}}",
+    "",
+    " ",
+    "true",
+    "false",
+    "TRUE",
+    " true ",
+    "null",
+    "42",
+    " 42 ",
+    "-129",
+    "32768",
+    "2147483648",
+    "9223372036854775808",
+    "123456789012345678901234567890",
+    "1.5",
+    "0.1",
+    "-0.0",
+    "1e3",
+    "1E-50",
+    "1e39",
+    "1e400",
+    "3.4028236e38",
+    ".5",
+    "+7",
+    "12abc",
+    "abc",
+    "a,b",
+    "a:b",
+    "[1,2,3]",
+    "[1, 1000, 100000]",
+    "[1,2.5]",
+    '[1,"a"]',
+    "[]",
+    "[null]",
+    "[1,]",
+    "[,1]",
+    "[1",
+    '{"a":1,"b":2}',
+    '{"a":1,"b":"x"}',
+    "{}",
+    '{"a":}',
+    "{1:2}",
+    '{"k":[1,2]}',
+    "2024-01-31",
+    "13:45:30.123Z",
+    "2024-01-31T13:45:30.123Z",
+    '["2024-01-31"]',
+    "2024-13-45",
+    '{"a":true,"b":false}',
+    '"quoted"',
+    '["a\\"b"]',
+    "x\\,y",
+    "emoji 😀",
+    "[true,false,null]",
+    "1,2",
+    '{"a":{"b":[1]}}',
 ]
 
 
@@ -583,22 +771,34 @@ def test_simple_header_converter(ref: KafkaReference) -> None:
         mine = Outcome(ours.from_connect_header, TOPIC, "h", schema, value)
         theirs = Outcome(ref.from_connect_header, java_class, {}, schema, value, topic=TOPIC, header_key="h")
         if _check_pair(problems, f"{label} fromConnectHeader", mine, theirs) and mine.value is not None:
-            _check_pair(problems, f"{label} toConnectHeader({mine.value!r})",
-                        Outcome(ours.to_connect_header, TOPIC, "h", mine.value),
-                        Outcome(ref.to_connect_header, java_class, {}, mine.value, topic=TOPIC, header_key="h"),
-                        compare=same)
+            _check_pair(
+                problems,
+                f"{label} toConnectHeader({mine.value!r})",
+                Outcome(ours.to_connect_header, TOPIC, "h", mine.value),
+                Outcome(ref.to_connect_header, java_class, {}, mine.value, topic=TOPIC, header_key="h"),
+                compare=same,
+            )
     for text in HEADER_INPUTS:
         data = text.encode("utf-8")
-        _check_pair(problems, f"toConnectHeader({text!r})", Outcome(ours.to_connect_header, TOPIC, "h", data),
-                    Outcome(ref.to_connect_header, java_class, {}, data, topic=TOPIC, header_key="h"), compare=same)
+        _check_pair(
+            problems,
+            f"toConnectHeader({text!r})",
+            Outcome(ours.to_connect_header, TOPIC, "h", data),
+            Outcome(ref.to_connect_header, java_class, {}, data, topic=TOPIC, header_key="h"),
+            compare=same,
+        )
     assert not problems, report(problems)
 
 
-@pytest.mark.parametrize(("java_class", "ours_cls"), [
-    ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
-    ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
-    ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
-], ids=["json", "string", "bytearray"])
+@pytest.mark.parametrize(
+    ("java_class", "ours_cls"),
+    [
+        ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
+        ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
+        ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
+    ],
+    ids=["json", "string", "bytearray"],
+)
 def test_converters_as_header_converters(ref: KafkaReference, java_class: str, ours_cls: type) -> None:
     ours = ours_cls()
     ours.configure({})
@@ -609,9 +809,13 @@ def test_converters_as_header_converters(ref: KafkaReference, java_class: str, o
         mine = Outcome(ours.from_connect_header, TOPIC, "h", schema, value)
         theirs = Outcome(ref.from_connect_header, java_class, {}, schema, value, topic=TOPIC, header_key="h")
         if _check_pair(problems, f"{label} fromConnectHeader", mine, theirs) and mine.value is not None:
-            _check_pair(problems, f"{label} toConnectHeader", Outcome(ours.to_connect_header, TOPIC, "h", mine.value),
-                        Outcome(ref.to_connect_header, java_class, {}, mine.value, topic=TOPIC, header_key="h"),
-                        compare=same)
+            _check_pair(
+                problems,
+                f"{label} toConnectHeader",
+                Outcome(ours.to_connect_header, TOPIC, "h", mine.value),
+                Outcome(ref.to_connect_header, java_class, {}, mine.value, topic=TOPIC, header_key="h"),
+                compare=same,
+            )
     assert not problems, report(problems)
 
 
@@ -660,25 +864,45 @@ def test_harness_runs_kafka_transformations_and_predicates(ref: KafkaReference) 
 
     value_schema = SchemaBuilder.struct().name("V").field("a", Schema.INT32_SCHEMA).build()
     headers = Headers().add("h1", 5, Schema.INT32_SCHEMA).add("h2", b"\x00\xff", None)
-    sink = SinkRecord("orders", 3, Schema.STRING_SCHEMA, "k", value_schema, Struct(value_schema).put("a", 1), 42,
-                      1700000000000, TimestampType.CREATE_TIME, headers)
+    sink = SinkRecord(
+        "orders",
+        3,
+        Schema.STRING_SCHEMA,
+        "k",
+        value_schema,
+        Struct(value_schema).put("a", 1),
+        42,
+        1700000000000,
+        TimestampType.CREATE_TIME,
+        headers,
+    )
 
-    out = ref.transform("org.apache.kafka.connect.transforms.InsertField$Value",
-                        {"static.field": "origin", "static.value": "here", "topic.field": "t",
-                         "offset.field": "o"}, sink)
+    out = ref.transform(
+        "org.apache.kafka.connect.transforms.InsertField$Value",
+        {"static.field": "origin", "static.value": "here", "topic.field": "t", "offset.field": "o"},
+        sink,
+    )
     assert isinstance(out, SinkRecord)
     assert (out.topic, out.kafka_partition, out.kafka_offset, out.timestamp) == ("orders", 3, 42, 1700000000000)
     assert out.timestamp_type == TimestampType.CREATE_TIME
     assert [f.name for f in out.value_schema.fields()] == ["a", "t", "o", "origin"]
     assert (out.value.get("a"), out.value.get("t"), out.value.get("o"), out.value.get("origin")) == (
-        1, "orders", 42, "here")
+        1,
+        "orders",
+        42,
+        "here",
+    )
     assert [(h.key, h.value, h.schema) for h in out.headers] == [
-        ("h1", 5, Schema.INT32_SCHEMA), ("h2", b"\x00\xff", None)]
+        ("h1", 5, Schema.INT32_SCHEMA),
+        ("h2", b"\x00\xff", None),
+    ]
 
-    source = SourceRecord({"file": "f"}, {"position": 7}, "raw", None, None, None, None,
-                          {"b": 1, "a": [1.5, None]}, None)
-    routed = ref.transform("org.apache.kafka.connect.transforms.RegexRouter",
-                           {"regex": "r(.*)", "replacement": "cooked-$1"}, source)
+    source = SourceRecord(
+        {"file": "f"}, {"position": 7}, "raw", None, None, None, None, {"b": 1, "a": [1.5, None]}, None
+    )
+    routed = ref.transform(
+        "org.apache.kafka.connect.transforms.RegexRouter", {"regex": "r(.*)", "replacement": "cooked-$1"}, source
+    )
     assert isinstance(routed, SourceRecord)
     assert routed.topic == "cooked-aw"
     assert (routed.source_partition, routed.source_offset) == ({"file": "f"}, {"position": 7})
@@ -686,8 +910,10 @@ def test_harness_runs_kafka_transformations_and_predicates(ref: KafkaReference) 
 
     assert ref.transform("org.apache.kafka.connect.transforms.Filter", {}, sink) is None
 
-    assert ref.predicate("org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
-                         {"pattern": "ord.*"}, sink) is True
+    assert (
+        ref.predicate("org.apache.kafka.connect.transforms.predicates.TopicNameMatches", {"pattern": "ord.*"}, sink)
+        is True
+    )
     assert ref.predicate("org.apache.kafka.connect.transforms.predicates.HasHeaderKey", {"name": "h9"}, sink) is False
     assert ref.predicate("org.apache.kafka.connect.transforms.predicates.RecordIsTombstone", {}, source) is False
 

@@ -77,15 +77,36 @@ PG_COLUMNS = """
 
 PG_ROWS: list[tuple[Any, ...]] = [
     (
-        1, -32768, 9223372036854775807, 1.5, 2.718281828459045, Decimal("12345678901234.123456"),
-        "naïve café ✓ 🚀", "A-1", True, dt.date(2024, 2, 29), dt.time(23, 59, 58, 123456),
-        dt.datetime(1999, 12, 31, 23, 59, 59, 999999), dt.datetime(2024, 6, 1, 12, 30, tzinfo=UTC),
+        1,
+        -32768,
+        9223372036854775807,
+        1.5,
+        2.718281828459045,
+        Decimal("12345678901234.123456"),
+        "naïve café ✓ 🚀",
+        "A-1",
+        True,
+        dt.date(2024, 2, 29),
+        dt.time(23, 59, 58, 123456),
+        dt.datetime(1999, 12, 31, 23, 59, 59, 999999),
+        dt.datetime(2024, 6, 1, 12, 30, tzinfo=UTC),
         b"\x00\x01\xfe\xff",
     ),
     (
-        2, 32767, -9223372036854775808, -0.25, -1e300, Decimal("-0.000001"),
-        "", "", False, dt.date(1, 1, 1), dt.time(0, 0), dt.datetime(1970, 1, 1),
-        dt.datetime(1970, 1, 1, tzinfo=UTC), b"",
+        2,
+        32767,
+        -9223372036854775808,
+        -0.25,
+        -1e300,
+        Decimal("-0.000001"),
+        "",
+        "",
+        False,
+        dt.date(1, 1, 1),
+        dt.time(0, 0),
+        dt.datetime(1970, 1, 1),
+        dt.datetime(1970, 1, 1, tzinfo=UTC),
+        b"",
     ),
     (3, *([None] * 13)),
 ]
@@ -120,14 +141,20 @@ def test_postgres_round_trips_column_types(postgres_server: Any) -> None:
                 "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = %s", (table,)
             ).fetchall()
         )
-        assert types["amount"] == "numeric" and types["payload"] == "bytea" and types["moment_tz"].startswith(
-            "timestamp with time zone"
+        assert (
+            types["amount"] == "numeric"
+            and types["payload"] == "bytea"
+            and types["moment_tz"].startswith("timestamp with time zone")
         )
         conn.execute(f"DROP TABLE {table}")
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(
-            host=postgres_server.host, port=postgres_server.port, dbname=postgres_server.database,
-            user=postgres_server.user, password="wrong", connect_timeout=10,
+            host=postgres_server.host,
+            port=postgres_server.port,
+            dbname=postgres_server.database,
+            user=postgres_server.user,
+            password="wrong",
+            connect_timeout=10,
         )
 
 
@@ -152,15 +179,36 @@ MARIADB_COLUMNS = """
 
 MARIADB_ROWS: list[tuple[Any, ...]] = [
     (
-        1, -32768, 9223372036854775807, 1.5, 2.718281828459045, Decimal("12345678901234.123456"),
-        "naïve café ✓ 🚀", "A-1", True, dt.date(2024, 2, 29), dt.time(23, 59, 58, 123456),
-        dt.datetime(1999, 12, 31, 23, 59, 59, 999999), dt.datetime(2024, 6, 1, 12, 30, 0, 500000),
+        1,
+        -32768,
+        9223372036854775807,
+        1.5,
+        2.718281828459045,
+        Decimal("12345678901234.123456"),
+        "naïve café ✓ 🚀",
+        "A-1",
+        True,
+        dt.date(2024, 2, 29),
+        dt.time(23, 59, 58, 123456),
+        dt.datetime(1999, 12, 31, 23, 59, 59, 999999),
+        dt.datetime(2024, 6, 1, 12, 30, 0, 500000),
         b"\x00\x01\xfe\xff",
     ),
     (
-        2, 32767, -9223372036854775808, -0.25, -1e300, Decimal("-0.000001"),
-        "", "", False, dt.date(1000, 1, 1), dt.time(0, 0), dt.datetime(1970, 1, 1),
-        dt.datetime(2001, 1, 1, 0, 0, 1), b"",
+        2,
+        32767,
+        -9223372036854775808,
+        -0.25,
+        -1e300,
+        Decimal("-0.000001"),
+        "",
+        "",
+        False,
+        dt.date(1000, 1, 1),
+        dt.time(0, 0),
+        dt.datetime(1970, 1, 1),
+        dt.datetime(2001, 1, 1, 0, 0, 1),
+        b"",
     ),
     (3, *([None] * 13)),
 ]
@@ -209,8 +257,12 @@ def test_mariadb_round_trips_column_types(mariadb_server: Any) -> None:
         conn.close()
     with pytest.raises(pymysql.OperationalError):
         pymysql.connect(
-            host=mariadb_server.host, port=mariadb_server.port, database=mariadb_server.database,
-            user=mariadb_server.user, password="wrong", connect_timeout=10,
+            host=mariadb_server.host,
+            port=mariadb_server.port,
+            database=mariadb_server.database,
+            user=mariadb_server.user,
+            password="wrong",
+            connect_timeout=10,
         )
 
 
@@ -263,7 +315,12 @@ def test_second_instance_status_stop_and_restart(
         pid = server.pid
         assert pid is not None
         assert re.fullmatch(rf"jdbc:{server.kind}://127\.0\.0\.1:{server.port}/sluice", url)
-        assert (server.host, server.user, server.password, server.database) == ("127.0.0.1", "sluice", "sluice", "sluice")
+        assert (server.host, server.user, server.password, server.database) == (
+            "127.0.0.1",
+            "sluice",
+            "sluice",
+            "sluice",
+        )
         # beside the session's server, on another port
         if session_server.host == server.host:
             assert server.port != session_server.port
@@ -319,14 +376,23 @@ def test_a_taken_port_or_no_state_is_a_clear_error(server_class: type[Any], data
 def test_endpoint_urls() -> None:
     pg = DatabaseEndpoint.from_url("jdbc:postgresql://db.example:6543/app?user=u&password=p%40ss")
     assert (pg.kind, pg.host, pg.port, pg.database, pg.user, pg.password) == (
-        "postgresql", "db.example", 6543, "app", "u", "p@ss"
+        "postgresql",
+        "db.example",
+        6543,
+        "app",
+        "u",
+        "p@ss",
     )
     assert pg.url == "jdbc:postgresql://db.example:6543/app"
     native = DatabaseEndpoint.from_url("postgresql://a:b@127.0.0.1/x")
     assert (native.port, native.user, native.password, native.database) == (5432, "a", "b", "x")
     maria = DatabaseEndpoint.from_url("mysql://127.0.0.1:3307")
     assert (maria.kind, maria.port, maria.database, maria.user, maria.password) == (
-        "mysql", 3307, "sluice", "sluice", "sluice"
+        "mysql",
+        3307,
+        "sluice",
+        "sluice",
+        "sluice",
     )
     assert DatabaseEndpoint.from_url("jdbc:mariadb://h:1/d").url == "jdbc:mariadb://h:1/d"
     with pytest.raises(DevToolsError, match="Not a PostgreSQL or MariaDB"):

@@ -47,19 +47,34 @@ def _pipeline(worker: StandaloneWorker, tmp: Path, name: str, tolerance: str) ->
     topic, dlq = f"{name}-in", f"{name}-dlq"
     source_file, sink_file = tmp / f"{name}.in", tmp / f"{name}.out"
     source_file.write_text("".join(_line(i) + "\n" for i in range(LINES)))
-    _create(worker, f"{name}-source", {
-        "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic,
-        "value.converter": STRING, "key.converter": STRING,
-    })
-    _create(worker, f"{name}-sink", {
-        "connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic,
-        "value.converter": JSON, "value.converter.schemas.enable": "false", "key.converter": STRING,
-        "errors.tolerance": tolerance,
-        "errors.log.enable": "true",
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
-    })
+    _create(
+        worker,
+        f"{name}-source",
+        {
+            "connector.class": "FileStreamSource",
+            "file": str(source_file),
+            "topic": topic,
+            "value.converter": STRING,
+            "key.converter": STRING,
+        },
+    )
+    _create(
+        worker,
+        f"{name}-sink",
+        {
+            "connector.class": "FileStreamSink",
+            "file": str(sink_file),
+            "topics": topic,
+            "value.converter": JSON,
+            "value.converter.schemas.enable": "false",
+            "key.converter": STRING,
+            "errors.tolerance": tolerance,
+            "errors.log.enable": "true",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        },
+    )
     return topic, sink_file, dlq
 
 
@@ -70,8 +85,11 @@ def test_tolerance_all_sends_every_bad_record_to_the_dead_letter_queue(worker, k
     def sink_lines() -> list[str]:
         return sink_file.read_text().splitlines() if sink_file.exists() else []
 
-    wait_until(lambda: len(sink_lines()) >= len(good), timeout=120,
-               message=lambda: f"{len(sink_lines())} sink lines; {worker.get(f'/connectors/{unique_name}-sink/status').text}")
+    wait_until(
+        lambda: len(sink_lines()) >= len(good),
+        timeout=120,
+        message=lambda: f"{len(sink_lines())} sink lines; {worker.get(f'/connectors/{unique_name}-sink/status').text}",
+    )
     assert sink_lines() == good
 
     dead = read_topic(kafka_bootstrap, dlq, LINES // 2)
@@ -89,8 +107,11 @@ def test_tolerance_all_sends_every_bad_record_to_the_dead_letter_queue(worker, k
     status = worker.get(f"/connectors/{unique_name}-sink/status").json()
     assert status["tasks"][0]["state"] == "RUNNING"
     # every consumed record counts as processed: the committed offset is past the last one
-    wait_until(lambda: _committed(kafka_bootstrap, f"connect-{unique_name}-sink", topic) == LINES, timeout=60,
-               message=lambda: f"committed {_committed(kafka_bootstrap, f'connect-{unique_name}-sink', topic)}")
+    wait_until(
+        lambda: _committed(kafka_bootstrap, f"connect-{unique_name}-sink", topic) == LINES,
+        timeout=60,
+        message=lambda: f"committed {_committed(kafka_bootstrap, f'connect-{unique_name}-sink', topic)}",
+    )
 
 
 def test_tolerance_none_fails_the_task_at_the_first_bad_record_after_dead_lettering_it(

@@ -49,9 +49,7 @@ def test_produce_and_consume_through_the_session_broker(kafka_bootstrap: str, un
     assert producer.flush(30) == 0
     assert delivered == [None]
 
-    consumer = Consumer(
-        _client_config(kafka_bootstrap, **{"group.id": unique_name, "auto.offset.reset": "earliest"})
-    )
+    consumer = Consumer(_client_config(kafka_bootstrap, **{"group.id": unique_name, "auto.offset.reset": "earliest"}))
     try:
         consumer.subscribe([unique_name])
 

@@ -52,8 +52,7 @@ def _states(worker: DistributedWorker) -> dict[str, tuple[str, list[tuple[str, s
     """{connector: (state, [(task state, worker id)])} as one worker sees it."""
     body = worker.get("/connectors?expand=status").json()
     return {
-        name: (entry["status"]["connector"]["state"],
-               [(t["state"], t["worker_id"]) for t in entry["status"]["tasks"]])
+        name: (entry["status"]["connector"]["state"], [(t["state"], t["worker_id"]) for t in entry["status"]["tasks"]])
         for name, entry in body.items()
     }
 
@@ -64,9 +63,7 @@ def _source(tmp: Path, name: str, topic: str, lines: int) -> dict[str, str]:
     return {"connector.class": "FileStreamSource", "file": str(path), "topic": topic}
 
 
-def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(
-    kafka_bootstrap, unique_name, tmp_path
-):
+def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(kafka_bootstrap, unique_name, tmp_path):
     group = unique_name
     first = _worker(tmp_path / "w1", kafka_bootstrap, "w1", group).start()
     second = _worker(tmp_path / "w2", kafka_bootstrap, "w2", group).start()
@@ -75,27 +72,39 @@ def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(
         # Create through both workers: one of them is a follower and forwards to the leader.
         for i, worker in enumerate([first, second, second]):
             name = f"{unique_name}-s{i}"
-            r = httpx2.post(f"{worker.url}/connectors", timeout=60,
-                            json={"name": name, "config": _source(tmp_path, name, f"{name}-t", 5)})
+            r = httpx2.post(
+                f"{worker.url}/connectors",
+                timeout=60,
+                json={"name": name, "config": _source(tmp_path, name, f"{name}-t", 5)},
+            )
             assert r.status_code == 201, r.text
             assert r.json()["tasks"] == []  # tasks are generated asynchronously in distributed mode
         names = [f"{unique_name}-s{i}" for i in range(3)]
 
         def all_running_everywhere() -> bool:
             views = [_states(w) for w in workers]
-            return all(
-                set(view) == set(names)
-                and all(state == "RUNNING" and tasks and all(t == "RUNNING" for t, _ in tasks)
-                        for state, tasks in view.values())
-                for view in views
-            ) and views[0] == views[1]
+            return (
+                all(
+                    set(view) == set(names)
+                    and all(
+                        state == "RUNNING" and tasks and all(t == "RUNNING" for t, _ in tasks)
+                        for state, tasks in view.values()
+                    )
+                    for view in views
+                )
+                and views[0] == views[1]
+            )
 
         wait_until(all_running_everywhere, timeout=120, message=lambda: f"all RUNNING: {[_states(w) for w in workers]}")
         owners = {tasks[0][1] for _, tasks in _states(first).values()}
         assert owners == {first.url.removeprefix("http://"), second.url.removeprefix("http://")}  # spread
         for name in names:
-            wait_until(lambda name=name: _topic_values(kafka_bootstrap, f"{name}-t") == [f"{name}-{i}" for i in range(5)],
-                       timeout=90, message=f"{name}'s lines in its topic", ignore=(KafkaException,))
+            wait_until(
+                lambda name=name: _topic_values(kafka_bootstrap, f"{name}-t") == [f"{name}-{i}" for i in range(5)],
+                timeout=90,
+                message=f"{name}'s lines in its topic",
+                ignore=(KafkaException,),
+            )
 
         # SIGKILL the worker that runs the first connector's task: it moves, and resumes
         # from the committed offsets (no line lost, none repeated).
@@ -109,16 +118,22 @@ def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(
 
         def moved() -> bool:
             view = _states(survivor)
-            return all(state == "RUNNING" and tasks and all(t == "RUNNING" and w == survivor.url.removeprefix("http://")
-                                                            for t, w in tasks)
-                       for state, tasks in view.values())
+            return all(
+                state == "RUNNING"
+                and tasks
+                and all(t == "RUNNING" and w == survivor.url.removeprefix("http://") for t, w in tasks)
+                for state, tasks in view.values()
+            )
 
         # session.timeout.ms + scheduled.rebalance.max.delay.ms, plus start-up on two cores
         wait_until(moved, timeout=90, message=lambda: f"work moved to the survivor: {_states(survivor)}")
         for name in names:
-            wait_until(lambda name=name: _topic_values(kafka_bootstrap, f"{name}-t") == [f"{name}-{i}" for i in range(8)],
-                       timeout=90, message=lambda name=name: f"{name}: {_topic_values(kafka_bootstrap, f'{name}-t')}",
-                       ignore=(KafkaException,))
+            wait_until(
+                lambda name=name: _topic_values(kafka_bootstrap, f"{name}-t") == [f"{name}-{i}" for i in range(8)],
+                timeout=90,
+                message=lambda name=name: f"{name}: {_topic_values(kafka_bootstrap, f'{name}-t')}",
+                ignore=(KafkaException,),
+            )
         workers = [survivor]
     finally:
         for worker in workers:
@@ -133,20 +148,29 @@ def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, u
     paused, stopped = f"{unique_name}-paused", f"{unique_name}-stopped"
     try:
         for name in (paused, stopped):
-            r = httpx2.put(f"{worker.url}/connectors/{name}/config", timeout=60,
-                           json=_source(tmp_path, name, f"{name}-t", 2))
+            r = httpx2.put(
+                f"{worker.url}/connectors/{name}/config", timeout=60, json=_source(tmp_path, name, f"{name}-t", 2)
+            )
             assert r.status_code == 201, r.text
-        wait_until(lambda: set(_states(worker)) == {paused, stopped}
-                   and all(s == "RUNNING" and t for s, t in _states(worker).values()),
-                   timeout=120, message=lambda: f"both RUNNING: {_states(worker)}")
+        wait_until(
+            lambda: (
+                set(_states(worker)) == {paused, stopped}
+                and all(s == "RUNNING" and t for s, t in _states(worker).values())
+            ),
+            timeout=120,
+            message=lambda: f"both RUNNING: {_states(worker)}",
+        )
         assert httpx2.put(f"{worker.url}/connectors/{paused}/pause", timeout=30).status_code == 202
         assert httpx2.put(f"{worker.url}/connectors/{stopped}/stop", timeout=60).status_code == 204
         expected = {paused: ("PAUSED", "PAUSED"), stopped: ("STOPPED", None)}
 
         def settled(w: DistributedWorker) -> bool:
             view = _states(w)
-            return (view[paused][0] == "PAUSED" and [t for t, _ in view[paused][1]] == ["PAUSED"]
-                    and view[stopped] == ("STOPPED", []))
+            return (
+                view[paused][0] == "PAUSED"
+                and [t for t, _ in view[paused][1]] == ["PAUSED"]
+                and view[stopped] == ("STOPPED", [])
+            )
 
         wait_until(lambda: settled(worker), timeout=60, message=lambda: f"{expected}: {_states(worker)}")
     finally:
@@ -157,8 +181,11 @@ def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, u
         wait_until(lambda: settled(restarted), timeout=120, message=lambda: f"after restart: {_states(restarted)}")
         r = httpx2.put(f"{restarted.url}/connectors/{stopped}/resume", timeout=30)
         assert r.status_code == 202
-        wait_until(lambda: _states(restarted)[stopped][0] == "RUNNING" and _states(restarted)[stopped][1],
-                   timeout=90, message="resumed from STOPPED with tasks")
+        wait_until(
+            lambda: _states(restarted)[stopped][0] == "RUNNING" and _states(restarted)[stopped][1],
+            timeout=90,
+            message="resumed from STOPPED with tasks",
+        )
     finally:
         assert restarted.stop() == 0, restarted.log()
 
@@ -174,10 +201,22 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
         return sink.read_text().splitlines() if sink.exists() else []
 
     try:
-        assert httpx2.put(f"{workers[0].url}/connectors/{unique_name}-src/config", timeout=60, json={
-            "connector.class": "FileStreamSource", "file": str(source), "topic": topic}).status_code == 201
-        assert httpx2.put(f"{workers[2].url}/connectors/{unique_name}-sink/config", timeout=60, json={
-            "connector.class": "FileStreamSink", "file": str(sink), "topics": topic}).status_code == 201
+        assert (
+            httpx2.put(
+                f"{workers[0].url}/connectors/{unique_name}-src/config",
+                timeout=60,
+                json={"connector.class": "FileStreamSource", "file": str(source), "topic": topic},
+            ).status_code
+            == 201
+        )
+        assert (
+            httpx2.put(
+                f"{workers[2].url}/connectors/{unique_name}-sink/config",
+                timeout=60,
+                json={"connector.class": "FileStreamSink", "file": str(sink), "topics": topic},
+            ).status_code
+            == 201
+        )
         wait_until(lambda: len(sink_lines()) >= 50, timeout=150, message=lambda: f"50 lines, have {len(sink_lines())}")
     finally:
         codes = [w.stop() for w in workers]
@@ -187,7 +226,9 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
         more.write("".join(f"line-{i}\n" for i in range(50, 100)))
     restarted = [_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group).start() for i in range(3)]
     try:
-        wait_until(lambda: len(sink_lines()) >= 100, timeout=150, message=lambda: f"100 lines, have {len(sink_lines())}")
+        wait_until(
+            lambda: len(sink_lines()) >= 100, timeout=150, message=lambda: f"100 lines, have {len(sink_lines())}"
+        )
         assert sink_lines() == [f"line-{i}" for i in range(100)]  # nothing lost, nothing repeated
     finally:
         codes = [w.stop() for w in restarted]
@@ -205,10 +246,17 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
     name = f"{unique_name}-v"
     report = tmp_path / "source.jsonl"
     try:
-        r = httpx2.put(f"{worker.url}/connectors/{name}/config", timeout=60, json={
-            "connector.class": "VerifiableSource", "tasks.max": "1", "topic": f"{name}-t",
-            "throughput": "100", "report.file": str(report),
-        })
+        r = httpx2.put(
+            f"{worker.url}/connectors/{name}/config",
+            timeout=60,
+            json={
+                "connector.class": "VerifiableSource",
+                "tasks.max": "1",
+                "topic": f"{name}-t",
+                "throughput": "100",
+                "report.file": str(report),
+            },
+        )
         assert r.status_code == 201, r.text
 
         def committed_seqno() -> int:
@@ -217,6 +265,7 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
 
         def sent_seqno() -> int:
             from sluice.connectors.testing import read_report
+
             return max((e["seqno"] for e in read_report(report) if not e.get("committed")), default=-1)
 
         wait_until(lambda: committed_seqno() >= 20, timeout=120, message=lambda: f"committed {committed_seqno()}")
@@ -238,8 +287,11 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
 
         # A replacement on another worker announces itself, as the group's next owner would.
         producer = Producer({"bootstrap.servers": kafka_bootstrap})
-        producer.produce(f"{unique_name}-status", key=task_status_key(name, 0).encode(),
-                         value=encode_status("RUNNING", "ghost:1", 1_000))
+        producer.produce(
+            f"{unique_name}-status",
+            key=task_status_key(name, 0).encode(),
+            value=encode_status("RUNNING", "ghost:1", 1_000),
+        )
         assert producer.flush(30) == 0
 
         def task_worker() -> str:
@@ -247,8 +299,11 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
 
         wait_until(lambda: task_worker() == "ghost:1", timeout=30, message=lambda: f"task shown on {task_worker()}")
         fenced_at = committed_seqno()  # a batch that passed the check before may still land
-        wait_until(lambda: sent_seqno() >= fenced_at + 200, timeout=60,
-                   message=lambda: f"the old instance keeps polling: sent {sent_seqno()}")
+        wait_until(
+            lambda: sent_seqno() >= fenced_at + 200,
+            timeout=60,
+            message=lambda: f"the old instance keeps polling: sent {sent_seqno()}",
+        )
         settled = committed_seqno()
         wait_until(lambda: sent_seqno() >= settled + 400, timeout=60, message=lambda: f"sent {sent_seqno()}")
         assert committed_seqno() == settled, "the fenced instance committed offsets"
@@ -261,8 +316,9 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
 def _status_records(bootstrap: str, status_topic: str, connector: str) -> list[tuple[str, bytes]]:
     """(key, value) of every connector and task status record of ``connector`` in the
     status topic (tombstones left out), in each partition's order."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{status_topic}",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"check-{status_topic}", "enable.auto.commit": False}
+    )
     try:
         partitions = consumer.list_topics(status_topic, timeout=10).topics[status_topic].partitions
         written: list[tuple[str, bytes]] = []
@@ -286,8 +342,11 @@ def _status_records(bootstrap: str, status_topic: str, connector: str) -> list[t
 
 def _task_states_written(bootstrap: str, status_topic: str, connector: str) -> list[tuple[str, str]]:
     """(key, state) of every task status record of ``connector`` in the status topic."""
-    return [(key, json.loads(value)["state"]) for key, value in _status_records(bootstrap, status_topic, connector)
-            if key.startswith("status-task-")]
+    return [
+        (key, json.loads(value)["state"])
+        for key, value in _status_records(bootstrap, status_topic, connector)
+        if key.startswith("status-task-")
+    ]
 
 
 def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cluster(
@@ -297,30 +356,48 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
     cluster: the tasks are PAUSED everywhere and no worker ever wrote a FAILED status for
     them (an old owner's task abandoned during shutdown must not report)."""
     group, name = unique_name, f"{unique_name}-v"
-    config = {"connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector", "tasks.max": "3",
-              "topic": f"{name}-t", "throughput": "20"}
+    config = {
+        "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        "tasks.max": "3",
+        "topic": f"{name}-t",
+        "throughput": "20",
+    }
 
     def paused_everywhere(cluster: list[DistributedWorker]) -> bool:
-        return all(_states(w).get(name, ("", []))[0] == "PAUSED"
-                   and [s for s, _ in _states(w)[name][1]] == ["PAUSED"] * 3 for w in cluster)
+        return all(
+            _states(w).get(name, ("", []))[0] == "PAUSED" and [s for s, _ in _states(w)[name][1]] == ["PAUSED"] * 3
+            for w in cluster
+        )
 
     workers = [_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group).start() for i in range(3)]
     try:
         assert httpx2.put(f"{workers[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
-        wait_until(lambda: all(_states(w).get(name, ("", []))[0] == "RUNNING"
-                               and [s for s, _ in _states(w)[name][1]] == ["RUNNING"] * 3 for w in workers),
-                   timeout=150, message=lambda: f"3 tasks RUNNING: {[_states(w) for w in workers]}")
+        wait_until(
+            lambda: all(
+                _states(w).get(name, ("", []))[0] == "RUNNING"
+                and [s for s, _ in _states(w)[name][1]] == ["RUNNING"] * 3
+                for w in workers
+            ),
+            timeout=150,
+            message=lambda: f"3 tasks RUNNING: {[_states(w) for w in workers]}",
+        )
         assert httpx2.put(f"{workers[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
-        wait_until(lambda: paused_everywhere(workers), timeout=60,
-                   message=lambda: f"PAUSED everywhere: {[_states(w) for w in workers]}")
+        wait_until(
+            lambda: paused_everywhere(workers),
+            timeout=60,
+            message=lambda: f"PAUSED everywhere: {[_states(w) for w in workers]}",
+        )
     finally:
         codes = [w.stop() for w in workers]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
 
     restarted = [_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group).start() for i in range(3)]
     try:
-        wait_until(lambda: paused_everywhere(restarted), timeout=150,
-                   message=lambda: f"PAUSED after the restart: {[_states(w) for w in restarted]}")
+        wait_until(
+            lambda: paused_everywhere(restarted),
+            timeout=150,
+            message=lambda: f"PAUSED after the restart: {[_states(w) for w in restarted]}",
+        )
     finally:
         codes = [w.stop() for w in restarted]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in restarted)

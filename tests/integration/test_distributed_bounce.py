@@ -67,12 +67,27 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
     try:
         for worker in workers:
             worker.start(timeout=180)
-        httpx2.put(f"{workers[0].url}/connectors/{source}/config", timeout=60, json={
-            "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector", "tasks.max": str(TASKS),
-            "topic": topic, "throughput": "20", "report.file": str(source_report)}).raise_for_status()
-        httpx2.put(f"{workers[1].url}/connectors/{sink}/config", timeout=60, json={
-            "connector.class": "org.apache.kafka.connect.tools.VerifiableSinkConnector", "tasks.max": str(TASKS),
-            "topics": topic, "report.file": str(sink_report)}).raise_for_status()
+        httpx2.put(
+            f"{workers[0].url}/connectors/{source}/config",
+            timeout=60,
+            json={
+                "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+                "tasks.max": str(TASKS),
+                "topic": topic,
+                "throughput": "20",
+                "report.file": str(source_report),
+            },
+        ).raise_for_status()
+        httpx2.put(
+            f"{workers[1].url}/connectors/{sink}/config",
+            timeout=60,
+            json={
+                "connector.class": "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+                "tasks.max": str(TASKS),
+                "topics": topic,
+                "report.file": str(sink_report),
+            },
+        ).raise_for_status()
 
         def all_running() -> bool:
             for name in (source, sink):
@@ -80,7 +95,10 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
                 if r.status_code != 200:
                     return False
                 body = r.json()
-                if body["connector"]["state"] != "RUNNING" or [t["state"] for t in body["tasks"]] != ["RUNNING"] * TASKS:
+                if (
+                    body["connector"]["state"] != "RUNNING"
+                    or [t["state"] for t in body["tasks"]] != ["RUNNING"] * TASKS
+                ):
                     return False
             return True
 
@@ -98,8 +116,11 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
             workers[slot].start(timeout=180)
             wait_until(all_running, timeout=180, message=lambda: f"all RUNNING after bouncing {old.name}")
             # every source task commits more after the bounce
-            wait_until(lambda: all(committed_progress().get(t, -1) > before.get(t, -1) + 5 for t in range(TASKS)),
-                       timeout=120, message=lambda: f"progress after bouncing {old.name}: {committed_progress()}")
+            wait_until(
+                lambda: all(committed_progress().get(t, -1) > before.get(t, -1) + 5 for t in range(TASKS)),
+                timeout=120,
+                message=lambda: f"progress after bouncing {old.name}: {committed_progress()}",
+            )
 
         wait_until(all_running, timeout=180, message="all RUNNING")
         for _ in range(3):
@@ -109,8 +130,11 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
         for task in range(TASKS):
             assert clean_committed[task] == list(range(len(clean_committed[task]))), f"source task {task}"
         top = {t: max(clean_committed[t]) for t in range(TASKS)}
-        wait_until(lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= top[t] for t in range(TASKS)),
-                   timeout=120, message="the sink flushed what the source committed")
+        wait_until(
+            lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= top[t] for t in range(TASKS)),
+            timeout=120,
+            message="the sink flushed what the source committed",
+        )
         flushed = _seqnos(sink_report, sink, "flushed")
         for task in range(TASKS):
             upto = [s for s in flushed[task] if s <= top[task]]
@@ -119,8 +143,11 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
         bounce(1, kill=True)
         committed = _seqnos(source_report, source, "committed")
         final = {t: max(committed[t]) for t in range(TASKS)}
-        wait_until(lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= final[t] for t in range(TASKS)),
-                   timeout=120, message="the sink flushed what the source committed after the kill")
+        wait_until(
+            lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= final[t] for t in range(TASKS)),
+            timeout=120,
+            message="the sink flushed what the source committed after the kill",
+        )
         flushed = _seqnos(sink_report, sink, "flushed")
         for task in range(TASKS):
             assert _no_gaps(committed[task]), f"source task {task} after SIGKILL"

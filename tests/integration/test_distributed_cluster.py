@@ -38,8 +38,11 @@ def test_any_worker_creates_lists_inspects_reconfigures_and_deletes(cluster, uni
     r = httpx2.post(f"{cluster[1].url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert r.status_code == 201, r.text
     assert r.headers["location"].endswith(f"/connectors/{name}")
-    wait_until(lambda: _everywhere(cluster, name, "RUNNING", 1), timeout=120,
-               message=lambda: f"RUNNING on every worker's view: {[_states(w, name) for w in cluster]}")
+    wait_until(
+        lambda: _everywhere(cluster, name, "RUNNING", 1),
+        timeout=120,
+        message=lambda: f"RUNNING on every worker's view: {[_states(w, name) for w in cluster]}",
+    )
     for worker in cluster:
         assert name in worker.get("/connectors").json()
         assert worker.get(f"/connectors/{name}").json()["config"] == {**config, "name": name}
@@ -48,13 +51,19 @@ def test_any_worker_creates_lists_inspects_reconfigures_and_deletes(cluster, uni
     # Reconfigure through another worker: every worker sees the new config, tasks follow it.
     r = httpx2.put(f"{cluster[2].url}/connectors/{name}/config", json={**config, "topic": f"{name}-t2"}, timeout=60)
     assert r.status_code == 200, r.text
-    wait_until(lambda: all(w.get(f"/connectors/{name}/tasks").json()[0]["config"].get("topic") == f"{name}-t2"
-                           for w in cluster), timeout=90, message="new task configs on every worker")
+    wait_until(
+        lambda: all(
+            w.get(f"/connectors/{name}/tasks").json()[0]["config"].get("topic") == f"{name}-t2" for w in cluster
+        ),
+        timeout=90,
+        message="new task configs on every worker",
+    )
 
     r = httpx2.delete(f"{cluster[0].url}/connectors/{name}", timeout=60)
     assert r.status_code == 204, r.text
-    wait_until(lambda: all(name not in w.get("/connectors").json() for w in cluster), timeout=60,
-               message="deleted everywhere")
+    wait_until(
+        lambda: all(name not in w.get("/connectors").json() for w in cluster), timeout=60, message="deleted everywhere"
+    )
     assert cluster[1].get(f"/connectors/{name}").status_code == 404
 
 
@@ -70,57 +79,93 @@ def _sent(report: Path, name: str) -> dict[int, int]:
 def test_pause_through_one_worker_is_seen_by_all_and_stops_the_source(cluster, unique_name, tmp_path):
     report = tmp_path / "source.jsonl"
     name = unique_name
-    config = {"connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector", "tasks.max": "3",
-              "topic": f"{name}-t", "throughput": "20", "report.file": str(report)}
+    config = {
+        "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        "tasks.max": "3",
+        "topic": f"{name}-t",
+        "throughput": "20",
+        "report.file": str(report),
+    }
     assert httpx2.put(f"{cluster[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
-    wait_until(lambda: _everywhere(cluster, name, "RUNNING", 3), timeout=150,
-               message=lambda: f"3 tasks RUNNING: {[_states(w, name) for w in cluster]}")
+    wait_until(
+        lambda: _everywhere(cluster, name, "RUNNING", 3),
+        timeout=150,
+        message=lambda: f"3 tasks RUNNING: {[_states(w, name) for w in cluster]}",
+    )
     wait_until(lambda: len(_sent(report, name)) == 3, timeout=90, message="all three tasks sending")
 
     assert httpx2.put(f"{cluster[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
-    wait_until(lambda: _everywhere(cluster, name, "PAUSED", 3), timeout=60,
-               message=lambda: f"PAUSED everywhere: {[_states(w, name) for w in cluster]}")
+    wait_until(
+        lambda: _everywhere(cluster, name, "PAUSED", 3),
+        timeout=60,
+        message=lambda: f"PAUSED everywhere: {[_states(w, name) for w in cluster]}",
+    )
     # Paused tasks send nothing: the count stops moving (a batch under way may finish first).
-    settled = wait_until(lambda: (lambda a: a if a == _sent(report, name) else None)(_sent(report, name)),
-                         timeout=30, message="sending stopped")
-    stable = wait_until(lambda: _sent(report, name) == settled and settled, timeout=5,
-                        message="sending still stopped")
+    settled = wait_until(
+        lambda: (lambda a: a if a == _sent(report, name) else None)(_sent(report, name)),
+        timeout=30,
+        message="sending stopped",
+    )
+    stable = wait_until(lambda: _sent(report, name) == settled and settled, timeout=5, message="sending still stopped")
     assert stable == settled
 
     assert httpx2.put(f"{cluster[2].url}/connectors/{name}/resume", timeout=30).status_code == 202
     wait_until(lambda: _everywhere(cluster, name, "RUNNING", 3), timeout=60, message="RUNNING again")
-    wait_until(lambda: all(_sent(report, name)[t] > settled[t] for t in range(3)), timeout=60,
-               message="every task sends again")
+    wait_until(
+        lambda: all(_sent(report, name)[t] > settled[t] for t in range(3)), timeout=60, message="every task sends again"
+    )
     assert httpx2.delete(f"{cluster[0].url}/connectors/{name}", timeout=60).status_code == 204
 
 
 def test_failed_connector_and_task_come_back_through_the_restart_endpoints(cluster, unique_name):
     failing_task, failing_connector = f"{unique_name}-task", f"{unique_name}-conn"
     mock = "org.apache.kafka.connect.tools.MockSourceConnector"
-    assert httpx2.put(f"{cluster[0].url}/connectors/{failing_task}/config", timeout=60,
-                      json={"connector.class": mock, "mock_mode": "task-failure", "delay_ms": "3000"}).status_code == 201
-    assert httpx2.put(f"{cluster[1].url}/connectors/{failing_connector}/config", timeout=60,
-                      json={"connector.class": mock, "mock_mode": "connector-failure",
-                            "delay_ms": "3000"}).status_code == 201
-    wait_until(lambda: _states(cluster[2], failing_task) == ("RUNNING", ["FAILED"]), timeout=150,
-               message=lambda: f"task FAILED: {_states(cluster[2], failing_task)}")
-    wait_until(lambda: _states(cluster[2], failing_connector)[0] == "FAILED", timeout=150,
-               message=lambda: f"connector FAILED: {_states(cluster[2], failing_connector)}")
+    assert (
+        httpx2.put(
+            f"{cluster[0].url}/connectors/{failing_task}/config",
+            timeout=60,
+            json={"connector.class": mock, "mock_mode": "task-failure", "delay_ms": "3000"},
+        ).status_code
+        == 201
+    )
+    assert (
+        httpx2.put(
+            f"{cluster[1].url}/connectors/{failing_connector}/config",
+            timeout=60,
+            json={"connector.class": mock, "mock_mode": "connector-failure", "delay_ms": "3000"},
+        ).status_code
+        == 201
+    )
+    wait_until(
+        lambda: _states(cluster[2], failing_task) == ("RUNNING", ["FAILED"]),
+        timeout=150,
+        message=lambda: f"task FAILED: {_states(cluster[2], failing_task)}",
+    )
+    wait_until(
+        lambda: _states(cluster[2], failing_connector)[0] == "FAILED",
+        timeout=150,
+        message=lambda: f"connector FAILED: {_states(cluster[2], failing_connector)}",
+    )
     trace = _status(cluster[2], failing_task)["tasks"][0]["trace"]
     assert "Traceback" in trace
 
     # Only failed, tasks included, through a worker that may not own them.
-    r = httpx2.post(f"{cluster[2].url}/connectors/{failing_task}/restart?includeTasks=true&onlyFailed=true",
-                    timeout=60)
+    r = httpx2.post(f"{cluster[2].url}/connectors/{failing_task}/restart?includeTasks=true&onlyFailed=true", timeout=60)
     assert r.status_code == 202, r.text
     assert r.json()["connector"]["state"] == "RUNNING" and [t["state"] for t in r.json()["tasks"]] == ["RESTARTING"]
     # It runs again (then fails again after its delay, as the mock is told to).
-    wait_until(lambda: _states(cluster[0], failing_task)[1] == ["RUNNING"], timeout=60,
-               message=lambda: f"task restarted: {_states(cluster[0], failing_task)}")
+    wait_until(
+        lambda: _states(cluster[0], failing_task)[1] == ["RUNNING"],
+        timeout=60,
+        message=lambda: f"task restarted: {_states(cluster[0], failing_task)}",
+    )
 
     r = httpx2.post(f"{cluster[0].url}/connectors/{failing_connector}/restart", timeout=60)
     assert r.status_code == 204, r.text
-    wait_until(lambda: _states(cluster[1], failing_connector)[0] == "RUNNING", timeout=60,
-               message=lambda: f"connector restarted: {_states(cluster[1], failing_connector)}")
+    wait_until(
+        lambda: _states(cluster[1], failing_connector)[0] == "RUNNING",
+        timeout=60,
+        message=lambda: f"connector restarted: {_states(cluster[1], failing_connector)}",
+    )
     for name in (failing_task, failing_connector):
         assert httpx2.delete(f"{cluster[1].url}/connectors/{name}", timeout=60).status_code == 204

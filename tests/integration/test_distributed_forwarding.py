@@ -63,8 +63,12 @@ def _last_round(worker: DistributedWorker) -> Round | None:
         if "Rebalance started" in line:
             last = None
         elif match := ASSIGNMENT.search(line):
-            last = Round(int(match[1]), match[4].rstrip("/"), tuple(ast.literal_eval(match[2])),
-                         tuple(tuple(t) for t in ast.literal_eval(match[3])))
+            last = Round(
+                int(match[1]),
+                match[4].rstrip("/"),
+                tuple(ast.literal_eval(match[2])),
+                tuple(tuple(t) for t in ast.literal_eval(match[3])),
+            )
     return last
 
 
@@ -142,8 +146,11 @@ def _settled(cluster: list[DistributedWorker], expected: Expected, timeout: floa
         states = [[_states(w, n) for n in expected] for w in cluster]
         return f"rounds {[_last_round(w) for w in cluster]}, states {states}"
 
-    return wait_until(lambda: _roles(cluster, expected), timeout=timeout,
-                      message=lambda: f"a settled cluster with {expected}: {rounds()}")
+    return wait_until(
+        lambda: _roles(cluster, expected),
+        timeout=timeout,
+        message=lambda: f"a settled cluster with {expected}: {rounds()}",
+    )
 
 
 # -- the tests --------------------------------------------------------------------------------
@@ -152,8 +159,11 @@ def _settled(cluster: list[DistributedWorker], expected: Expected, timeout: floa
 def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader_nor_owner(cluster, unique_name):
     failing_task, failing_connector = f"{unique_name}-task", f"{unique_name}-conn"
     for name, mode in ((failing_task, "task-failure"), (failing_connector, "connector-failure")):
-        r = httpx2.put(f"{cluster[1].url}/connectors/{name}/config", timeout=60,
-                       json={"connector.class": MOCK, "mock_mode": mode, "delay_ms": str(FAILURE_DELAY_MS)})
+        r = httpx2.put(
+            f"{cluster[1].url}/connectors/{name}/config",
+            timeout=60,
+            json={"connector.class": MOCK, "mock_mode": mode, "delay_ms": str(FAILURE_DELAY_MS)},
+        )
         assert r.status_code == 201, r.text
     failed: Expected = {failing_task: ("RUNNING", ["FAILED"]), failing_connector: ("FAILED", ["RUNNING"])}
     roles = _settled(cluster, failed)
@@ -162,16 +172,22 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
     via = roles.neither(cluster, failing_connector)
     r = httpx2.post(f"{via.url}/connectors/{failing_connector}/restart", timeout=120)
     assert (r.status_code, r.content) == (204, b""), r.text
-    wait_until(lambda: _states(via, failing_connector)[0] == "RUNNING", timeout=RESTART_TIMEOUT,
-               message=lambda: f"connector restarted: {_status(via, failing_connector)}")
+    wait_until(
+        lambda: _states(via, failing_connector)[0] == "RUNNING",
+        timeout=RESTART_TIMEOUT,
+        message=lambda: f"connector restarted: {_status(via, failing_connector)}",
+    )
     assert _status(via, failing_connector)["connector"]["worker_id"] == roles.worker_id(failing_connector)
 
     # Task restart: the task's owner restarts it.
     via = roles.neither(cluster, (failing_task, 0))
     r = httpx2.post(f"{via.url}/connectors/{failing_task}/tasks/0/restart", timeout=120)
     assert (r.status_code, r.content) == (204, b""), r.text
-    wait_until(lambda: _states(via, failing_task)[1] == ["RUNNING"], timeout=RESTART_TIMEOUT,
-               message=lambda: f"task restarted: {_status(via, failing_task)}")
+    wait_until(
+        lambda: _states(via, failing_task)[1] == ["RUNNING"],
+        timeout=RESTART_TIMEOUT,
+        message=lambda: f"task restarted: {_status(via, failing_task)}",
+    )
     assert _status(via, failing_task)["tasks"][0]["worker_id"] == roles.worker_id((failing_task, 0))
 
     # Both failed again: restarts with parameters are the leader's (a restart request).
@@ -182,8 +198,11 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
     assert r.status_code == 202, r.text
     assert r.json() == _plan(before, connector=False, tasks={0})
     assert (r.json()["connector"]["state"], r.json()["tasks"][0]["state"]) == ("RUNNING", "RESTARTING")
-    wait_until(lambda: _states(via, failing_task)[1] == ["RUNNING"], timeout=RESTART_TIMEOUT,
-               message=lambda: f"failed task restarted: {_status(via, failing_task)}")
+    wait_until(
+        lambda: _states(via, failing_task)[1] == ["RUNNING"],
+        timeout=RESTART_TIMEOUT,
+        message=lambda: f"failed task restarted: {_status(via, failing_task)}",
+    )
 
     via = roles.follower(cluster, failing_connector, (failing_connector, 0))
     before = _status(via, failing_connector)
@@ -191,8 +210,11 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
     assert r.status_code == 202, r.text
     assert r.json() == _plan(before, connector=True, tasks=set())
     assert (r.json()["connector"]["state"], r.json()["tasks"][0]["state"]) == ("RESTARTING", "RUNNING")
-    wait_until(lambda: _states(via, failing_connector)[0] == "RUNNING", timeout=RESTART_TIMEOUT,
-               message=lambda: f"failed connector restarted: {_status(via, failing_connector)}")
+    wait_until(
+        lambda: _states(via, failing_connector)[0] == "RUNNING",
+        timeout=RESTART_TIMEOUT,
+        message=lambda: f"failed connector restarted: {_status(via, failing_connector)}",
+    )
 
     # Everything, failed or not.
     roles = _settled(cluster, {failing_connector: ("FAILED", ["RUNNING"])})
@@ -202,10 +224,16 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
     assert r.status_code == 202, r.text
     assert r.json() == _plan(before, connector=True, tasks={0})
     assert (r.json()["connector"]["state"], r.json()["tasks"][0]["state"]) == ("RESTARTING", "RESTARTING")
-    wait_until(lambda: _states(via, failing_connector)[0] == "RUNNING", timeout=RESTART_TIMEOUT,
-               message=lambda: f"connector restarted: {_status(via, failing_connector)}")
-    wait_until(lambda: _states(via, failing_connector)[1] == ["RUNNING"], timeout=RESTART_TIMEOUT,
-               message=lambda: f"task restarted: {_status(via, failing_connector)}")
+    wait_until(
+        lambda: _states(via, failing_connector)[0] == "RUNNING",
+        timeout=RESTART_TIMEOUT,
+        message=lambda: f"connector restarted: {_status(via, failing_connector)}",
+    )
+    wait_until(
+        lambda: _states(via, failing_connector)[1] == ["RUNNING"],
+        timeout=RESTART_TIMEOUT,
+        message=lambda: f"task restarted: {_status(via, failing_connector)}",
+    )
 
     # Unknown work: 404 from the worker called, as from Kafka's (it checks before routing).
     via = roles.follower(cluster)
@@ -237,50 +265,81 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
     changed = {**config, "topic": f"{name}-t2"}
     r = httpx2.put(f"{via.url}/connectors/{name}/config", json=changed, timeout=60)
     assert r.status_code == 200, r.text
-    assert r.json() == {"name": name, "config": {**changed, "name": name}, "tasks": [{"connector": name, "task": 0}],
-                        "type": "source"}
-    wait_until(lambda: all(w.get(f"/connectors/{name}/tasks").json()[0]["config"].get("topic") == f"{name}-t2"
-                           for w in cluster), timeout=90, message="the new task config on every worker")
+    assert r.json() == {
+        "name": name,
+        "config": {**changed, "name": name},
+        "tasks": [{"connector": name, "task": 0}],
+        "type": "source",
+    }
+    wait_until(
+        lambda: all(
+            w.get(f"/connectors/{name}/tasks").json()[0]["config"].get("topic") == f"{name}-t2" for w in cluster
+        ),
+        timeout=90,
+        message="the new task config on every worker",
+    )
 
     roles = _settled(cluster, {name: ("RUNNING", ["RUNNING"])})
     via = roles.follower(cluster, name, (name, 0))
     r = httpx2.patch(f"{via.url}/connectors/{name}/config", json={"batch.size": "7"}, timeout=60)
     assert r.status_code == 200, r.text
     assert r.json()["config"] == {**changed, "name": name, "batch.size": "7"}
-    wait_until(lambda: all(w.get(f"/connectors/{name}/tasks").json()[0]["config"].get("batch.size") == "7"
-                           for w in cluster), timeout=90, message="the patched task config on every worker")
+    wait_until(
+        lambda: all(w.get(f"/connectors/{name}/tasks").json()[0]["config"].get("batch.size") == "7" for w in cluster),
+        timeout=90,
+        message="the patched task config on every worker",
+    )
 
     roles = _settled(cluster, {name: ("RUNNING", ["RUNNING"])})
     via = roles.follower(cluster, name, (name, 0))
     r = httpx2.put(f"{via.url}/connectors/{name}/stop", timeout=60)
     assert (r.status_code, r.content) == (204, b""), r.text
-    wait_until(lambda: all(w.get(f"/connectors/{name}/tasks").json() == [] for w in cluster), timeout=60,
-               message="no task configs on any worker")
-    wait_until(lambda: all(_status(w, name).get("tasks") == [] for w in cluster), timeout=60,
-               message=lambda: f"no task statuses on any worker: {[_status(w, name) for w in cluster]}")
+    wait_until(
+        lambda: all(w.get(f"/connectors/{name}/tasks").json() == [] for w in cluster),
+        timeout=60,
+        message="no task configs on any worker",
+    )
+    wait_until(
+        lambda: all(_status(w, name).get("tasks") == [] for w in cluster),
+        timeout=60,
+        message=lambda: f"no task statuses on any worker: {[_status(w, name) for w in cluster]}",
+    )
     stopped: Expected = {name: ("STOPPED", None)}
 
     # Offsets of the stopped connector, altered and reset through a follower.
     roles = _settled(cluster, stopped)
     via = roles.follower(cluster, name)
     partition = {"filename": str(source)}
-    r = httpx2.patch(f"{via.url}/connectors/{name}/offsets", timeout=60,
-                     json={"offsets": [{"partition": partition, "offset": {"position": 2}}]})
+    r = httpx2.patch(
+        f"{via.url}/connectors/{name}/offsets",
+        timeout=60,
+        json={"offsets": [{"partition": partition, "offset": {"position": 2}}]},
+    )
     assert r.status_code == 200, r.text
     assert r.json() == {"message": "The offsets for this connector have been altered successfully"}
-    wait_until(lambda: all(w.get(f"/connectors/{name}/offsets").json() == {
-        "offsets": [{"partition": partition, "offset": {"position": 2}}]} for w in cluster),
-        timeout=60, message="the altered offset on every worker")
+    wait_until(
+        lambda: all(
+            w.get(f"/connectors/{name}/offsets").json()
+            == {"offsets": [{"partition": partition, "offset": {"position": 2}}]}
+            for w in cluster
+        ),
+        timeout=60,
+        message="the altered offset on every worker",
+    )
 
     via = _settled(cluster, stopped).follower(cluster, name)
     r = httpx2.delete(f"{via.url}/connectors/{name}/offsets", timeout=60)
     assert r.status_code == 200, r.text
     assert r.json() == {"message": "The offsets for this connector have been reset successfully"}
-    wait_until(lambda: all(w.get(f"/connectors/{name}/offsets").json() == {"offsets": []} for w in cluster),
-               timeout=60, message="no offsets on any worker")
+    wait_until(
+        lambda: all(w.get(f"/connectors/{name}/offsets").json() == {"offsets": []} for w in cluster),
+        timeout=60,
+        message="no offsets on any worker",
+    )
 
     via = _settled(cluster, stopped).follower(cluster, name)
     r = httpx2.delete(f"{via.url}/connectors/{name}", timeout=60)
     assert (r.status_code, r.content) == (204, b""), r.text
-    wait_until(lambda: all(name not in w.get("/connectors").json() for w in cluster), timeout=60,
-               message="deleted everywhere")
+    wait_until(
+        lambda: all(name not in w.get("/connectors").json() for w in cluster), timeout=60, message="deleted everywhere"
+    )

@@ -25,8 +25,11 @@ STRING = "org.apache.kafka.connect.storage.StringConverter"
 CASES = {
     "json-with-schemas": (
         {"value.converter": JSON, "value.converter.schemas.enable": "true"},
-        lambda line: json.dumps({"schema": {"type": "string", "optional": False}, "payload": line},
-                                separators=(",", ":"), ensure_ascii=False).encode(),
+        lambda line: json.dumps(
+            {"schema": {"type": "string", "optional": False}, "payload": line},
+            separators=(",", ":"),
+            ensure_ascii=False,
+        ).encode(),
     ),
     "json-without-schemas": (
         {"value.converter": JSON, "value.converter.schemas.enable": "false"},
@@ -40,11 +43,18 @@ CASES = {
 
 
 def _topic_values(bootstrap: str, topic: str, expected_count: int) -> list[tuple[bytes | None, bytes | None]]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     records: list[tuple[bytes | None, bytes | None]] = []
     try:
+
         def more() -> bool:
             msg = consumer.poll(0.5)
             if msg is not None and msg.error() is None:
@@ -61,7 +71,9 @@ def _topic_values(bootstrap: str, topic: str, expected_count: int) -> list[tuple
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_file_source_and_sink_survive_restart(case: str, kafka_bootstrap: str, unique_name: str, tmp_path: Path) -> None:
+def test_file_source_and_sink_survive_restart(
+    case: str, kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
     converter_props, expected_bytes = CASES[case]
     topic = f"{unique_name}-topic"
     source_file, sink_file = tmp_path / "input.txt", tmp_path / "output.txt"
@@ -97,8 +109,11 @@ def test_file_source_and_sink_survive_restart(case: str, kafka_bootstrap: str, u
         first = [f"{case} line {i} ünïcode" for i in range(3)]
         with source_file.open("a", encoding="utf-8") as out:
             out.writelines(line + "\n" for line in first)
-        wait_until(lambda: sink_file.exists() and sink_file.read_bytes() == source_file.read_bytes(),
-                   timeout=120, message="the first three lines in the sink file")
+        wait_until(
+            lambda: sink_file.exists() and sink_file.read_bytes() == source_file.read_bytes(),
+            timeout=120,
+            message="the first three lines in the sink file",
+        )
 
         assert source_worker.stop() == 0, source_worker.log()
         assert sink_worker.stop() == 0, sink_worker.log()
@@ -109,8 +124,11 @@ def test_file_source_and_sink_survive_restart(case: str, kafka_bootstrap: str, u
         with source_file.open("a", encoding="utf-8") as out:
             out.writelines(line + "\n" for line in second)
         expected = "".join(line + "\n" for line in first + second).encode()
-        wait_until(lambda: sink_file.read_bytes() == expected, timeout=120,
-                   message=f"all six lines exactly once in the sink file (now {sink_file.read_bytes()!r})")
+        wait_until(
+            lambda: sink_file.read_bytes() == expected,
+            timeout=120,
+            message=f"all six lines exactly once in the sink file (now {sink_file.read_bytes()!r})",
+        )
         assert source_file.read_bytes() == expected
 
         records = _topic_values(kafka_bootstrap, topic, 6)

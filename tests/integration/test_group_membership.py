@@ -202,8 +202,11 @@ def test_membership_balance_leave_and_join(cluster: Cluster) -> None:
     after_leave = cluster.wait_converged()
     moved_at = min(t for t in (w.first_gain_after(left_at, lost) for w in cluster.workers.values()) if t)
     assert moved_at - left_at >= DELAY_MS / 1000 - 0.05, "the departed worker's work moved before the delay"
-    assert any(delay == DELAY_MS or 0 < delay <= DELAY_MS
-               for w in cluster.workers.values() for _, delay in w.delays_after(left_at))
+    assert any(
+        delay == DELAY_MS or 0 < delay <= DELAY_MS
+        for w in cluster.workers.values()
+        for _, delay in w.delays_after(left_at)
+    )
     for other, work in after_leave.items():
         assert owned[other] <= work, f"{other} lost work it had when {name} left"
 
@@ -228,8 +231,11 @@ def test_a_worker_that_dies_is_noticed_after_the_session_timeout(cluster: Cluste
     killed_at = time.monotonic()
     cluster.remove(name, leave_group=False)  # no LeaveGroup: the process "crashed"
 
-    wait_until(lambda: cluster.converged() and not any(w.member.rebalance_pending for w in cluster.workers.values()),
-               timeout=SESSION_MS / 1000 + DELAY_MS / 1000 + 20, message="lost work was not reassigned")
+    wait_until(
+        lambda: cluster.converged() and not any(w.member.rebalance_pending for w in cluster.workers.values()),
+        timeout=SESSION_MS / 1000 + DELAY_MS / 1000 + 20,
+        message="lost work was not reassigned",
+    )
     survivors = cluster.workers.values()
     noticed = [t for w in survivors for t, delay in w.delays_after(killed_at) if delay > 0]
     assert noticed, "no delayed rebalance after the worker died"
@@ -286,8 +292,12 @@ def test_mixed_group_with_apache_kafka_connect(kafka_bootstrap: str, unique_name
 
     def java_worker(name: str) -> ConnectDistributedWorker:
         return ConnectDistributedWorker(
-            tmp_path / name, kafka_bootstrap, group_id=group, config_topic=topics["configs"],
-            offset_topic=topics["offsets"], status_topic=topics["status"],
+            tmp_path / name,
+            kafka_bootstrap,
+            group_id=group,
+            config_topic=topics["configs"],
+            offset_topic=topics["offsets"],
+            status_topic=topics["status"],
             extra={"scheduled.rebalance.max.delay.ms": str(DELAY_MS), "heartbeat.interval.ms": str(HEARTBEAT_MS)},
         )
 
@@ -298,13 +308,22 @@ def test_mixed_group_with_apache_kafka_connect(kafka_bootstrap: str, unique_name
     sluice: Worker | None = None
     try:
         # Java leads; the connector is created through its REST API.
-        response = java.request("PUT", f"/connectors/{connector}/config", json={
-            "connector.class": "FileStreamSink", "tasks.max": "4", "topics": topics["data"],
-            "file": str(tmp_path / "sink.txt"),
-        })
+        response = java.request(
+            "PUT",
+            f"/connectors/{connector}/config",
+            json={
+                "connector.class": "FileStreamSink",
+                "tasks.max": "4",
+                "topics": topics["data"],
+                "file": str(tmp_path / "sink.txt"),
+            },
+        )
         assert response.status_code == 201, response.text
-        wait_until(lambda: _running_tasks(java, connector).get(java.worker_id) == all_tasks, timeout=60,
-                   message=lambda: f"Java did not start the tasks\n{java.log_tail()}")
+        wait_until(
+            lambda: _running_tasks(java, connector).get(java.worker_id) == all_tasks,
+            timeout=60,
+            message=lambda: f"Java did not start the tasks\n{java.log_tail()}",
+        )
 
         config_store = KafkaConfigBackingStore(topics["configs"], {"bootstrap.servers": kafka_bootstrap})
         stores.append(config_store)
@@ -317,8 +336,14 @@ def test_mixed_group_with_apache_kafka_connect(kafka_bootstrap: str, unique_name
             state = config_store.snapshot()
             return state.offset, {c: state.task_count(c) for c in state.connectors()}
 
-        sluice = StatusWritingWorker("sluice", kafka_bootstrap, group, config_snapshot=snapshot,
-                                     on_failed_assignment=config_store.refresh, status_store=status_store)
+        sluice = StatusWritingWorker(
+            "sluice",
+            kafka_bootstrap,
+            group,
+            config_snapshot=snapshot,
+            on_failed_assignment=config_store.refresh,
+            status_store=status_store,
+        )
 
         def shared() -> set[tuple[str, int]] | None:
             ours = {t for t in sluice.work() if isinstance(t, tuple)}
@@ -333,8 +358,10 @@ def test_mixed_group_with_apache_kafka_connect(kafka_bootstrap: str, unique_name
             return None
 
         def not_shared() -> str:
-            return (f"Sluice runs {sluice.work()}; Kafka Connect's status: {_running_tasks(java, connector)}"
-                    f"\n{java.log_tail()}")
+            return (
+                f"Sluice runs {sluice.work()}; Kafka Connect's status: {_running_tasks(java, connector)}"
+                f"\n{java.log_tail()}"
+            )
 
         ours = wait_until(shared, timeout=60, message=not_shared)
         assert len(ours) == 2  # balanced: 4 tasks over 2 workers
@@ -343,8 +370,11 @@ def test_mixed_group_with_apache_kafka_connect(kafka_bootstrap: str, unique_name
 
         # Java leaves; Sluice leads alone and takes everything.
         java.stop()
-        wait_until(lambda: sluice.work() == all_tasks | {connector} and sluice.member.is_leader, timeout=60,
-                   message=lambda: f"Sluice did not take over: {sluice.work()}")
+        wait_until(
+            lambda: sluice.work() == all_tasks | {connector} and sluice.member.is_leader,
+            timeout=60,
+            message=lambda: f"Sluice did not take over: {sluice.work()}",
+        )
         assert sluice.member.leader_url == sluice.url
 
         # A new Java worker joins the group Sluice leads: Sluice's assignment makes it run tasks.

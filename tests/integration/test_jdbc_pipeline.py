@@ -126,7 +126,9 @@ def rows(server: Any, table: str, columns: list[str], where: str = "") -> list[t
 
 
 RECORD_SCHEMA = {
-    "type": "struct", "name": "item", "optional": False,
+    "type": "struct",
+    "name": "item",
+    "optional": False,
     "fields": [
         {"field": "id", "type": "int64", "optional": False},
         {"field": "name", "type": "string", "optional": False},
@@ -154,9 +156,16 @@ def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
 
 def sink_config(server: Any, topic: str, table: str, **extra: str) -> dict[str, str]:
     return {
-        "connector.class": SINK, **db_props(server), "topics": topic, "tasks.max": "1",
-        "insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id", "auto.create": "true",
-        "table.name.format": table, **extra,
+        "connector.class": SINK,
+        **db_props(server),
+        "topics": topic,
+        "tasks.max": "1",
+        "insert.mode": "upsert",
+        "pk.mode": "record_value",
+        "pk.fields": "id",
+        "auto.create": "true",
+        "table.name.format": table,
+        **extra,
     }
 
 
@@ -170,27 +179,56 @@ def type_table(server: Any, table: str) -> tuple[list[str], str]:
             id integer PRIMARY KEY, i2 smallint, i4 integer NOT NULL, i8 bigint, num numeric(10,3),
             f4 real, f8 double precision, flag boolean, vc varchar(20), tx text, day date, tod time(3),
             at timestamp(3), raw bytea, nothing text)"""
-        columns = ["id", "i2", "i4", "i8", "num", "f4", "f8", "flag", "vc", "tx", "day", "tod", "at", "raw",
-                   "nothing"]
+        columns = ["id", "i2", "i4", "i8", "num", "f4", "f8", "flag", "vc", "tx", "day", "tod", "at", "raw", "nothing"]
     else:
         ddl = f"""CREATE TABLE {table} (
             id int PRIMARY KEY, ti tinyint, i2 smallint, mi mediumint, i4 int NOT NULL, i8 bigint,
             num decimal(10,3), f4 float, f8 double, flag boolean, vc varchar(20), tx text, day date,
             tod time(3), at datetime(3), raw varbinary(16), bl blob, nothing varchar(3))"""
-        columns = ["id", "ti", "i2", "mi", "i4", "i8", "num", "f4", "f8", "flag", "vc", "tx", "day", "tod", "at",
-                   "raw", "bl", "nothing"]
+        columns = [
+            "id",
+            "ti",
+            "i2",
+            "mi",
+            "i4",
+            "i8",
+            "num",
+            "f4",
+            "f8",
+            "flag",
+            "vc",
+            "tx",
+            "day",
+            "tod",
+            "at",
+            "raw",
+            "bl",
+            "nothing",
+        ]
     return columns, ddl
 
 
 def type_row(server: Any, i: int, nulls: bool = False) -> tuple:
     flag = (i % 2 == 0) if is_pg(server) else int(i % 2 == 0)
     values: dict[str, Any] = {
-        "id": i, "ti": -128 + i, "i2": -32768 + i, "mi": -8388608 + i, "i4": 2**31 - 1 - i, "i8": -(2**63) + i,
+        "id": i,
+        "ti": -128 + i,
+        "i2": -32768 + i,
+        "mi": -8388608 + i,
+        "i4": 2**31 - 1 - i,
+        "i8": -(2**63) + i,
         "num": decimal.Decimal(f"{i}234567.891") if i < 10 else decimal.Decimal("-0.001"),
-        "f4": 1.5 + i, "f8": -2.25 * i, "flag": flag, "vc": f"vc {i}", "tx": f"text ✓ {i}",
-        "day": dt.date(2024, 2, 29) + dt.timedelta(days=i), "tod": dt.time(23, 59, 58, 123000 + i * 1000),
+        "f4": 1.5 + i,
+        "f8": -2.25 * i,
+        "flag": flag,
+        "vc": f"vc {i}",
+        "tx": f"text ✓ {i}",
+        "day": dt.date(2024, 2, 29) + dt.timedelta(days=i),
+        "tod": dt.time(23, 59, 58, 123000 + i * 1000),
         "at": dt.datetime(2024, 2, 29, 23, 59, 58, 123000) + dt.timedelta(hours=i),
-        "raw": bytes([0, 255, i % 256]), "bl": b"\x01\x02" * i, "nothing": None,
+        "raw": bytes([0, 255, i % 256]),
+        "bl": b"\x01\x02" * i,
+        "nothing": None,
     }
     columns, _ = type_table(server, "x")
     if nulls:  # every nullable column NULL
@@ -206,16 +244,30 @@ def test_round_trip_of_every_type_through_kafka(server, tables, worker, kafka_bo
     execute(server, ddl, insert, params=first)
 
     topic_prefix = f"{unique_name}-"
-    create(worker, f"{unique_name}-source", {
-        "connector.class": SOURCE, **db_props(server), "tasks.max": "1", "mode": "incrementing",
-        "incrementing.column.name": "id", "table.whitelist": source, "topic.prefix": topic_prefix,
-        "poll.interval.ms": "200",
-    })
+    create(
+        worker,
+        f"{unique_name}-source",
+        {
+            "connector.class": SOURCE,
+            **db_props(server),
+            "tasks.max": "1",
+            "mode": "incrementing",
+            "incrementing.column.name": "id",
+            "table.whitelist": source,
+            "topic.prefix": topic_prefix,
+            "poll.interval.ms": "200",
+        },
+    )
     create(worker, f"{unique_name}-sink", sink_config(server, f"{topic_prefix}{source}", target))
     try:
-        wait_until(lambda: count(server, target) >= len(first), timeout=180,
-                   message=lambda: f"{count(server, target)} rows in {target}; "
-                   f"source {status(worker, unique_name + '-source')}; sink {status(worker, unique_name + '-sink')}")
+        wait_until(
+            lambda: count(server, target) >= len(first),
+            timeout=180,
+            message=lambda: (
+                f"{count(server, target)} rows in {target}; "
+                f"source {status(worker, unique_name + '-source')}; sink {status(worker, unique_name + '-sink')}"
+            ),
+        )
         expected = rows(server, source, columns)
         assert [tuple(normalise(v) for v in r) for r in first] == expected  # the source table itself
         assert rows(server, target, columns) == expected
@@ -224,8 +276,11 @@ def test_round_trip_of_every_type_through_kafka(server, tables, worker, kafka_bo
         # re-sent: the topic grows by exactly the new rows)
         more = [type_row(server, i) for i in range(7, 10)]
         execute(server, insert, params=more)
-        wait_until(lambda: count(server, target) >= len(first) + len(more), timeout=120,
-                   message=lambda: f"{count(server, target)} rows in {target}; {status(worker, unique_name + '-sink')}")
+        wait_until(
+            lambda: count(server, target) >= len(first) + len(more),
+            timeout=120,
+            message=lambda: f"{count(server, target)} rows in {target}; {status(worker, unique_name + '-sink')}",
+        )
         assert rows(server, target, columns) == rows(server, source, columns)
         messages = read_topic(kafka_bootstrap, f"{topic_prefix}{source}", len(first) + len(more))
         ids = [json.loads(m.value())["payload"]["id"] for m in messages]
@@ -237,26 +292,44 @@ def test_round_trip_of_every_type_through_kafka(server, tables, worker, kafka_bo
         delete(worker, f"{unique_name}-source")
 
 
-def test_a_large_bulk_table_is_read_in_spark_partitions_every_row_once(server, tables, worker, kafka_bootstrap,
-                                                                       unique_name):
+def test_a_large_bulk_table_is_read_in_spark_partitions_every_row_once(
+    server, tables, worker, kafka_bootstrap, unique_name
+):
     source, _ = tables
     rows_total = 20_000
-    execute(server, f"CREATE TABLE {source} (id bigint PRIMARY KEY, name varchar(40) NOT NULL)",
-            f"INSERT INTO {source} (id, name) VALUES (%s, %s)", params=[(i, f"name-{i}") for i in range(rows_total)])
+    execute(
+        server,
+        f"CREATE TABLE {source} (id bigint PRIMARY KEY, name varchar(40) NOT NULL)",
+        f"INSERT INTO {source} (id, name) VALUES (%s, %s)",
+        params=[(i, f"name-{i}") for i in range(rows_total)],
+    )
     topic = f"{unique_name}-{source}"
     name = f"{unique_name}-bulk"
-    create(worker, name, {
-        "connector.class": SOURCE, **db_props(server), "tasks.max": "1", "mode": "bulk", "table.whitelist": source,
-        "topic.prefix": f"{unique_name}-", "poll.interval.ms": "3600000",  # one read in this test
-        "sluice.bulk.split.partitions": "3", "sluice.bulk.split.min.rows": "1000",
-    })
+    create(
+        worker,
+        name,
+        {
+            "connector.class": SOURCE,
+            **db_props(server),
+            "tasks.max": "1",
+            "mode": "bulk",
+            "table.whitelist": source,
+            "topic.prefix": f"{unique_name}-",
+            "poll.interval.ms": "3600000",  # one read in this test
+            "sluice.bulk.split.partitions": "3",
+            "sluice.bulk.split.min.rows": "1000",
+        },
+    )
     try:
         messages = read_topic(kafka_bootstrap, topic, rows_total, timeout=180)
         payloads = [json.loads(m.value())["payload"] for m in messages]
         assert sorted(p["id"] for p in payloads) == list(range(rows_total))
         assert all(p["name"] == f"name-{p['id']}" for p in payloads)
-        said = [line for line in worker.log_path.read_text(errors="replace").splitlines()
-                if f"{name}-0 read {rows_total} records in 3 Spark partitions" in line]
+        said = [
+            line
+            for line in worker.log_path.read_text(errors="replace").splitlines()
+            if f"{name}-0 read {rows_total} records in 3 Spark partitions" in line
+        ]
         assert len(said) == 1, worker.log()  # one read: the task instance was not restarted
         assert task(worker, name).get("state") == "RUNNING"
     finally:
@@ -276,13 +349,17 @@ def test_the_same_10000_records_twice_end_as_10000_rows_with_the_last_values(
     produce(kafka_bootstrap, topic, [envelope(i, f"last {i}", i * 0.25 - 1) for i in range(n)])
     create(worker, f"{unique_name}-sink", sink_config(server, topic, target, **{"batch.size": "3000"}))
     try:
+
         def done() -> bool:
             if count(server, target) != n:
                 return False
             return query(server, f"SELECT COUNT(*) FROM {target} WHERE name LIKE 'last %'")[0][0] == n
 
-        wait_until(done, timeout=240, message=lambda: f"{count(server, target)} rows in {target}; "
-                   f"{status(worker, unique_name + '-sink')}")
+        wait_until(
+            done,
+            timeout=240,
+            message=lambda: f"{count(server, target)} rows in {target}; {status(worker, unique_name + '-sink')}",
+        )
         got = query(server, f"SELECT id, name, amount FROM {target} ORDER BY id")
         assert got == [(i, f"last {i}", i * 0.25 - 1) for i in range(n)]
         assert task(worker, f"{unique_name}-sink").get("state") == "RUNNING"
@@ -313,12 +390,21 @@ def malformed_pipeline(server, worker, kafka_bootstrap, unique_name, target, tol
     values = [envelope(i, f"good {i}", float(i)) for i in range(50)] + [bad[0]]
     values += [envelope(i, f"good {i}", float(i)) for i in range(51, 100)]
     produce(kafka_bootstrap, topic, values)
-    create(worker, f"{unique_name}-sink", sink_config(server, topic, target, **{
-        "errors.tolerance": tolerance,
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
-    }))
+    create(
+        worker,
+        f"{unique_name}-sink",
+        sink_config(
+            server,
+            topic,
+            target,
+            **{
+                "errors.tolerance": tolerance,
+                "errors.deadletterqueue.topic.name": dlq,
+                "errors.deadletterqueue.topic.replication.factor": "1",
+                "errors.deadletterqueue.context.headers.enable": "true",
+            },
+        ),
+    )
     return topic, dlq
 
 
@@ -328,8 +414,11 @@ def test_tolerance_all_writes_the_good_records_and_dead_letters_the_bad_one(
     target = tables[0]
     topic, dlq = malformed_pipeline(server, worker, kafka_bootstrap, unique_name, target, "all", bad)
     try:
-        wait_until(lambda: count(server, target) >= 99, timeout=180,
-                   message=lambda: f"{count(server, target)} rows; {status(worker, unique_name + '-sink')}")
+        wait_until(
+            lambda: count(server, target) >= 99,
+            timeout=180,
+            message=lambda: f"{count(server, target)} rows; {status(worker, unique_name + '-sink')}",
+        )
         got = query(server, f"SELECT id, name, amount FROM {target} ORDER BY id")
         assert got == [(i, f"good {i}", float(i)) for i in range(100) if i != 50]
         (dead,) = read_topic(kafka_bootstrap, dlq, 1)
@@ -349,8 +438,11 @@ def test_tolerance_none_fails_the_task_and_writes_nothing_of_the_bad_record(
     target = tables[0]
     _, dlq = malformed_pipeline(server, worker, kafka_bootstrap, unique_name, target, "none", bad)
     try:
-        wait_until(lambda: task(worker, f"{unique_name}-sink").get("state") == "FAILED", timeout=180,
-                   message=lambda: f"sink {status(worker, unique_name + '-sink')}")
+        wait_until(
+            lambda: task(worker, f"{unique_name}-sink").get("state") == "FAILED",
+            timeout=180,
+            message=lambda: f"sink {status(worker, unique_name + '-sink')}",
+        )
         assert "Tolerance exceeded in error handler" in task(worker, f"{unique_name}-sink")["trace"]
         (dead,) = read_topic(kafka_bootstrap, dlq, 1)  # dead-lettered before the task fails, as Kafka does
         assert dead.value() == bad[0]
@@ -380,8 +472,12 @@ def test_a_worker_killed_mid_load_and_restarted_leaves_every_row_exactly_once(
     name = f"{unique_name}-sink"
     try:
         create(first, name, sink_config(server, topic, target, **{"batch.size": "500"}))
-        wait_until(lambda: count(server, target) >= 5_000, timeout=180,
-                   message=lambda: f"{count(server, target)} rows; {status(first, name)}", ignore=(Exception,))
+        wait_until(
+            lambda: count(server, target) >= 5_000,
+            timeout=180,
+            message=lambda: f"{count(server, target)} rows; {status(first, name)}",
+            ignore=(Exception,),
+        )
         first.kill()
         killed_at = count(server, target)
         assert killed_at < n, "the load finished before the kill: make it longer"
@@ -391,8 +487,11 @@ def test_a_worker_killed_mid_load_and_restarted_leaves_every_row_exactly_once(
     second = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "w", extra=extra)
     second.start()
     try:
-        wait_until(lambda: count(server, target) == n, timeout=300,
-                   message=lambda: f"{count(server, target)} rows after the restart; {status(second, name)}")
+        wait_until(
+            lambda: count(server, target) == n,
+            timeout=300,
+            message=lambda: f"{count(server, target)} rows after the restart; {status(second, name)}",
+        )
         got = query(server, f"SELECT id, name, amount FROM {target} ORDER BY id")
         assert got == [(i, f"row {i}", i * 0.5) for i in range(n)]
     finally:

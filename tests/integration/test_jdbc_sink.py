@@ -79,7 +79,8 @@ def is_postgres(server: Any) -> bool:
 # ------------------------------------------------------------------------ every type
 
 ALL_TYPES = (
-    SchemaBuilder.struct().name("all_types")
+    SchemaBuilder.struct()
+    .name("all_types")
     .field("id", Schema.INT32_SCHEMA)
     .field("i8", Schema.INT8_SCHEMA)
     .field("i16", Schema.INT16_SCHEMA)
@@ -146,8 +147,9 @@ def expected(server: Any, struct: Struct) -> tuple:
 
 def test_every_type_round_trips_into_an_auto_created_table(server, table):
     task = start_task(server, table, pk_mode="record_value", pk_fields="id", insert_mode="upsert")
-    records = [SinkRecord("all", 0, None, None, ALL_TYPES, v, i)
-               for i, v in enumerate([full_row(1), null_row(2), full_row(3)])]
+    records = [
+        SinkRecord("all", 0, None, None, ALL_TYPES, v, i) for i, v in enumerate([full_row(1), null_row(2), full_row(3)])
+    ]
     task.put(records)
     task.stop()
     got = query(server, f"SELECT * FROM {table} ORDER BY id")
@@ -157,13 +159,28 @@ def test_every_type_round_trips_into_an_auto_created_table(server, table):
 
 def test_postgres_arrays(postgres_server, pg_table):
     table = pg_table
-    schema = (SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA)
-              .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).optional().build())
-              .field("points", SchemaBuilder.array(Schema.FLOAT64_SCHEMA).build()).build())
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT32_SCHEMA)
+        .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).optional().build())
+        .field("points", SchemaBuilder.array(Schema.FLOAT64_SCHEMA).build())
+        .build()
+    )
     task = start_task(postgres_server, table)
-    task.put([SinkRecord("t", 0, None, None, schema,
-                         Struct(schema).put("id", 1).put("tags", ["a", "b,c", "\"q\""]).put("points", [1.5, -2.0]), 0)])
-    assert query(postgres_server, f"SELECT * FROM {table}") == [(1, ["a", "b,c", "\"q\""], [1.5, -2.0])]
+    task.put(
+        [
+            SinkRecord(
+                "t",
+                0,
+                None,
+                None,
+                schema,
+                Struct(schema).put("id", 1).put("tags", ["a", "b,c", '"q"']).put("points", [1.5, -2.0]),
+                0,
+            )
+        ]
+    )
+    assert query(postgres_server, f"SELECT * FROM {table}") == [(1, ["a", "b,c", '"q"'], [1.5, -2.0])]
     task.stop()
 
 
@@ -172,11 +189,22 @@ def test_db_timezone_on_postgres(postgres_server, pg_table):
     conn = postgres_server.connect()
     conn.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY, at TIMESTAMP, at_tz TIMESTAMPTZ)")
     conn.commit()
-    schema2 = (SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("at", Timestamp.SCHEMA)
-               .field("at_tz", Timestamp.SCHEMA).build())
+    schema2 = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT32_SCHEMA)
+        .field("at", Timestamp.SCHEMA)
+        .field("at_tz", Timestamp.SCHEMA)
+        .build()
+    )
     moment = dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.timezone.utc)
     task = start_task(postgres_server, table, db_timezone="Europe/Paris", auto_create=False)
-    task.put([SinkRecord("t", 0, None, None, schema2, Struct(schema2).put("id", 1).put("at", moment).put("at_tz", moment), 0)])
+    task.put(
+        [
+            SinkRecord(
+                "t", 0, None, None, schema2, Struct(schema2).put("id", 1).put("at", moment).put("at_tz", moment), 0
+            )
+        ]
+    )
     (row,) = query(postgres_server, f"SELECT at, at_tz FROM {table}")
     assert row[0] == dt.datetime(2024, 7, 1, 14, 0)  # wall-clock time in db.timezone
     assert row[1] == moment  # the same instant in a timestamptz column
@@ -186,7 +214,8 @@ def test_db_timezone_on_postgres(postgres_server, pg_table):
 # ------------------------------------------------------------------------------ upserts
 
 ORDER = (
-    SchemaBuilder.struct().name("order")
+    SchemaBuilder.struct()
+    .name("order")
     .field("id", Schema.INT64_SCHEMA)
     .field("customer", Schema.STRING_SCHEMA)
     .field("qty", Schema.INT32_SCHEMA)
@@ -198,8 +227,14 @@ ORDER_KEY = SchemaBuilder.struct().name("order_key").field("id", Schema.INT64_SC
 
 
 def order(i: int, version: int, offset: int) -> SinkRecord:
-    value = (Struct(ORDER).put("id", i).put("customer", f"c{i % 97}").put("qty", version)
-             .put("price", decimal.Decimal(i * 3 + version).scaleb(-2)).put("note", None if i % 2 else f"v{version}"))
+    value = (
+        Struct(ORDER)
+        .put("id", i)
+        .put("customer", f"c{i % 97}")
+        .put("qty", version)
+        .put("price", decimal.Decimal(i * 3 + version).scaleb(-2))
+        .put("note", None if i % 2 else f"v{version}")
+    )
     return SinkRecord("orders", i % 3, ORDER_KEY, Struct(ORDER_KEY).put("id", i), ORDER, value, offset)
 
 
@@ -207,13 +242,13 @@ def test_upsert_of_the_same_10000_records_twice_ends_with_10000_rows(server, tab
     task = start_task(server, table, pk_mode="record_key", insert_mode="upsert")
     batch = [order(i, 1, i) for i in range(10_000)]
     for start in range(0, len(batch), 2500):
-        task.put(batch[start:start + 2500])
+        task.put(batch[start : start + 2500])
     assert task.pre_commit({TopicPartition("orders", 0): 10_000}) == {TopicPartition("orders", 0): 10_000}
     task.stop()
     # a replay after a crash: a new task, the same records (in other chunks)
     task = start_task(server, table, pk_mode="record_key", insert_mode="upsert")
     for start in range(0, len(batch), 3000):
-        task.put(batch[start:start + 3000])
+        task.put(batch[start : start + 3000])
     task.flush({})
     assert query(server, f"SELECT count(*), count(DISTINCT id), sum(qty) FROM {table}") == [(10_000, 10_000, 10_000)]
     # then new versions of every row: updated in place
@@ -238,8 +273,10 @@ def test_pk_mode_kafka(server, table):
     batch = [order(i, 1, 100 + i) for i in range(50)]
     task.put(batch)
     task.put(batch)
-    got = query(server, f"SELECT __connect_topic, __connect_partition, __connect_offset, id FROM {table} "
-                        "ORDER BY __connect_offset")
+    got = query(
+        server,
+        f"SELECT __connect_topic, __connect_partition, __connect_offset, id FROM {table} ORDER BY __connect_offset",
+    )
     assert got == [("orders", i % 3, 100 + i, i) for i in range(50)]
     task.stop()
 
@@ -247,16 +284,24 @@ def test_pk_mode_kafka(server, table):
 def test_tombstone_deletes_its_row(server, table):
     task = start_task(server, table, pk_mode="record_key", insert_mode="upsert", delete_enabled=True)
     task.put([order(i, 1, i) for i in range(200)])
-    tombstones = [SinkRecord("orders", 0, ORDER_KEY, Struct(ORDER_KEY).put("id", i), None, None, 200 + i)
-                  for i in list(range(0, 200, 2)) + [5, 999]]
+    tombstones = [
+        SinkRecord("orders", 0, ORDER_KEY, Struct(ORDER_KEY).put("id", i), None, None, 200 + i)
+        for i in list(range(0, 200, 2)) + [5, 999]
+    ]
     task.put(tombstones[:1])  # one
     assert query(server, f"SELECT count(*) FROM {table} WHERE id = 0") == [(0,)]
     task.put(tombstones[1:])  # many (PostgreSQL deletes a large batch through COPY too)
     assert query(server, f"SELECT count(*) FROM {table}") == [(99,)]
     assert query(server, f"SELECT count(*) FROM {table} WHERE id = 5 OR id % 2 = 0") == [(0,)]
     # a write after a delete of the same key in one batch re-creates the row
-    task.put([order(7, 1, 500), tombstones[-2], SinkRecord("orders", 0, ORDER_KEY, Struct(ORDER_KEY).put("id", 7),
-                                                           None, None, 501), order(7, 3, 502)])
+    task.put(
+        [
+            order(7, 1, 500),
+            tombstones[-2],
+            SinkRecord("orders", 0, ORDER_KEY, Struct(ORDER_KEY).put("id", 7), None, None, 501),
+            order(7, 3, 502),
+        ]
+    )
     assert query(server, f"SELECT qty FROM {table} WHERE id = 7") == [(3,)]
     task.stop()
 
@@ -274,16 +319,32 @@ def test_update_mode(server, table):
 def test_auto_evolve_adds_a_column(server, table):
     task = start_task(server, table, pk_mode="record_key", insert_mode="upsert", auto_evolve=True)
     task.put([order(1, 1, 0)])
-    v2 = (SchemaBuilder.struct().name("order").field("id", Schema.INT64_SCHEMA).field("customer", Schema.STRING_SCHEMA)
-          .field("qty", Schema.INT32_SCHEMA).field("price", Decimal.schema(2)).field("note", Schema.OPTIONAL_STRING_SCHEMA)
-          .field("shipped", Timestamp.builder().optional().build())
-          .field("priority", SchemaBuilder.int16().default_value(3).build())
-          .field("label", SchemaBuilder.string().default_value("n/a").build()).build())
-    value = (Struct(v2).put("id", 2).put("customer", "x").put("qty", 1).put("price", decimal.Decimal("1.00"))
-             .put("shipped", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)))
+    v2 = (
+        SchemaBuilder.struct()
+        .name("order")
+        .field("id", Schema.INT64_SCHEMA)
+        .field("customer", Schema.STRING_SCHEMA)
+        .field("qty", Schema.INT32_SCHEMA)
+        .field("price", Decimal.schema(2))
+        .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("shipped", Timestamp.builder().optional().build())
+        .field("priority", SchemaBuilder.int16().default_value(3).build())
+        .field("label", SchemaBuilder.string().default_value("n/a").build())
+        .build()
+    )
+    value = (
+        Struct(v2)
+        .put("id", 2)
+        .put("customer", "x")
+        .put("qty", 1)
+        .put("price", decimal.Decimal("1.00"))
+        .put("shipped", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+    )
     task.put([SinkRecord("orders", 0, ORDER_KEY, Struct(ORDER_KEY).put("id", 2), v2, value, 1), order(3, 1, 2)])
     assert query(server, f"SELECT id, shipped, priority, label FROM {table} ORDER BY id") == [
-        (1, None, 3, "n/a"), (2, dt.datetime(2024, 1, 1), 3, "n/a"), (3, None, 3, "n/a")
+        (1, None, 3, "n/a"),
+        (2, dt.datetime(2024, 1, 1), 3, "n/a"),
+        (3, None, 3, "n/a"),
     ]
     assert task.stats["tables_altered"] == 1
     task.stop()

@@ -132,16 +132,22 @@ def decimal_schema(scale: int, precision: int, optional: bool = True) -> Schema:
 def test_every_postgres_type(postgres_server: Any) -> None:
     server = postgres_server
     name = f"types_{uuid.uuid4().hex[:10]}"
-    execute(server, f"""CREATE TABLE {name} (
+    execute(
+        server,
+        f"""CREATE TABLE {name} (
         id integer PRIMARY KEY, i2 smallint, i8 bigint NOT NULL, f4 real, f8 double precision,
         num numeric(10,3), anynum numeric, flag boolean, ch char(3), vc varchar(20), tx text, raw bytea,
         day date, tod time, todz time with time zone, at timestamp, atz timestamp with time zone,
-        u uuid, js json, jb jsonb, bit1 bit(1), tags text[], span interval, nothing text)""")
-    execute(server, f"""INSERT INTO {name} VALUES (
+        u uuid, js json, jb jsonb, bit1 bit(1), tags text[], span interval, nothing text)""",
+    )
+    execute(
+        server,
+        f"""INSERT INTO {name} VALUES (
         1, -32768, 9223372036854775807, 1.5, -2.25, 1234567.891, 3.14159, true, 'ab', 'vc', 'text ✓',
         '\\x00ff'::bytea, '2024-02-29', '23:59:58.123', '10:00:00+02', '2024-02-29 23:59:58.123456',
         '2024-02-29 23:59:58.123456+01', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{{"a": [1, 2]}}',
-        '{{"b": true}}', '1', '{{x,y}}', '1 day', NULL)""")
+        '{{"b": true}}', '1', '{{x,y}}', '1 day', NULL)""",
+    )
     try:
         (record,) = read_all(task_config(props_for(server, mode="bulk", table_whitelist=name)), MemoryOffsets())
     finally:
@@ -182,8 +188,9 @@ def test_every_postgres_type(postgres_server: Any) -> None:
     assert (v.get("id"), v.get("i2"), v.get("i8")) == (1, -32768, 2**63 - 1)
     assert (v.get("f4"), v.get("f8")) == (1.5, -2.25)
     assert v.get("num") == decimal.Decimal("1234567.891")
-    assert v.get("anynum") == decimal.Decimal("3.14159").quantize(decimal.Decimal(1).scaleb(-127),
-                                                                   context=decimal.Context(prec=200))
+    assert v.get("anynum") == decimal.Decimal("3.14159").quantize(
+        decimal.Decimal(1).scaleb(-127), context=decimal.Context(prec=200)
+    )
     assert v.get("flag") is True and v.get("bit1") is True
     assert (v.get("ch"), v.get("vc"), v.get("tx")) == ("ab ", "vc", "text ✓")
     assert v.get("raw") == b"\x00\xff"
@@ -200,12 +207,16 @@ def test_every_postgres_type(postgres_server: Any) -> None:
 def test_postgres_numeric_mapping_best_fit(postgres_server: Any) -> None:
     server = postgres_server
     name = f"nums_{uuid.uuid4().hex[:10]}"
-    execute(server, f"CREATE TABLE {name} (a numeric(4,0) NOT NULL, b numeric(12,0), c numeric(10,3), "
-                    f"d numeric(30,0), e numeric)",
-            f"INSERT INTO {name} VALUES (1234, 123456789012, 1.5, 123456789012345678901234567890, 2)")
+    execute(
+        server,
+        f"CREATE TABLE {name} (a numeric(4,0) NOT NULL, b numeric(12,0), c numeric(10,3), d numeric(30,0), e numeric)",
+        f"INSERT INTO {name} VALUES (1234, 123456789012, 1.5, 123456789012345678901234567890, 2)",
+    )
     try:
-        (record,) = read_all(task_config(props_for(server, mode="bulk", table_whitelist=name,
-                                                   numeric_mapping="best_fit")), MemoryOffsets())
+        (record,) = read_all(
+            task_config(props_for(server, mode="bulk", table_whitelist=name, numeric_mapping="best_fit")),
+            MemoryOffsets(),
+        )
     finally:
         execute(server, f"DROP TABLE {name}")
     fields = {f.name: f.schema for f in record.value_schema.fields()}
@@ -222,17 +233,23 @@ def test_postgres_numeric_mapping_best_fit(postgres_server: Any) -> None:
 def test_every_mariadb_type(mariadb_server: Any) -> None:
     server = mariadb_server
     name = f"types_{uuid.uuid4().hex[:10]}"
-    execute(server, f"""CREATE TABLE {name} (
+    execute(
+        server,
+        f"""CREATE TABLE {name} (
         id int PRIMARY KEY, ti tinyint, bool1 boolean, tu tinyint unsigned, si smallint, su smallint unsigned,
         mi mediumint, i int NOT NULL, iu int unsigned, bi bigint, f float, d double, dec1 decimal(10,2),
         ch char(3), vc varchar(20), tx text, bl blob, vb varbinary(8), bn binary(3), day date, tod time(3),
         at datetime(6), ts timestamp(3) NULL, yr year, bit1 bit(1), js json, en enum('a','b'), st set('x','y'),
-        pt point, nothing varchar(3))""")
-    execute(server, f"""INSERT INTO {name} VALUES (
+        pt point, nothing varchar(3))""",
+    )
+    execute(
+        server,
+        f"""INSERT INTO {name} VALUES (
         1, -128, true, 255, -32768, 65535, -8388608, 2147483647, 4294967295, -9223372036854775808, 1.5,
         -2.25, -12345678.91, 'ab', 'vc', 'text ✓', x'00ff', x'0102', 'ab', '2024-02-29', '23:59:58.123',
         '2024-02-29 23:59:58.123456', '2024-02-29 23:59:58.123', 2024, b'1', '{{"a": 1}}', 'b', 'x,y',
-        POINT(1, 2), NULL)""")
+        POINT(1, 2), NULL)""",
+    )
     try:
         (record,) = read_all(task_config(props_for(server, mode="bulk", table_whitelist=name)), MemoryOffsets())
     finally:
@@ -294,10 +311,13 @@ def test_every_mariadb_type(mariadb_server: Any) -> None:
 
 def test_incrementing_mode_reads_only_new_rows(server: Any, table: str) -> None:
     auto = "SERIAL PRIMARY KEY" if is_pg(server) else "INT AUTO_INCREMENT PRIMARY KEY"
-    execute(server, f"CREATE TABLE {table} (id {auto}, name VARCHAR(20) NOT NULL)",
-            f"INSERT INTO {table} (name) VALUES (%s)", params=[("a",), ("b",), ("c",)])
-    config = task_config(props_for(server, mode="incrementing", incrementing_column_name="id",
-                                   table_whitelist=table))
+    execute(
+        server,
+        f"CREATE TABLE {table} (id {auto}, name VARCHAR(20) NOT NULL)",
+        f"INSERT INTO {table} (name) VALUES (%s)",
+        params=[("a",), ("b",), ("c",)],
+    )
+    config = task_config(props_for(server, mode="incrementing", incrementing_column_name="id", table_whitelist=table))
     offsets = MemoryOffsets()
     first = read_all(config, offsets)
     assert [r.value.get("name") for r in first] == ["a", "b", "c"]
@@ -305,15 +325,23 @@ def test_incrementing_mode_reads_only_new_rows(server: Any, table: str) -> None:
     assert first[0].source_partition == {"protocol": "1", "table": f"{schema_prefix}.{table}"}
     assert [r.source_offset for r in first] == [{"incrementing": i} for i in (1, 2, 3)]
     assert read_all(config, offsets) == []
-    execute(server, f"UPDATE {table} SET name = 'b2' WHERE id = 2",
-            f"INSERT INTO {table} (name) VALUES (%s)", params=[("d",), ("e",)])
+    execute(
+        server,
+        f"UPDATE {table} SET name = 'b2' WHERE id = 2",
+        f"INSERT INTO {table} (name) VALUES (%s)",
+        params=[("d",), ("e",)],
+    )
     assert [(r.value.get("id"), r.value.get("name")) for r in read_all(config, offsets)] == [(4, "d"), (5, "e")]
 
 
 def test_incrementing_mode_finds_the_auto_increment_column(server: Any, table: str) -> None:
     auto = "SERIAL PRIMARY KEY" if is_pg(server) else "INT AUTO_INCREMENT PRIMARY KEY"
-    execute(server, f"CREATE TABLE {table} (rid {auto}, v INT)",
-            f"INSERT INTO {table} (v) VALUES (%s)", params=[(10,), (20,)])
+    execute(
+        server,
+        f"CREATE TABLE {table} (rid {auto}, v INT)",
+        f"INSERT INTO {table} (v) VALUES (%s)",
+        params=[(10,), (20,)],
+    )
     config = task_config(props_for(server, mode="incrementing", table_whitelist=table))
     records = read_all(config, MemoryOffsets())
     assert [r.source_offset for r in records] == [{"incrementing": 1}, {"incrementing": 2}]
@@ -325,10 +353,13 @@ def _at(seconds: int) -> str:
 
 def test_timestamp_mode_reads_new_and_changed_rows(server: Any, table: str) -> None:
     ts_type = "TIMESTAMP(6)" if is_pg(server) else "DATETIME(6)"
-    execute(server, f"CREATE TABLE {table} (id INT PRIMARY KEY, name VARCHAR(20), modified {ts_type} NOT NULL)",
-            f"INSERT INTO {table} VALUES (%s, %s, %s)", params=[(1, "a", _at(1)), (2, "b", _at(2)), (3, "c", _at(2))])
-    config = task_config(props_for(server, mode="timestamp", timestamp_column_name="modified",
-                                   table_whitelist=table))
+    execute(
+        server,
+        f"CREATE TABLE {table} (id INT PRIMARY KEY, name VARCHAR(20), modified {ts_type} NOT NULL)",
+        f"INSERT INTO {table} VALUES (%s, %s, %s)",
+        params=[(1, "a", _at(1)), (2, "b", _at(2)), (3, "c", _at(2))],
+    )
+    config = task_config(props_for(server, mode="timestamp", timestamp_column_name="modified", table_whitelist=table))
     offsets = MemoryOffsets()
     first = read_all(config, offsets)
     assert [r.value.get("id") for r in first] == [1, 2, 3]
@@ -337,8 +368,12 @@ def test_timestamp_mode_reads_new_and_changed_rows(server: Any, table: str) -> N
     assert last.source_offset == {"timestamp": expected_ms, "timestamp_nanos": 0}
     assert last.value.get("modified") == dt.datetime(2024, 5, 1, 0, 0, 2, tzinfo=UTC)
     assert read_all(config, offsets) == []
-    execute(server, f"UPDATE {table} SET name = 'a2', modified = '{_at(10)}' WHERE id = 1",
-            f"INSERT INTO {table} VALUES (%s, %s, %s)", params=[(4, "d", _at(11))])
+    execute(
+        server,
+        f"UPDATE {table} SET name = 'a2', modified = '{_at(10)}' WHERE id = 1",
+        f"INSERT INTO {table} VALUES (%s, %s, %s)",
+        params=[(4, "d", _at(11))],
+    )
     changed = read_all(config, offsets)
     assert [(r.value.get("id"), r.value.get("name")) for r in changed] == [(1, "a2"), (4, "d")]
     # rows newer than now - timestamp.delay.interval.ms wait
@@ -349,10 +384,21 @@ def test_timestamp_mode_reads_new_and_changed_rows(server: Any, table: str) -> N
 
 def test_timestamp_incrementing_mode(server: Any, table: str) -> None:
     ts_type = "TIMESTAMP(3)" if is_pg(server) else "DATETIME(3)"
-    execute(server, f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(10), modified {ts_type} NOT NULL)",
-            f"INSERT INTO {table} VALUES (%s, %s, %s)", params=[(1, "a", _at(5)), (2, "b", _at(5))])
-    config = task_config(props_for(server, mode="timestamp+incrementing", timestamp_column_name="modified",
-                                   incrementing_column_name="id", table_whitelist=table))
+    execute(
+        server,
+        f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(10), modified {ts_type} NOT NULL)",
+        f"INSERT INTO {table} VALUES (%s, %s, %s)",
+        params=[(1, "a", _at(5)), (2, "b", _at(5))],
+    )
+    config = task_config(
+        props_for(
+            server,
+            mode="timestamp+incrementing",
+            timestamp_column_name="modified",
+            incrementing_column_name="id",
+            table_whitelist=table,
+        )
+    )
     offsets = MemoryOffsets()
     first = read_all(config, offsets)
     assert [r.value.get("id") for r in first] == [1, 2]
@@ -365,10 +411,14 @@ def test_timestamp_incrementing_mode(server: Any, table: str) -> None:
 
 def test_db_timezone_for_naive_timestamps(server: Any, table: str) -> None:
     ts_type = "TIMESTAMP" if is_pg(server) else "DATETIME"
-    execute(server, f"CREATE TABLE {table} (id INT PRIMARY KEY, at {ts_type} NOT NULL)",
-            f"INSERT INTO {table} VALUES (1, '2024-07-01 12:00:00')")
-    config = task_config(props_for(server, mode="timestamp", timestamp_column_name="at", table_whitelist=table,
-                                   db_timezone="+02:00"))
+    execute(
+        server,
+        f"CREATE TABLE {table} (id INT PRIMARY KEY, at {ts_type} NOT NULL)",
+        f"INSERT INTO {table} VALUES (1, '2024-07-01 12:00:00')",
+    )
+    config = task_config(
+        props_for(server, mode="timestamp", timestamp_column_name="at", table_whitelist=table, db_timezone="+02:00")
+    )
     offsets = MemoryOffsets()
     (record,) = read_all(config, offsets)
     assert record.value.get("at") == dt.datetime(2024, 7, 1, 10, 0, tzinfo=UTC)
@@ -385,8 +435,9 @@ def test_connector_lists_tables_and_notices_new_ones(postgres_server: Any) -> No
     connector = JdbcSourceConnector()
     context = ConnectorCtx()
     connector.initialize(context)
-    connector.start(props_for(server, mode="bulk", table_include_list=f"public\\.{prefix}_.*",
-                              table_poll_interval_ms="100"))
+    connector.start(
+        props_for(server, mode="bulk", table_include_list=f"public\\.{prefix}_.*", table_poll_interval_ms="100")
+    )
     try:
         configs = connector.task_configs(5)
         assert [c["tables"] for c in configs] == [f'"public"."{prefix}_a"', f'"public"."{prefix}_b"']
@@ -401,10 +452,21 @@ def test_connector_lists_tables_and_notices_new_ones(postgres_server: Any) -> No
 
 
 def test_query_mode_on_a_real_database(server: Any, table: str) -> None:
-    execute(server, f"CREATE TABLE {table} (id INT PRIMARY KEY, amount DECIMAL(8,2) NOT NULL)",
-            f"INSERT INTO {table} VALUES (%s, %s)", params=[(1, "1.50"), (2, "2.50"), (3, "3.50")])
-    config = task_config(props_for(server, mode="incrementing", incrementing_column_name="id",
-                                   topic_prefix="totals", query=f"SELECT id, amount * 2 AS doubled FROM {table}"))
+    execute(
+        server,
+        f"CREATE TABLE {table} (id INT PRIMARY KEY, amount DECIMAL(8,2) NOT NULL)",
+        f"INSERT INTO {table} VALUES (%s, %s)",
+        params=[(1, "1.50"), (2, "2.50"), (3, "3.50")],
+    )
+    config = task_config(
+        props_for(
+            server,
+            mode="incrementing",
+            incrementing_column_name="id",
+            topic_prefix="totals",
+            query=f"SELECT id, amount * 2 AS doubled FROM {table}",
+        )
+    )
     offsets = MemoryOffsets()
     records = read_all(config, offsets)
     assert [(r.topic, r.value.get("id")) for r in records] == [("totals", 1), ("totals", 2), ("totals", 3)]

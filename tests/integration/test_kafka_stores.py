@@ -140,7 +140,9 @@ def test_kafka_based_log_reads_to_the_end_of_what_others_wrote(kafka_bootstrap: 
             reader.send(b"k", b"v")
         outcomes: list[tuple[object, object]] = []
         for i in range(30):
-            writer.send(f"key-{i % 7}", f"value-{i}".encode(), lambda error, position: outcomes.append((error, position)))
+            writer.send(
+                f"key-{i % 7}", f"value-{i}".encode(), lambda error, position: outcomes.append((error, position))
+            )
         writer.send(b"key-0", None)  # a tombstone is a record with a null value
         writer.flush()
         assert len(outcomes) == 30 and all(error is None for error, _ in outcomes)
@@ -193,8 +195,11 @@ def test_config_store_round_trip(kafka_bootstrap: str, unique_name: str, stores:
 
     follower.refresh()
     assert follower.snapshot() == expected
-    wait_until(lambda: ("logger", ("org.example", "DEBUG")) in heard.events, timeout=10,
-               message=lambda: f"listener events {heard.events}")
+    wait_until(
+        lambda: ("logger", ("org.example", "DEBUG")) in heard.events,
+        timeout=10,
+        message=lambda: f"listener events {heard.events}",
+    )
     assert heard.events == [
         ("config", name),
         ("tasks", ((name, 0), (name, 1))),
@@ -221,7 +226,9 @@ def test_config_store_round_trip(kafka_bootstrap: str, unique_name: str, stores:
     assert _describe(kafka_bootstrap, topic) == (1, "compact")
 
 
-def test_config_store_refuses_writes_from_its_listener(kafka_bootstrap: str, unique_name: str, stores: list[Any]) -> None:
+def test_config_store_refuses_writes_from_its_listener(
+    kafka_bootstrap: str, unique_name: str, stores: list[Any]
+) -> None:
     topic = f"configs-{unique_name}"
     errors: list[BaseException] = []
     store = KafkaConfigBackingStore(topic, _client(kafka_bootstrap), replication_factor=1)
@@ -256,9 +263,21 @@ def test_multi_partition_config_topic_is_refused(kafka_bootstrap: str, unique_na
 @pytest.mark.parametrize(
     ("make", "setting", "purpose"),
     [
-        (lambda t, c: KafkaConfigBackingStore(t, c, replication_factor=1), "config.storage.topic", "connector configurations"),
-        (lambda t, c: KafkaOffsetBackingStore(t, c, replication_factor=1, partitions=2), "offset.storage.topic", "source connector offsets"),
-        (lambda t, c: KafkaStatusBackingStore(t, c, replication_factor=1, partitions=2), "status.storage.topic", "connector and task statuses"),
+        (
+            lambda t, c: KafkaConfigBackingStore(t, c, replication_factor=1),
+            "config.storage.topic",
+            "connector configurations",
+        ),
+        (
+            lambda t, c: KafkaOffsetBackingStore(t, c, replication_factor=1, partitions=2),
+            "offset.storage.topic",
+            "source connector offsets",
+        ),
+        (
+            lambda t, c: KafkaStatusBackingStore(t, c, replication_factor=1, partitions=2),
+            "status.storage.topic",
+            "connector and task statuses",
+        ),
     ],
     ids=["config", "offset", "status"],
 )
@@ -282,10 +301,20 @@ def test_topic_that_is_not_compact_only_is_refused(
     assert f"cleanup.policy={found}" in message and "cleanup.policy=compact" in message
 
 
-def test_topics_are_created_compacted_with_the_partitions_asked_for(kafka_bootstrap: str, unique_name: str, stores: list[Any]) -> None:
+def test_topics_are_created_compacted_with_the_partitions_asked_for(
+    kafka_bootstrap: str, unique_name: str, stores: list[Any]
+) -> None:
     client = _client(kafka_bootstrap)
-    _started(stores, KafkaOffsetBackingStore(f"offsets-{unique_name}", client, partitions=4, replication_factor=1,
-                                             topic_config={"cleanup.policy": "delete", "segment.ms": "600000"}))
+    _started(
+        stores,
+        KafkaOffsetBackingStore(
+            f"offsets-{unique_name}",
+            client,
+            partitions=4,
+            replication_factor=1,
+            topic_config={"cleanup.policy": "delete", "segment.ms": "600000"},
+        ),
+    )
     _started(stores, KafkaStatusBackingStore(f"status-{unique_name}", client, partitions=2, replication_factor=1))
     assert _describe(kafka_bootstrap, f"offsets-{unique_name}") == (4, "compact")  # cleanup.policy forced
     assert _describe(kafka_bootstrap, f"status-{unique_name}") == (2, "compact")
@@ -322,7 +351,9 @@ def test_status_round_trip_generations_and_listener(kafka_bootstrap: str, unique
     client = _client(kafka_bootstrap)
     a = _started(stores, KafkaStatusBackingStore(topic, client, partitions=3, replication_factor=1))
     heard: list[StatusChange] = []
-    b = _started(stores, KafkaStatusBackingStore(topic, client, partitions=3, replication_factor=1, listener=heard.append))
+    b = _started(
+        stores, KafkaStatusBackingStore(topic, client, partitions=3, replication_factor=1, listener=heard.append)
+    )
 
     a.put_connector(ConnectorStatus("c-1", "RUNNING", "w1:8083", generation=1), version="1.0")
     a.put_task(TaskStatus("c-1", 0, "RUNNING", "w1:8083", generation=1, version="1.0-task"))
@@ -435,16 +466,27 @@ def test_sluice_reads_what_kafka_connect_wrote(
     name = f"java-src-{unique_name}"
     source = tmp_path / "input.txt"
     source.write_text("one\ntwo\nthree\n", encoding="ascii")
-    config = {"connector.class": "FileStreamSource", "file": str(source), "topic": f"data-{unique_name}", "tasks.max": "1"}
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(source),
+        "topic": f"data-{unique_name}",
+        "tasks.max": "1",
+    }
     response = java_worker.request("POST", "/connectors", json={"name": name, "config": config})
     assert response.status_code == 201, response.text
-    wait_until(lambda: _states(java_worker, name) == ("RUNNING", ["RUNNING"]), timeout=60,
-               message=lambda: f"Kafka Connect running {name}: {_states(java_worker, name)}")
+    wait_until(
+        lambda: _states(java_worker, name) == ("RUNNING", ["RUNNING"]),
+        timeout=60,
+        message=lambda: f"Kafka Connect running {name}: {_states(java_worker, name)}",
+    )
     offsets = _started(stores, KafkaOffsetBackingStore(offset_topic, client, partitions=5, replication_factor=1))
     wait_until(lambda: connector_offsets(offsets, name), timeout=60, message="Kafka Connect committed an offset")
     assert java_worker.request("PUT", f"/connectors/{name}/pause").status_code == 202
-    wait_until(lambda: _states(java_worker, name) == ("PAUSED", ["PAUSED"]), timeout=60,
-               message=lambda: f"Kafka Connect paused {name}: {_states(java_worker, name)}")
+    wait_until(
+        lambda: _states(java_worker, name) == ("PAUSED", ["PAUSED"]),
+        timeout=60,
+        message=lambda: f"Kafka Connect paused {name}: {_states(java_worker, name)}",
+    )
 
     # configs: the connector, its PAUSED target state and its committed task configs
     configs = _started(stores, KafkaConfigBackingStore(config_topic, client, replication_factor=1))
@@ -472,8 +514,11 @@ def test_sluice_reads_what_kafka_connect_wrote(
     task = statuses.get_task(name, 0)
     assert (connector.version, task.version) == ("4.3.1", "4.3.1")
     ours = ConnectorStateInfo(
-        name, StateInfo(connector.state, connector.worker_id, connector.trace, connector.version),
-        [TaskStateInfo(0, task.state, task.worker_id, task.trace, task.version)], "source")
+        name,
+        StateInfo(connector.state, connector.worker_id, connector.trace, connector.version),
+        [TaskStateInfo(0, task.state, task.worker_id, task.trace, task.version)],
+        "source",
+    )
     assert JsonResponse(entities.connector_state_json(ours)).body == java_answer.content
     raw_status = _read_all(kafka_bootstrap, status_topic)
     history = [decode_status(r.value).state for r in raw_status if r.key == f"status-connector-{name}".encode()]
@@ -500,9 +545,15 @@ def test_sluice_reads_what_kafka_connect_wrote(
             assert again == record.value, record
 
     # keys land on the partition the Java producer chose (murmur2), for status and offsets
-    for topic, records, partitions in ((status_topic, raw_status, 3), (offset_topic, _read_all(kafka_bootstrap, offset_topic), 5)):
-        scratch = KafkaBasedLog(TopicSettings(f"scratch-{partitions}-{unique_name}", partitions=partitions, replication_factor=1),
-                                client, lambda record: None)
+    for topic, records, partitions in (
+        (status_topic, raw_status, 3),
+        (offset_topic, _read_all(kafka_bootstrap, offset_topic), 5),
+    ):
+        scratch = KafkaBasedLog(
+            TopicSettings(f"scratch-{partitions}-{unique_name}", partitions=partitions, replication_factor=1),
+            client,
+            lambda record: None,
+        )
         scratch.start(timeout=30)
         try:
             java_partitions = {r.key: r.partition for r in records}
@@ -521,34 +572,54 @@ def test_kafka_connect_runs_what_sluice_wrote(
     name = f"sluice-src-{unique_name}"
     source = tmp_path / "input.txt"
     source.write_text("a\n", encoding="ascii")
-    config = {"name": name, "connector.class": "FileStreamSource", "file": str(source),
-              "topic": f"data-{unique_name}", "tasks.max": "1"}
+    config = {
+        "name": name,
+        "connector.class": "FileStreamSource",
+        "file": str(source),
+        "topic": f"data-{unique_name}",
+        "tasks.max": "1",
+    }
 
     configs.put_connector_config(name, config, target_state="PAUSED")
-    listed = wait_until(lambda: name in java_worker.request("GET", "/connectors").json(), timeout=60,
-                        message="Kafka Connect lists the connector Sluice wrote")
+    listed = wait_until(
+        lambda: name in java_worker.request("GET", "/connectors").json(),
+        timeout=60,
+        message="Kafka Connect lists the connector Sluice wrote",
+    )
     assert listed
     assert java_worker.request("GET", f"/connectors/{name}/config").json() == config
     # created paused: Kafka Connect generates no tasks until the connector is resumed
-    wait_until(lambda: _states(java_worker, name) == ("PAUSED", []), timeout=60,
-               message=lambda: f"PAUSED by Sluice's target state: {_states(java_worker, name)}")
+    wait_until(
+        lambda: _states(java_worker, name) == ("PAUSED", []),
+        timeout=60,
+        message=lambda: f"PAUSED by Sluice's target state: {_states(java_worker, name)}",
+    )
 
     configs.put_target_state(name, "STARTED")
-    wait_until(lambda: _states(java_worker, name) == ("RUNNING", ["RUNNING"]), timeout=60,
-               message=lambda: f"resumed: {_states(java_worker, name)}")
+    wait_until(
+        lambda: _states(java_worker, name) == ("RUNNING", ["RUNNING"]),
+        timeout=60,
+        message=lambda: f"resumed: {_states(java_worker, name)}",
+    )
     # the Java leader generated and committed the task configs; Sluice's store sees them
-    tasks = wait_until(lambda: (configs.refresh(), configs.snapshot().tasks(name))[1], timeout=30,
-                       message="task configs committed by the Java leader")
+    tasks = wait_until(
+        lambda: (configs.refresh(), configs.snapshot().tasks(name))[1],
+        timeout=30,
+        message="task configs committed by the Java leader",
+    )
     assert tasks[0]["task.class"] == "org.apache.kafka.connect.file.FileStreamSourceTask"
 
     heard: list[StatusChange] = []
-    _started(stores, KafkaStatusBackingStore(status_topic, client, partitions=3, replication_factor=1,
-                                             listener=heard.append))
+    _started(
+        stores, KafkaStatusBackingStore(status_topic, client, partitions=3, replication_factor=1, listener=heard.append)
+    )
     configs.put_restart_request(name, include_tasks=True)
 
     def restarted() -> bool:
-        return any(c.kind == "task" and c.connector == name and c.status is not None
-                   and c.status.state == "RESTARTING" for c in heard)
+        return any(
+            c.kind == "task" and c.connector == name and c.status is not None and c.status.state == "RESTARTING"
+            for c in heard
+        )
 
     wait_until(restarted, timeout=60, message=lambda: f"Kafka Connect restarts the task on Sluice's request: {heard}")
     wait_until(lambda: _states(java_worker, name) == ("RUNNING", ["RUNNING"]), timeout=60)
@@ -557,12 +628,18 @@ def test_kafka_connect_runs_what_sluice_wrote(
     # (state.v2=STOPPED, state=PAUSED for old readers)
     configs.put_task_configs(name, [])
     configs.put_target_state(name, "STOPPED")
-    wait_until(lambda: _states(java_worker, name) == ("STOPPED", []), timeout=60,
-               message=lambda: f"stopped: {_states(java_worker, name)}")
+    wait_until(
+        lambda: _states(java_worker, name) == ("STOPPED", []),
+        timeout=60,
+        message=lambda: f"stopped: {_states(java_worker, name)}",
+    )
 
     configs.remove_connector_config(name)
-    wait_until(lambda: name not in java_worker.request("GET", "/connectors").json(), timeout=60,
-               message="Kafka Connect dropped the connector Sluice deleted")
+    wait_until(
+        lambda: name not in java_worker.request("GET", "/connectors").json(),
+        timeout=60,
+        message="Kafka Connect dropped the connector Sluice deleted",
+    )
     assert java_worker.request("GET", f"/connectors/{name}").status_code == 404
     with httpx2.Client() as http:  # the worker is still healthy
         assert http.get(java_worker.url + "/health").status_code == 200

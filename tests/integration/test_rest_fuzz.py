@@ -230,8 +230,11 @@ def connectors(worker: StandaloneWorker, work_dir: Path) -> dict[str, dict[str, 
     for name in (STOPPED_SOURCE, STOPPED_SINK):
         wait_until(lambda n=name: _connector_stopped(worker, n), timeout=30, message=f"{name} STOPPED")
     sink_out = work_dir / "sink-out.txt"
-    wait_until(lambda: sink_out.exists() and sink_out.read_text().splitlines() == ["one", "two", "three"],
-               timeout=90, message="the sink wrote what the source read")
+    wait_until(
+        lambda: sink_out.exists() and sink_out.read_text().splitlines() == ["one", "two", "three"],
+        timeout=90,
+        message="the sink wrote what the source read",
+    )
     return configs
 
 
@@ -378,8 +381,9 @@ def test_fuzz_every_endpoint(worker: StandaloneWorker, connectors: dict[str, dic
     print(f"\n{sum(run.statuses.values())} requests; pre-created names redirected {run.guarded} times\n{summary}")
     print("5xx answers:\n" + ("\n".join(f"  {e}" for e in run.server_errors) or "  none"))
     assert not run.errors, "\n".join(run.errors)
-    assert not run.failures, "\n\n".join(f"{op} / {check}: {title}\n{detail}"
-                                         for (op, check, title), detail in sorted(run.failures.items()))
+    assert not run.failures, "\n\n".join(
+        f"{op} / {check}: {title}\n{detail}" for (op, check, title), detail in sorted(run.failures.items())
+    )
     assert tested == operations, f"operations never called: {sorted(operations - tested)}"
 
     # The worker still serves, and the connectors made before the run are untouched.

@@ -48,8 +48,9 @@ class TopicReader:
     """Reads every value of a one-partition topic from the start, as it grows."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{topic}",
-                                  "enable.auto.commit": False})
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": f"reader-{topic}", "enable.auto.commit": False}
+        )
         self.consumer.assign([TopicPartition(topic, 0, 0)])
         self.values: list[str] = []
 
@@ -97,22 +98,27 @@ def test_source_offsets_alter_to_an_earlier_position_and_reset(worker, kafka_boo
     try:
         assert reader.wait_for(10) == lines
 
-        running = httpx2.patch(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30,
-                               json={"offsets": [{"partition": {"filename": str(source_file)},
-                                                  "offset": {"position": 0}}]})
+        running = httpx2.patch(
+            f"{worker.url}/connectors/{unique_name}/offsets",
+            timeout=30,
+            json={"offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 0}}]},
+        )
         assert running.status_code == 400
         assert running.json()["message"] == (
             "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the "
-            f"specified connector by issuing a 'PUT' request to the '/connectors/{unique_name}/stop' endpoint")
+            f"specified connector by issuing a 'PUT' request to the '/connectors/{unique_name}/stop' endpoint"
+        )
 
         _stop_and_wait(worker, unique_name)
         r = worker.get(f"/connectors/{unique_name}/offsets")
         assert r.status_code == 200
         assert r.json() == {"offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 70}}]}
 
-        r = httpx2.patch(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30,
-                         json={"offsets": [{"partition": {"filename": str(source_file)},
-                                            "offset": {"position": 35}}]})
+        r = httpx2.patch(
+            f"{worker.url}/connectors/{unique_name}/offsets",
+            timeout=30,
+            json={"offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 35}}]},
+        )
         assert r.status_code == 200, r.text
         assert r.json() == {"message": "The offsets for this connector have been altered successfully"}
         assert worker.get(f"/connectors/{unique_name}/offsets").json()["offsets"][0]["offset"] == {"position": 35}
@@ -137,8 +143,9 @@ def test_source_offsets_alter_to_an_earlier_position_and_reset(worker, kafka_boo
     assert worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": []}}
 
 
-def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(worker, kafka_bootstrap, unique_name,
-                                                                          tmp_path):
+def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(
+    worker, kafka_bootstrap, unique_name, tmp_path
+):
     topic = f"{unique_name}-t"
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     for i in range(5):
@@ -150,23 +157,37 @@ def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(worker
     assert _put(worker, f"/connectors/{unique_name}/config", json=config).status_code == 201
 
     def sink_lines(count: int) -> list[str]:
-        return wait_until(lambda: (lines := out.read_text().splitlines() if out.exists() else []) and
-                          len(lines) >= count and lines, timeout=90, message=f"{count} lines in the sink file")
+        return wait_until(
+            lambda: (lines := out.read_text().splitlines() if out.exists() else []) and len(lines) >= count and lines,
+            timeout=90,
+            message=f"{count} lines in the sink file",
+        )
 
     assert sink_lines(5) == [f"v{i}" for i in range(5)]
     partition = {"kafka_topic": topic, "kafka_partition": 0}
     committed = {"offsets": [{"partition": partition, "offset": {"kafka_offset": 5}}]}
-    wait_until(lambda: worker.get(f"/connectors/{unique_name}/offsets").json() == committed, timeout=60,
-               message=lambda: f"sink offsets committed: {worker.get(f'/connectors/{unique_name}/offsets').text}")
+    wait_until(
+        lambda: worker.get(f"/connectors/{unique_name}/offsets").json() == committed,
+        timeout=60,
+        message=lambda: f"sink offsets committed: {worker.get(f'/connectors/{unique_name}/offsets').text}",
+    )
     assert worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": [topic]}}
 
     _stop_and_wait(worker, unique_name)
-    bad = httpx2.patch(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30,
-                       json={"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": "x"}, "offset": None}]})
-    assert bad.status_code == 400 and "Partition values for sink connectors need to be integers" in bad.json()["message"]
+    bad = httpx2.patch(
+        f"{worker.url}/connectors/{unique_name}/offsets",
+        timeout=30,
+        json={"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": "x"}, "offset": None}]},
+    )
+    assert (
+        bad.status_code == 400 and "Partition values for sink connectors need to be integers" in bad.json()["message"]
+    )
 
-    r = httpx2.patch(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30,
-                     json={"offsets": [{"partition": partition, "offset": {"kafka_offset": 2}}]})
+    r = httpx2.patch(
+        f"{worker.url}/connectors/{unique_name}/offsets",
+        timeout=30,
+        json={"offsets": [{"partition": partition, "offset": {"kafka_offset": 2}}]},
+    )
     assert r.status_code == 200, r.text
     assert r.json() == {"message": "The offsets for this connector have been altered successfully"}
     assert worker.get(f"/connectors/{unique_name}/offsets").json()["offsets"][0]["offset"] == {"kafka_offset": 2}
@@ -208,19 +229,31 @@ def test_cors_and_configured_response_headers(worker):
     assert r.headers["access-control-allow-origin"] == ORIGIN
     assert r.headers["x-frame-options"] == "DENY"
     assert r.headers["cache-control"] == "no-store, max-age=0"
-    preflight = httpx2.options(f"{worker.url}/connectors/x/config", timeout=10, headers={
-        "Origin": ORIGIN, "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "Content-Type"})
+    preflight = httpx2.options(
+        f"{worker.url}/connectors/x/config",
+        timeout=10,
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": "PUT",
+            "Access-Control-Request-Headers": "Content-Type",
+        },
+    )
     assert preflight.status_code == 200
     assert "PUT" in preflight.headers["access-control-allow-methods"]
     other = httpx2.get(f"{worker.url}/connectors", headers={"Origin": "http://elsewhere.example"}, timeout=10)
     assert "access-control-allow-origin" not in other.headers
 
 
-def test_a_sinks_topic_is_active_as_soon_as_it_has_a_record_before_put_returns(worker, kafka_bootstrap,
-                                                                                unique_name, tmp_path):
+def test_a_sinks_topic_is_active_as_soon_as_it_has_a_record_before_put_returns(
+    worker, kafka_bootstrap, unique_name, tmp_path
+):
     topic, records, hold = f"{unique_name}-t", tmp_path / "records.jsonl", tmp_path / "hold"
-    config = {"connector.class": "sluice_test_plugins.RecordingSinkConnector", "topics": topic,
-              "record.file": str(records), "hold.file": str(hold)}
+    config = {
+        "connector.class": "sluice_test_plugins.RecordingSinkConnector",
+        "topics": topic,
+        "record.file": str(records),
+        "hold.file": str(hold),
+    }
     assert _put(worker, f"/connectors/{unique_name}/config", json=config).status_code == 201
     wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="sink task RUNNING")
     assert worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": []}}
@@ -229,8 +262,11 @@ def test_a_sinks_topic_is_active_as_soon_as_it_has_a_record_before_put_returns(w
     producer.produce(topic, b"first")
     assert producer.flush(30) == 0
     # put() holds the record until the hold file exists: the topic is active meanwhile.
-    wait_until(lambda: worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": [topic]}},
-               timeout=60, message=lambda: worker.get(f"/connectors/{unique_name}/topics").text)
+    wait_until(
+        lambda: worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": [topic]}},
+        timeout=60,
+        message=lambda: worker.get(f"/connectors/{unique_name}/topics").text,
+    )
     assert not records.exists() or records.read_text() == ""
     hold.touch()
     wait_until(lambda: records.exists() and '"first"' in records.read_text(), timeout=60, message="record written")

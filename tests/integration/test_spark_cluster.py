@@ -71,13 +71,26 @@ def _run_pipeline_on_cluster(
     """Source and sink through ``worker``; both tasks' jobs run on the cluster's executors."""
     topic = f"{name}-t"
     sink_file = tmp_path / f"{name}.out"
-    _create(worker.url, f"{name}-source", {
-        "connector.class": SEQUENCE, "topic": topic, "count": str(COUNT),
-        "report.spark": "true", "report.executor": "true",
-    })
-    _create(worker.url, f"{name}-sink", {
-        "connector.class": "FileStreamSink", "topics": topic, "file": str(sink_file),
-    })
+    _create(
+        worker.url,
+        f"{name}-source",
+        {
+            "connector.class": SEQUENCE,
+            "topic": topic,
+            "count": str(COUNT),
+            "report.spark": "true",
+            "report.executor": "true",
+        },
+    )
+    _create(
+        worker.url,
+        f"{name}-sink",
+        {
+            "connector.class": "FileStreamSink",
+            "topics": topic,
+            "file": str(sink_file),
+        },
+    )
 
     def sink_lines() -> list[str] | None:
         lines = sink_file.read_text().splitlines() if sink_file.exists() else []
@@ -104,8 +117,7 @@ def test_standalone_worker_runs_its_tasks_on_a_spark_standalone_cluster(
     spark_cluster, kafka_bootstrap, unique_name, tmp_path
 ):
     app_name = f"sluice-{unique_name}"
-    worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "on-cluster",
-                              extra=_on_cluster(spark_cluster, app_name))
+    worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "on-cluster", extra=_on_cluster(spark_cluster, app_name))
     worker.start()
     try:
         _run_pipeline_on_cluster(worker, spark_cluster, app_name, unique_name, tmp_path)
@@ -124,8 +136,13 @@ def test_distributed_worker_runs_its_tasks_on_a_spark_standalone_cluster(
     python = tmp_path / "python"
     python.write_text(f'#!/bin/sh\necho "$$" >> "{started}"\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
-    worker = DistributedWorker(tmp_path / "w", kafka_bootstrap, "on-cluster", group=unique_name,
-                               extra={**_on_cluster(spark_cluster, app_name), "spark.pyspark.python": str(python)})
+    worker = DistributedWorker(
+        tmp_path / "w",
+        kafka_bootstrap,
+        "on-cluster",
+        group=unique_name,
+        extra={**_on_cluster(spark_cluster, app_name), "spark.pyspark.python": str(python)},
+    )
     worker.start()
     try:
         _run_pipeline_on_cluster(worker, spark_cluster, app_name, unique_name, tmp_path)
@@ -140,8 +157,12 @@ def test_dev_cli_starts_reports_and_stops_a_cluster(tmp_path):
     work_dir = str(tmp_path / "spark")
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "sluice.devtools.cli", "spark", *args, "--dir", work_dir],
-                              capture_output=True, text=True, timeout=180)
+        return subprocess.run(
+            [sys.executable, "-m", "sluice.devtools.cli", "spark", *args, "--dir", work_dir],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
 
     try:
         started = cli("start")
@@ -167,15 +188,18 @@ def test_dev_cli_starts_reports_and_stops_a_cluster(tmp_path):
         SparkStandaloneCluster(work_dir).stop()
 
 
-@pytest.mark.parametrize(("master", "loopback"), [
-    ("local[2]", True),
-    ("local-cluster[1,1,512]", True),
-    ("spark://127.0.0.1:7077", True),
-    ("spark://localhost:7077,127.0.0.1:7078", True),
-    ("spark://spark-master.example:7077", False),
-    ("spark://127.0.0.1:7077,10.0.0.5:7077", False),
-    ("yarn", False),
-])
+@pytest.mark.parametrize(
+    ("master", "loopback"),
+    [
+        ("local[2]", True),
+        ("local-cluster[1,1,512]", True),
+        ("spark://127.0.0.1:7077", True),
+        ("spark://localhost:7077,127.0.0.1:7078", True),
+        ("spark://spark-master.example:7077", False),
+        ("spark://127.0.0.1:7077,10.0.0.5:7077", False),
+        ("yarn", False),
+    ],
+)
 def test_driver_binds_the_loopback_only_when_every_executor_runs_on_this_machine(master, loopback):
     from sluice.spark.session import _runs_on_this_machine
 

@@ -51,7 +51,9 @@ def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> http
 
 def test_python_path_connector_from_outside_the_package_runs_on_spark(worker, kafka_bootstrap, unique_name):
     topic = f"{unique_name}-t"
-    r = _create(worker, unique_name, {"connector.class": SEQUENCE, "topic": topic, "count": "25", "report.spark": "true"})
+    r = _create(
+        worker, unique_name, {"connector.class": SEQUENCE, "topic": topic, "count": "25", "report.spark": "true"}
+    )
     assert r.status_code == 201, r.text
     assert r.headers["location"].endswith(f"/connectors/{unique_name}")
     assert r.json()["type"] == "source"
@@ -69,8 +71,12 @@ def test_failing_poll_fails_only_that_task_and_task_restart_recovers(worker, kaf
     marker.write_text("fail the first poll")
     topic = f"{unique_name}-t"
     healthy = f"{unique_name}-healthy"
-    assert _create(worker, healthy, {"connector.class": SEQUENCE, "topic": f"{topic}-2", "count": "5"}).status_code == 201
-    r = _create(worker, unique_name, {"connector.class": SEQUENCE, "topic": topic, "count": "10", "fail.marker": str(marker)})
+    assert (
+        _create(worker, healthy, {"connector.class": SEQUENCE, "topic": f"{topic}-2", "count": "5"}).status_code == 201
+    )
+    r = _create(
+        worker, unique_name, {"connector.class": SEQUENCE, "topic": topic, "count": "10", "fail.marker": str(marker)}
+    )
     assert r.status_code == 201, r.text
 
     wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
@@ -108,8 +114,12 @@ def test_rest_errors_use_the_connect_error_body(worker, unique_name):
         r = worker.get(f"/connectors/no-such-connector{path}")
         assert r.status_code == 404 and r.json()["error_code"] == 404
 
-    malformed = httpx2.post(f"{worker.url}/connectors", content=b'{"name": "x", "config": {',
-                            headers={"content-type": "application/json"}, timeout=10)
+    malformed = httpx2.post(
+        f"{worker.url}/connectors",
+        content=b'{"name": "x", "config": {',
+        headers={"content-type": "application/json"},
+        timeout=10,
+    )
     assert 400 <= malformed.status_code < 500
     assert malformed.json()["error_code"] == malformed.status_code and malformed.json()["message"]
 
@@ -123,7 +133,12 @@ def test_pause_survives_a_worker_restart(kafka_bootstrap, unique_name, tmp_path:
     w = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "pausing")
     try:
         w.start()
-        assert _create(w, unique_name, {"connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "3"}).status_code == 201
+        assert (
+            _create(
+                w, unique_name, {"connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "3"}
+            ).status_code
+            == 201
+        )
         wait_until(lambda: w.task_state(unique_name) == "RUNNING", timeout=90, message="RUNNING")
         assert httpx2.put(f"{w.url}/connectors/{unique_name}/pause", timeout=10).status_code == 202
         wait_until(lambda: w.task_state(unique_name) == "PAUSED", timeout=60, message="PAUSED")
@@ -176,20 +191,31 @@ def test_sink_tasks_receive_record_headers(worker, kafka_bootstrap, unique_name,
     assert producer.flush(30) == 0
     del producer
     out = tmp_path / "recorded.jsonl"
-    config = {"connector.class": "sluice_test_plugins.RecordingSinkConnector", "topics": topic,
-              "record.file": str(out), "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false"}
+    config = {
+        "connector.class": "sluice_test_plugins.RecordingSinkConnector",
+        "topics": topic,
+        "record.file": str(out),
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    }
     assert _create(worker, unique_name, config).status_code == 201
 
     def recorded() -> list[dict]:
         return [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
 
-    wait_until(lambda: len(recorded()) >= 3, timeout=90,
-               message=lambda: f"3 records at the sink task; status {worker.get(f'/connectors/{unique_name}/status').json()}")
+    wait_until(
+        lambda: len(recorded()) >= 3,
+        timeout=90,
+        message=lambda: f"3 records at the sink task; status {worker.get(f'/connectors/{unique_name}/status').json()}",
+    )
     records = recorded()
     assert [r["value"] for r in records] == ["plain", "with headers", "last"]
     assert records[0]["headers"] == []
     # SimpleHeaderConverter reads header bytes as UTF-8 text (invalid bytes become U+FFFD,
     # as Java's String does) and parses scalars out of it; a null value stays null.
-    assert records[1]["headers"] == [["trace", "abc", "string"], ["empty", None, None], ["trace", "\ufffd\x00", "string"]]
+    assert records[1]["headers"] == [
+        ["trace", "abc", "string"],
+        ["empty", None, None],
+        ["trace", "\ufffd\x00", "string"],
+    ]
     assert records[2]["headers"] == [["n", 42, "int8"]]

@@ -67,16 +67,34 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
     topic = f"{unique_name}-t"
     source, sink = f"{unique_name}-src", f"{unique_name}-sink"
     source_report, sink_report = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
-    _create(worker, source, {"connector.class": VERIFIABLE_SOURCE, "tasks.max": "2", "topic": topic,
-                             "throughput": "50", "report.file": str(source_report)})
-    _create(worker, sink, {"connector.class": "VerifiableSink", "tasks.max": "2", "topics": topic,
-                           "report.file": str(sink_report)})
+    _create(
+        worker,
+        source,
+        {
+            "connector.class": VERIFIABLE_SOURCE,
+            "tasks.max": "2",
+            "topic": topic,
+            "throughput": "50",
+            "report.file": str(source_report),
+        },
+    )
+    _create(
+        worker,
+        sink,
+        {"connector.class": "VerifiableSink", "tasks.max": "2", "topics": topic, "report.file": str(sink_report)},
+    )
     n = 100  # two seconds of records per task
 
-    wait_until(lambda: _covers(sink_report, sink, "flushed", [0, 1], n), timeout=120,
-               message=lambda: f"sink flushed seqnos 0..{n} of both source tasks; {_status(worker, sink)}")
-    wait_until(lambda: _covers(source_report, source, "committed", [0, 1], n), timeout=60,
-               message=lambda: f"source reported 0..{n} committed; {_status(worker, source)}")
+    wait_until(
+        lambda: _covers(sink_report, sink, "flushed", [0, 1], n),
+        timeout=120,
+        message=lambda: f"sink flushed seqnos 0..{n} of both source tasks; {_status(worker, sink)}",
+    )
+    wait_until(
+        lambda: _covers(source_report, source, "committed", [0, 1], n),
+        timeout=60,
+        message=lambda: f"source reported 0..{n} committed; {_status(worker, source)}",
+    )
 
     sent = _seqnos(source_report, source, None)
     committed = _seqnos(source_report, source, "committed")
@@ -103,26 +121,42 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
     r = httpx2.post(f"{worker.url}/connectors/{source}/tasks/0/restart", timeout=60)
     assert r.status_code == 204, r.text
     wait_until(lambda: worker.task_state(source, 0) == "RUNNING", timeout=90, message="task 0 RUNNING again")
-    wait_until(lambda: len(_seqnos(source_report, source, "committed")[0]) >= before + 50, timeout=90,
-               message="task 0 commits again after its restart")
+    wait_until(
+        lambda: len(_seqnos(source_report, source, "committed")[0]) >= before + 50,
+        timeout=90,
+        message="task 0 commits again after its restart",
+    )
     committed = _seqnos(source_report, source, "committed")[0]
     assert committed == list(range(len(committed)))
     sent = _seqnos(source_report, source, None)[0]
     assert sorted(set(sent)) == list(range(max(sent) + 1))  # re-sent, maybe, but nothing skipped
     top = max(committed)
-    wait_until(lambda: _covers(sink_report, sink, "flushed", [0], top), timeout=60,
-               message=f"sink flushed task 0's seqnos up to {top}")
+    wait_until(
+        lambda: _covers(sink_report, sink, "flushed", [0], top),
+        timeout=60,
+        message=f"sink flushed task 0's seqnos up to {top}",
+    )
     _delete(worker, source, sink)
 
 
 def test_mock_source_task_failure_and_restart_of_only_failed_tasks(worker, unique_name):
-    _create(worker, unique_name, {"connector.class": MOCK_SOURCE, "mock_mode": "task-failure", "delay_ms": "4000",
-                                  "tasks.max": "3"})
+    _create(
+        worker,
+        unique_name,
+        {"connector.class": MOCK_SOURCE, "mock_mode": "task-failure", "delay_ms": "4000", "tasks.max": "3"},
+    )
     assert worker.get(f"/connectors/{unique_name}/tasks").json() == [
-        {"id": {"connector": unique_name, "task": 0},
-         "config": {"connector.class": MOCK_SOURCE, "mock_mode": "task-failure", "delay_ms": "4000",
-                    "tasks.max": "3", "name": unique_name,
-                    "task.class": "org.apache.kafka.connect.tools.MockSourceTask"}}
+        {
+            "id": {"connector": unique_name, "task": 0},
+            "config": {
+                "connector.class": MOCK_SOURCE,
+                "mock_mode": "task-failure",
+                "delay_ms": "4000",
+                "tasks.max": "3",
+                "name": unique_name,
+                "task.class": "org.apache.kafka.connect.tools.MockSourceTask",
+            },
+        }
     ]  # one task, with the connector's config and Kafka's task class name, as in Kafka
 
     wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
@@ -147,10 +181,12 @@ def test_mock_source_task_failure_and_restart_of_only_failed_tasks(worker, uniqu
 
 
 def test_mock_connector_failure_and_restart(worker, unique_name):
-    _create(worker, unique_name, {"connector.class": "MockSource", "mock_mode": "connector-failure",
-                                  "delay_ms": "3000"})
-    wait_until(lambda: _status(worker, unique_name)["connector"]["state"] == "FAILED", timeout=60,
-               message="connector FAILED")
+    _create(
+        worker, unique_name, {"connector.class": "MockSource", "mock_mode": "connector-failure", "delay_ms": "3000"}
+    )
+    wait_until(
+        lambda: _status(worker, unique_name)["connector"]["state"] == "FAILED", timeout=60, message="connector FAILED"
+    )
     status = _status(worker, unique_name)
     assert "RuntimeError: MockConnector failed on purpose 3000 ms after it started" in status["connector"]["trace"]
     assert status["tasks"][0]["state"] == "RUNNING"  # its task idles on
@@ -159,18 +195,32 @@ def test_mock_connector_failure_and_restart(worker, unique_name):
     assert r.status_code == 202, r.text
     assert r.json()["connector"]["state"] == "RESTARTING"
     assert [t["state"] for t in r.json()["tasks"]] == ["RUNNING"]
-    wait_until(lambda: _status(worker, unique_name)["connector"]["state"] == "RUNNING", timeout=60,
-               message="connector RUNNING again")
-    wait_until(lambda: _status(worker, unique_name)["connector"]["state"] == "FAILED", timeout=60,
-               message="connector FAILED again")
+    wait_until(
+        lambda: _status(worker, unique_name)["connector"]["state"] == "RUNNING",
+        timeout=60,
+        message="connector RUNNING again",
+    )
+    wait_until(
+        lambda: _status(worker, unique_name)["connector"]["state"] == "FAILED",
+        timeout=60,
+        message="connector FAILED again",
+    )
     _delete(worker, unique_name)
 
 
 def test_mock_sink_task_failure_without_any_record(worker, unique_name):
     # Kafka calls put() after every consumer poll, records or not, and the mock asks through
     # context.timeout to be called every 250 ms: it fails after its delay with no data at all.
-    _create(worker, unique_name, {"connector.class": MOCK_SINK, "topics": f"{unique_name}-empty",
-                                  "mock_mode": "task-failure", "delay_ms": "3000"})
+    _create(
+        worker,
+        unique_name,
+        {
+            "connector.class": MOCK_SINK,
+            "topics": f"{unique_name}-empty",
+            "mock_mode": "task-failure",
+            "delay_ms": "3000",
+        },
+    )
     wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="sink task FAILED")
     trace = _status(worker, unique_name)["tasks"][0]["trace"]
     assert "RuntimeError: MockSinkTask failed on purpose 3000 ms after it started (mock_mode=task-failure)" in trace

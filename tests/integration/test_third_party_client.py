@@ -62,16 +62,20 @@ def _wait_for_state(client: KafkaConnect, name: str, connector: str, tasks: list
     )
 
 
-def test_connector_lifecycle_through_kafka_connect_py(client: KafkaConnect, worker: StandaloneWorker,
-                                                        unique_name: str, tmp_path: Path) -> None:
+def test_connector_lifecycle_through_kafka_connect_py(
+    client: KafkaConnect, worker: StandaloneWorker, unique_name: str, tmp_path: Path
+) -> None:
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
     source_file.write_text("alpha\nbeta\n")
     topic = f"{unique_name}-topic"
     source, sink = f"{unique_name}-source", f"{unique_name}-sink"
-    source_config = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic,
-                     "tasks.max": "1"}
-    sink_config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-                   "file": str(sink_file), "topics": topic, "tasks.max": "1"}
+    source_config = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic, "tasks.max": "1"}
+    sink_config = {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        "file": str(sink_file),
+        "topics": topic,
+        "tasks.max": "1",
+    }
 
     # -- the worker and its plugins
     info = client.get_cluster_info()
@@ -81,8 +85,9 @@ def test_connector_lifecycle_through_kafka_connect_py(client: KafkaConnect, work
     assert plugins["org.apache.kafka.connect.file.FileStreamSinkConnector"] == "sink"
     validation = client.validate_connector_config("FileStreamSource", {**source_config, "name": source})
     assert validation["name"] == "FileStreamSource" and validation["error_count"] == 0
-    invalid = client.validate_connector_config("FileStreamSource", {"connector.class": "FileStreamSource",
-                                                                    "tasks.max": "0"})
+    invalid = client.validate_connector_config(
+        "FileStreamSource", {"connector.class": "FileStreamSource", "tasks.max": "0"}
+    )
     assert invalid["error_count"] >= 1
 
     # -- create
@@ -113,8 +118,12 @@ def test_connector_lifecycle_through_kafka_connect_py(client: KafkaConnect, work
 
     # -- inspect
     got = client.get_connector(source)
-    assert got == {"name": source, "config": {**source_config, "name": source},
-                   "tasks": [{"connector": source, "task": 0}], "type": "source"}
+    assert got == {
+        "name": source,
+        "config": {**source_config, "name": source},
+        "tasks": [{"connector": source, "task": 0}],
+        "type": "source",
+    }
     assert client.get_connector_config(sink) == {**sink_config, "name": sink}
     tasks = client.list_connector_tasks(source)
     assert [t["id"] for t in tasks] == [{"connector": source, "task": 0}]
@@ -123,11 +132,17 @@ def test_connector_lifecycle_through_kafka_connect_py(client: KafkaConnect, work
     assert task_status["id"] == 0 and task_status["state"] == "RUNNING" and task_status["worker_id"]
 
     # -- records flow from the source file through Kafka into the sink file
-    wait_until(lambda: sink_file.exists() and sink_file.read_text().splitlines() == ["alpha", "beta"],
-               timeout=TIMEOUT, message="the sink wrote what the source read")
+    wait_until(
+        lambda: sink_file.exists() and sink_file.read_text().splitlines() == ["alpha", "beta"],
+        timeout=TIMEOUT,
+        message="the sink wrote what the source read",
+    )
     for name in (source, sink):
-        wait_until(lambda n=name: client.list_connector_topics(n) == {n: {"topics": [topic]}},
-                   timeout=TIMEOUT, message=f"the active topics of {name}")
+        wait_until(
+            lambda n=name: client.list_connector_topics(n) == {n: {"topics": [topic]}},
+            timeout=TIMEOUT,
+            message=f"the active topics of {name}",
+        )
     client.reset_connector_topics(sink)
     assert client.list_connector_topics(sink) == {sink: {"topics": []}}
 
@@ -170,8 +185,11 @@ def test_connector_lifecycle_through_kafka_connect_py(client: KafkaConnect, work
     _wait_for_state(client, sink, "RUNNING", ["RUNNING"])
     with source_file.open("a") as out:
         out.write("gamma\n")
-    wait_until(lambda: new_sink_file.exists() and new_sink_file.read_text().splitlines() == ["gamma"],
-               timeout=TIMEOUT, message="gamma, alone, in the new sink file")
+    wait_until(
+        lambda: new_sink_file.exists() and new_sink_file.read_text().splitlines() == ["gamma"],
+        timeout=TIMEOUT,
+        message="gamma, alone, in the new sink file",
+    )
 
     # -- errors come back as Kafka's error body
     with pytest.raises(requests.HTTPError) as missing:

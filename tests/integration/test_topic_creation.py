@@ -29,20 +29,36 @@ def test_source_topics_are_created_with_their_groups_settings(kafka_bootstrap, u
         for name, topic in (("a", plain), ("b", short)):
             source = tmp_path / f"{name}.txt"
             source.write_text("one\ntwo\n")
-            r = httpx2.post(f"{worker.url}/connectors", timeout=30, json={"name": f"{unique_name}-{name}", "config": {
-                "connector.class": "FileStreamSource", "file": str(source), "topic": topic, "value.converter": STRING,
-                "topic.creation.default.replication.factor": "1",
-                "topic.creation.default.partitions": "3",
-                "topic.creation.groups": "short",
-                "topic.creation.short.include": ".*-short",
-                "topic.creation.short.partitions": "1",
-                "topic.creation.short.retention.ms": "3600000",
-            }})
+            r = httpx2.post(
+                f"{worker.url}/connectors",
+                timeout=30,
+                json={
+                    "name": f"{unique_name}-{name}",
+                    "config": {
+                        "connector.class": "FileStreamSource",
+                        "file": str(source),
+                        "topic": topic,
+                        "value.converter": STRING,
+                        "topic.creation.default.replication.factor": "1",
+                        "topic.creation.default.partitions": "3",
+                        "topic.creation.groups": "short",
+                        "topic.creation.short.include": ".*-short",
+                        "topic.creation.short.partitions": "1",
+                        "topic.creation.short.retention.ms": "3600000",
+                    },
+                },
+            )
             assert r.status_code == 201, r.text
-        wait_until(lambda: _partitions(admin, plain) == 3, timeout=90,
-                   message=lambda: f"{plain} has {_partitions(admin, plain)} partitions")
-        wait_until(lambda: _partitions(admin, short) == 1, timeout=90,
-                   message=lambda: f"{short} has {_partitions(admin, short)} partitions")
+        wait_until(
+            lambda: _partitions(admin, plain) == 3,
+            timeout=90,
+            message=lambda: f"{plain} has {_partitions(admin, plain)} partitions",
+        )
+        wait_until(
+            lambda: _partitions(admin, short) == 1,
+            timeout=90,
+            message=lambda: f"{short} has {_partitions(admin, short)} partitions",
+        )
         resource = ConfigResource(ConfigResource.Type.TOPIC, short)
         configs = admin.describe_configs([resource])[resource].result(timeout=30)
         assert configs["retention.ms"].value == "3600000"
@@ -54,10 +70,16 @@ def test_source_topics_are_created_with_their_groups_settings(kafka_bootstrap, u
 def test_missing_default_group_settings_fail_validation(kafka_bootstrap, unique_name, tmp_path):
     worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "w").start()
     try:
-        r = httpx2.put(f"{worker.url}/connector-plugins/FileStreamSource/config/validate", timeout=30, json={
-            "connector.class": "FileStreamSource", "name": unique_name, "topic": "t",
-            "topic.creation.default.partitions": "3",
-        })
+        r = httpx2.put(
+            f"{worker.url}/connector-plugins/FileStreamSource/config/validate",
+            timeout=30,
+            json={
+                "connector.class": "FileStreamSource",
+                "name": unique_name,
+                "topic": "t",
+                "topic.creation.default.partitions": "3",
+            },
+        )
         assert r.status_code == 200, r.text
         errors = {c["value"]["name"]: c["value"]["errors"] for c in r.json()["configs"]}
         assert any("topic.creation.default.replication.factor" in e for e in errors["topic.creation.groups"])

@@ -69,14 +69,20 @@ P = T + "predicates."
 # ------------------------------------------------------------------------------ schemas
 
 GEO = (
-    SchemaBuilder.struct().name("com.example.Geo")
-    .field("lat", Schema.FLOAT64_SCHEMA).field("lon", Schema.FLOAT64_SCHEMA).build()
+    SchemaBuilder.struct()
+    .name("com.example.Geo")
+    .field("lat", Schema.FLOAT64_SCHEMA)
+    .field("lon", Schema.FLOAT64_SCHEMA)
+    .build()
 )
 
 
 def _address(optional: bool) -> Schema:
     b = (
-        SchemaBuilder.struct().name("com.example.Address").version(1).doc("where")
+        SchemaBuilder.struct()
+        .name("com.example.Address")
+        .version(1)
+        .doc("where")
         .field("street", Schema.STRING_SCHEMA)
         .field("city", Schema.OPTIONAL_STRING_SCHEMA)
         .field("zip", SchemaBuilder.int32().optional().default_value(10115).build())
@@ -92,7 +98,11 @@ PRICE = Decimal.schema(2)
 
 def _person(optional: bool) -> Schema:
     b = (
-        SchemaBuilder.struct().name("com.example.Person").version(3).doc("a person").parameter("origin", "crm")
+        SchemaBuilder.struct()
+        .name("com.example.Person")
+        .version(3)
+        .doc("a person")
+        .parameter("origin", "crm")
         .field("id", Schema.INT64_SCHEMA)
         .field("name", Schema.STRING_SCHEMA)
         .field("tiny", Schema.INT8_SCHEMA)
@@ -123,7 +133,8 @@ def _person(optional: bool) -> Schema:
 PERSON = _person(False)
 OPT_PERSON = _person(True)
 WITH_MAP = (
-    SchemaBuilder.struct().name("com.example.WithMap")
+    SchemaBuilder.struct()
+    .name("com.example.WithMap")
     .field("id", Schema.INT32_SCHEMA)
     .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
     .field("inner", ADDRESS)
@@ -132,7 +143,8 @@ WITH_MAP = (
 # (Every field with a default is optional: a required field left null cannot cross to the JVM,
 # whose JsonConverter refuses it with replace.null.with.default=false.)
 DEFAULTS = (
-    SchemaBuilder.struct().name("com.example.Defaults")
+    SchemaBuilder.struct()
+    .name("com.example.Defaults")
     .field("a", SchemaBuilder.int32().optional().default_value(1).build())
     .field("b", SchemaBuilder.string().optional().default_value("bee").build())
     .field("flag", SchemaBuilder.bool().optional().default_value(True).build())
@@ -154,8 +166,7 @@ def _geo(lat: float, lon: float) -> Struct:
 
 
 def _addr(schema: Schema, street: str, city: str | None, zip_code: int | None = None) -> Struct:
-    return (Struct(schema).put("street", street).put("city", city).put("zip", zip_code)
-            .put("geo", _geo(52.52, 13.405)))
+    return Struct(schema).put("street", street).put("city", city).put("zip", zip_code).put("geo", _geo(52.52, 13.405))
 
 
 def person(schema: Schema = PERSON, **overrides: Any) -> Struct:
@@ -192,14 +203,31 @@ def person(schema: Schema = PERSON, **overrides: Any) -> Struct:
 
 
 PERSON_FULL = dict(
-    note="likes math", nick="countess", level=None, alt_address=_addr(OPT_ADDRESS, "Main St 2", None, 12345),
-    tags=[], active=False, ratio=-1.25, score=-0.0,
+    note="likes math",
+    nick="countess",
+    level=None,
+    alt_address=_addr(OPT_ADDRESS, "Main St 2", None, 12345),
+    tags=[],
+    active=False,
+    ratio=-1.25,
+    score=-0.0,
 )
 PERSON_OLD = dict(
-    id=-1, name="", tiny=127, small=-32768, count=-(2**31), ratio=3.0e38, score=1e-300,
-    price=decimal.Decimal("-0.01"), birthday=dt.date(1900, 1, 1), wakeup=dt.time(0, 0),
-    created=dt.datetime(1969, 7, 20, 20, 17, 40, tzinfo=UTC), created_text="1969-07-20 20:17:40",
-    created_unix=-14182940000, numeric_text="not a number", **{"dotted.name": None},
+    id=-1,
+    name="",
+    tiny=127,
+    small=-32768,
+    count=-(2**31),
+    ratio=3.0e38,
+    score=1e-300,
+    price=decimal.Decimal("-0.01"),
+    birthday=dt.date(1900, 1, 1),
+    wakeup=dt.time(0, 0),
+    created=dt.datetime(1969, 7, 20, 20, 17, 40, tzinfo=UTC),
+    created_text="1969-07-20 20:17:40",
+    created_unix=-14182940000,
+    numeric_text="not a number",
+    **{"dotted.name": None},
 )
 
 SCHEMALESS_MAP = {
@@ -231,11 +259,22 @@ def payloads() -> Iterator[Payload]:
     yield Payload("struct/opt-person", OPT_PERSON, person(OPT_PERSON, nick="n"))
     yield Payload("struct/opt-person-null", OPT_PERSON, None)
     yield Payload("struct/person-null", PERSON, None)
-    yield Payload("struct/with-map", WITH_MAP, Struct(WITH_MAP).put("id", 5).put("attrs", {"x": 1, "y": -2}).put(
-        "inner", _addr(ADDRESS, "Ring 3", "Wien")))
+    yield Payload(
+        "struct/with-map",
+        WITH_MAP,
+        Struct(WITH_MAP).put("id", 5).put("attrs", {"x": 1, "y": -2}).put("inner", _addr(ADDRESS, "Ring 3", "Wien")),
+    )
     yield Payload("struct/defaults-null", DEFAULTS, Struct(DEFAULTS))
-    yield Payload("struct/defaults-set", DEFAULTS, Struct(DEFAULTS).put("a", 2).put("b", "bb").put("flag", False).put(
-        "when", CREATED).put("amount", decimal.Decimal("9.99")))
+    yield Payload(
+        "struct/defaults-set",
+        DEFAULTS,
+        Struct(DEFAULTS)
+        .put("a", 2)
+        .put("b", "bb")
+        .put("flag", False)
+        .put("when", CREATED)
+        .put("amount", decimal.Decimal("9.99")),
+    )
     yield Payload("struct/empty", EMPTY, Struct(EMPTY))
     yield Payload("int8", Schema.INT8_SCHEMA, -7)
     yield Payload("int16", Schema.INT16_SCHEMA, 300)
@@ -288,9 +327,22 @@ def payloads() -> Iterator[Payload]:
     yield Payload("optional-int32/null", Schema.OPTIONAL_INT32_SCHEMA, None)
     yield Payload("string-default/null", SchemaBuilder.string().optional().default_value("dflt").build(), None)
     yield Payload("schemaless/map", None, SCHEMALESS_MAP)
-    yield Payload("schemaless/map-odd", None, {
-        "empty": {}, "bytes": b"\x01", "huge": 1.5e300, "neg": -0.0, "deep": {"x": {"y": {"z": None}}},
-        "maps": [{"a": 1}], "ключ": "значение", "id": "not-a-number", "name": None, "ts": "1706708700123"})
+    yield Payload(
+        "schemaless/map-odd",
+        None,
+        {
+            "empty": {},
+            "bytes": b"\x01",
+            "huge": 1.5e300,
+            "neg": -0.0,
+            "deep": {"x": {"y": {"z": None}}},
+            "maps": [{"a": 1}],
+            "ключ": "значение",
+            "id": "not-a-number",
+            "name": None,
+            "ts": "1706708700123",
+        },
+    )
     yield Payload("schemaless/map-int-keys", None, {1: "one", 2: "two"})
     yield Payload("schemaless/list", None, [1, "a", None])
     yield Payload("schemaless/string", None, "hello")
@@ -318,16 +370,28 @@ def _headers(i: int) -> Headers:
     if variant == 1:
         return Headers().add("trace", "abc-123", Schema.STRING_SCHEMA)
     if variant == 2:
-        return (Headers().add("n", 5, Schema.INT32_SCHEMA).add("trace", b"\x01\x02", None)
-                .add("trace", None, None).add("h_id", "old", Schema.OPTIONAL_STRING_SCHEMA))
+        return (
+            Headers()
+            .add("n", 5, Schema.INT32_SCHEMA)
+            .add("trace", b"\x01\x02", None)
+            .add("trace", None, None)
+            .add("h_id", "old", Schema.OPTIONAL_STRING_SCHEMA)
+        )
     return Headers().add("where", _addr(ADDRESS, "Hdr 1", "Oslo"), ADDRESS).add("list", [1, 2], None)
 
 
 OTHER_KEYS: list[tuple[Schema | None, Any]] = [
-    (None, None), (Schema.STRING_SCHEMA, "k-1"), (KEY, Struct(KEY).put("id", 99)), (None, 42), (None, {"kid": 1}),
+    (None, None),
+    (Schema.STRING_SCHEMA, "k-1"),
+    (KEY, Struct(KEY).put("id", 99)),
+    (None, 42),
+    (None, {"kid": 1}),
 ]
 OTHER_VALUES: list[tuple[Schema | None, Any]] = [
-    (Schema.STRING_SCHEMA, "v"), (None, None), (None, {"vid": 2}), (Schema.OPTIONAL_STRING_SCHEMA, None),
+    (Schema.STRING_SCHEMA, "v"),
+    (None, None),
+    (None, {"vid": 2}),
+    (Schema.OPTIONAL_STRING_SCHEMA, None),
 ]
 
 
@@ -345,15 +409,38 @@ def _record(i: int, key: tuple[Schema | None, Any], value: tuple[Schema | None, 
     topic = TOPICS[(i // 2) % len(TOPICS)]
     timestamp = TIMESTAMPS[i % len(TIMESTAMPS)]
     if i % 2 == 0:
+
         def make() -> SinkRecord:
             ts_type = TimestampType.NO_TIMESTAMP_TYPE if timestamp is None else SINK_TIMESTAMP_TYPES[(i // 2) % 2]
-            return SinkRecord(topic, (i // 2) % 4, key[0], key[1], value[0], value[1], 1000 + 7 * i, timestamp,
-                              ts_type, _headers(i // 2))
+            return SinkRecord(
+                topic,
+                (i // 2) % 4,
+                key[0],
+                key[1],
+                value[0],
+                value[1],
+                1000 + 7 * i,
+                timestamp,
+                ts_type,
+                _headers(i // 2),
+            )
     else:
+
         def make() -> SourceRecord:
             partition = None if i % 3 == 0 else i % 5
-            return SourceRecord({"file": f"f{i % 3}"}, {"position": i}, topic, partition, key[0], key[1], value[0],
-                                value[1], timestamp, _headers(i // 2))
+            return SourceRecord(
+                {"file": f"f{i % 3}"},
+                {"position": i},
+                topic,
+                partition,
+                key[0],
+                key[1],
+                value[0],
+                value[1],
+                timestamp,
+                _headers(i // 2),
+            )
+
     return make
 
 
@@ -384,13 +471,27 @@ KEY_RECORDS = key_records()
 # a few other payloads (nulls, a primitive, a logical type, an array, a map, a schemaless list
 # and number) to compare how both refuse them; a whole-key/value configuration to everything.
 FIELD_PAYLOADS = {p.label for p in PAYLOADS if p.label.startswith(("struct/", "schemaless/map"))} | {
-    "null", "optional-int32/null", "int32", "timestamp", "array", "map", "schemaless/list", "schemaless/int"}
+    "null",
+    "optional-int32/null",
+    "int32",
+    "timestamp",
+    "array",
+    "map",
+    "schemaless/list",
+    "schemaless/int",
+}
 # The transformations and predicates that look at the record rather than at its key or
 # value get records with every combination of kind, topic, partition, timestamp and headers
 # (the first 20 of the corpus), tombstones and null keys, and a few with the payload as key.
-ENVELOPE_RECORDS = VALUE_RECORDS[:20] + [
-    r for r in VALUE_RECORDS[20:] if r.payload in ("null", "optional-int32/null", "schemaless/map", "schemaless/bytes")
-] + KEY_RECORDS[:4]
+ENVELOPE_RECORDS = (
+    VALUE_RECORDS[:20]
+    + [
+        r
+        for r in VALUE_RECORDS[20:]
+        if r.payload in ("null", "optional-int32/null", "schemaless/map", "schemaless/bytes")
+    ]
+    + KEY_RECORDS[:4]
+)
 
 # ------------------------------------------------------------------------------ cases
 
@@ -421,8 +522,15 @@ class Case:
 CASES: list[Case] = []
 
 
-def kv(name: str, module: Any, label: str, configs: dict[str, str], invalid: bool = False,
-       whole: bool = False, only: tuple[str, ...] = ()) -> None:
+def kv(
+    name: str,
+    module: Any,
+    label: str,
+    configs: dict[str, str],
+    invalid: bool = False,
+    whole: bool = False,
+    only: tuple[str, ...] = (),
+) -> None:
     """A configuration of a $Key/$Value transformation, for both variants."""
     base = name.split("$")[0]
     for side, suffix in (("value", "Value"), ("key", "Key")):
@@ -430,8 +538,9 @@ def kv(name: str, module: Any, label: str, configs: dict[str, str], invalid: boo
         CASES.append(Case(f"{T}{base}${suffix}", ours, configs, label, invalid, side, whole=whole, only=only))
 
 
-def single(name: str, ours: type, label: str, configs: dict[str, str], invalid: bool = False,
-           records: str = "envelope") -> None:
+def single(
+    name: str, ours: type, label: str, configs: dict[str, str], invalid: bool = False, records: str = "envelope"
+) -> None:
     CASES.append(Case(T + name, ours, configs, label, invalid, records))
 
 
@@ -443,19 +552,45 @@ def pred(name: str, ours: type, label: str, configs: dict[str, str], invalid: bo
 for target in ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string"):
     kv("Cast", cast, f"whole-{target}", {"spec": target}, whole=True)
 kv("Cast", cast, "whole-upper", {"spec": " INT32 "}, whole=True)
-kv("Cast", cast, "fields-int", {"spec": "tiny:int16,small:int8,count:int8,score:int32,ratio:int64,active:int32,"
-                                        "numeric_text:int64,id:int16"})
-kv("Cast", cast, "fields-float", {"spec": "tiny:float32,count:float64,score:float32,ratio:float64,active:float64,"
-                                          "numeric_text:float32,level:float64"})
+kv(
+    "Cast",
+    cast,
+    "fields-int",
+    {"spec": "tiny:int16,small:int8,count:int8,score:int32,ratio:int64,active:int32,numeric_text:int64,id:int16"},
+)
+kv(
+    "Cast",
+    cast,
+    "fields-float",
+    {
+        "spec": "tiny:float32,count:float64,score:float32,ratio:float64,active:float64,"
+        "numeric_text:float32,level:float64"
+    },
+)
 kv("Cast", cast, "fields-bool", {"spec": "id:boolean,score:boolean,name:boolean,tiny:boolean,nick:boolean"})
-kv("Cast", cast, "fields-string", {"spec": "id:string,ratio:string,score:string,active:string,raw:string,"
-                                           "price:string,birthday:string,wakeup:string,created:string"})
+kv(
+    "Cast",
+    cast,
+    "fields-string",
+    {
+        "spec": "id:string,ratio:string,score:string,active:string,raw:string,"
+        "price:string,birthday:string,wakeup:string,created:string"
+    },
+)
 kv("Cast", cast, "fields-logical-to-numbers", {"spec": "price:float64,birthday:int32,wakeup:int64,created:int64"})
 kv("Cast", cast, "fields-defaults", {"spec": "nick:int8,level:string,a:string,b:boolean,when:int64,amount:int32"})
-kv("Cast", cast, "fields-defaults-kept-null", {"spec": "level:string,a:float32,flag:int8",
-                                               "replace.null.with.default": "false"})
-kv("Cast", cast, "fields-schemaless", {"spec": "id:string,score:int32,flag:string,count:int64,ts:float32,"
-                                               "none:int8,missing:string"})
+kv(
+    "Cast",
+    cast,
+    "fields-defaults-kept-null",
+    {"spec": "level:string,a:float32,flag:int8", "replace.null.with.default": "false"},
+)
+kv(
+    "Cast",
+    cast,
+    "fields-schemaless",
+    {"spec": "id:string,score:int32,flag:string,count:int64,ts:float32,none:int8,missing:string"},
+)
 kv("Cast", cast, "fields-schemaless-unsupported", {"spec": "nested:string"})
 kv("Cast", cast, "fields-schemaless-list", {"spec": "tags:int8"})
 kv("Cast", cast, "fields-struct-target", {"spec": "address:string"})
@@ -499,20 +634,46 @@ kv("HoistField", hoist_field, "dotted", {"field": "a.b"}, whole=True)
 kv("HoistField", hoist_field, "invalid-missing", {}, invalid=True)
 
 # InsertField
-kv("InsertField", insert_field, "all-optional", {
-    "topic.field": "t", "partition.field": "p", "offset.field": "o", "timestamp.field": "ts",
-    "static.field": "s", "static.value": "fixed"})
-kv("InsertField", insert_field, "all-required", {
-    "topic.field": "t!", "partition.field": "p!", "timestamp.field": "ts!", "static.field": "s!",
-    "static.value": "fixed"})
-kv("InsertField", insert_field, "question-marks", {
-    "topic.field": "t?", "partition.field": "p?", "timestamp.field": "ts?", "static.field": "s?",
-    "static.value": "v"})
+kv(
+    "InsertField",
+    insert_field,
+    "all-optional",
+    {
+        "topic.field": "t",
+        "partition.field": "p",
+        "offset.field": "o",
+        "timestamp.field": "ts",
+        "static.field": "s",
+        "static.value": "fixed",
+    },
+)
+kv(
+    "InsertField",
+    insert_field,
+    "all-required",
+    {
+        "topic.field": "t!",
+        "partition.field": "p!",
+        "timestamp.field": "ts!",
+        "static.field": "s!",
+        "static.value": "fixed",
+    },
+)
+kv(
+    "InsertField",
+    insert_field,
+    "question-marks",
+    {"topic.field": "t?", "partition.field": "p?", "timestamp.field": "ts?", "static.field": "s?", "static.value": "v"},
+)
 kv("InsertField", insert_field, "offset-required", {"offset.field": "o!"})
 kv("InsertField", insert_field, "topic-only", {"topic.field": "topic"})
 kv("InsertField", insert_field, "existing-name", {"static.field": "name", "static.value": "dup"})
-kv("InsertField", insert_field, "static-kept-null", {"static.field": "s", "static.value": "v",
-                                                     "replace.null.with.default": "false"})
+kv(
+    "InsertField",
+    insert_field,
+    "static-kept-null",
+    {"static.field": "s", "static.value": "v", "replace.null.with.default": "false"},
+)
 kv("InsertField", insert_field, "invalid-nothing", {}, invalid=True)
 kv("InsertField", insert_field, "invalid-no-static-value", {"static.field": "s"}, invalid=True)
 
@@ -543,10 +704,18 @@ kv("MaskField", mask_field, "invalid-replacement", {"fields": "a", "replacement"
 kv("ReplaceField", replace_field, "exclude", {"exclude": "raw,tags,attrs,b"})
 kv("ReplaceField", replace_field, "include", {"include": "id,name,address,a"})
 kv("ReplaceField", replace_field, "renames", {"renames": "id:person_id,name:full_name,a:aa"})
-kv("ReplaceField", replace_field, "combined", {"include": "id,name,note,nick,flag,b", "exclude": "note",
-                                               "renames": "nick:alias,b:bee"})
-kv("ReplaceField", replace_field, "defaults-kept-null", {"include": "nick,level,a,b",
-                                                         "replace.null.with.default": "false"})
+kv(
+    "ReplaceField",
+    replace_field,
+    "combined",
+    {"include": "id,name,note,nick,flag,b", "exclude": "note", "renames": "nick:alias,b:bee"},
+)
+kv(
+    "ReplaceField",
+    replace_field,
+    "defaults-kept-null",
+    {"include": "nick,level,a,b", "replace.null.with.default": "false"},
+)
 kv("ReplaceField", replace_field, "missing", {"exclude": "missing", "renames": "missing:other"})
 kv("ReplaceField", replace_field, "rename-onto-existing", {"renames": "id:name"})
 kv("ReplaceField", replace_field, "rename-trailing-colon", {"renames": "id:ident:"})
@@ -560,8 +729,13 @@ kv("ReplaceField", replace_field, "duplicates", {"exclude": "raw,raw,b"})
 kv("SetSchemaMetadata", set_schema_metadata, "name", {"schema.name": "com.example.Renamed"}, whole=True)
 kv("SetSchemaMetadata", set_schema_metadata, "version", {"schema.version": "9"}, whole=True)
 kv("SetSchemaMetadata", set_schema_metadata, "both", {"schema.name": "x.Y", "schema.version": "1"}, whole=True)
-kv("SetSchemaMetadata", set_schema_metadata, "kept-null", {"schema.name": "x.Y", "replace.null.with.default": "false"},
-   whole=True)
+kv(
+    "SetSchemaMetadata",
+    set_schema_metadata,
+    "kept-null",
+    {"schema.name": "x.Y", "replace.null.with.default": "false"},
+    whole=True,
+)
 kv("SetSchemaMetadata", set_schema_metadata, "invalid-nothing", {}, invalid=True)
 kv("SetSchemaMetadata", set_schema_metadata, "invalid-version", {"schema.version": "one"}, invalid=True)
 
@@ -569,71 +743,181 @@ kv("SetSchemaMetadata", set_schema_metadata, "invalid-version", {"schema.version
 ISO = "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
 TEXT = "yyyy-MM-dd HH:mm:ss"
 kv("TimestampConverter", timestamp_converter, "to-string", {"target.type": "string", "format": ISO}, whole=True)
-kv("TimestampConverter", timestamp_converter, "to-string-names", {"target.type": "string",
-                                                                  "format": "EEE, d MMM yyyy hh:mm a z"}, whole=True)
-for i, pattern in enumerate(["yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "yy/M/d H:m:s.S", "EEEE MMMM dd yyyy KK:mm a",
-                              "D 'day' HH 'o''clock'", "yyyyMMddHHmmssSSS", "hh 'h' k K u", "zzzz Z X XX",
-                              "MMM d, ''yy"]):
-    kv("TimestampConverter", timestamp_converter, f"to-string-{i}", {"target.type": "string", "format": pattern},
-       whole=True)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "to-string-names",
+    {"target.type": "string", "format": "EEE, d MMM yyyy hh:mm a z"},
+    whole=True,
+)
+for i, pattern in enumerate(
+    [
+        "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
+        "yy/M/d H:m:s.S",
+        "EEEE MMMM dd yyyy KK:mm a",
+        "D 'day' HH 'o''clock'",
+        "yyyyMMddHHmmssSSS",
+        "hh 'h' k K u",
+        "zzzz Z X XX",
+        "MMM d, ''yy",
+    ]
+):
+    kv(
+        "TimestampConverter",
+        timestamp_converter,
+        f"to-string-{i}",
+        {"target.type": "string", "format": pattern},
+        whole=True,
+    )
 kv("TimestampConverter", timestamp_converter, "to-unix", {"target.type": "unix"}, whole=True)
 for precision in ("seconds", "microseconds", "nanoseconds"):
-    kv("TimestampConverter", timestamp_converter, f"to-unix-{precision}",
-       {"target.type": "unix", "unix.precision": precision}, whole=True)
+    kv(
+        "TimestampConverter",
+        timestamp_converter,
+        f"to-unix-{precision}",
+        {"target.type": "unix", "unix.precision": precision},
+        whole=True,
+    )
 kv("TimestampConverter", timestamp_converter, "to-date", {"target.type": "Date"}, whole=True)
 kv("TimestampConverter", timestamp_converter, "to-time", {"target.type": "Time"}, whole=True)
 kv("TimestampConverter", timestamp_converter, "to-timestamp", {"target.type": "Timestamp"}, whole=True)
-kv("TimestampConverter", timestamp_converter, "parse-to-timestamp", {"target.type": "Timestamp", "format": TEXT},
-   whole=True)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "parse-to-timestamp",
+    {"target.type": "Timestamp", "format": TEXT},
+    whole=True,
+)
 # parsing: every string payload through patterns Sluice's SimpleDateFormat must read as Java's does
-TEXT_PATTERNS = ["yyyyMMddHHmmss", "EEE, d MMM yyyy hh:mm a z", "dd.MM.yy HH:mm", "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
-                 "D yyyy", "h:mm a, MMMM d yyyy", "yyyy-MM-dd", "yyyyMMddHHmmssSSS", "HH:mm:ss.SSS'Z'"]
+TEXT_PATTERNS = [
+    "yyyyMMddHHmmss",
+    "EEE, d MMM yyyy hh:mm a z",
+    "dd.MM.yy HH:mm",
+    "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
+    "D yyyy",
+    "h:mm a, MMMM d yyyy",
+    "yyyy-MM-dd",
+    "yyyyMMddHHmmssSSS",
+    "HH:mm:ss.SSS'Z'",
+]
 for i, pattern in enumerate(TEXT_PATTERNS):
-    kv("TimestampConverter", timestamp_converter, f"parse-{i}", {"target.type": "unix", "format": pattern},
-       only=("string", "schemaless/string"))
-kv("TimestampConverter", timestamp_converter, "unix-seconds-to-timestamp", {
-    "target.type": "Timestamp", "unix.precision": "seconds"}, whole=True)
-kv("TimestampConverter", timestamp_converter, "parse-iso-zone", {"target.type": "Timestamp",
-                                                                  "format": "yyyy-MM-dd'T'HH:mm:ssXXX"}, whole=True)
-kv("TimestampConverter", timestamp_converter, "parse-to-unix-seconds", {
-    "target.type": "unix", "format": TEXT, "unix.precision": "seconds"}, whole=True)
-kv("TimestampConverter", timestamp_converter, "field-created-string", {
-    "field": "created", "target.type": "string", "format": TEXT})
-kv("TimestampConverter", timestamp_converter, "field-unix-timestamp", {"field": "created_unix",
-                                                                       "target.type": "Timestamp"})
-kv("TimestampConverter", timestamp_converter, "field-unix-micros-date", {
-    "field": "created_unix", "target.type": "Date", "unix.precision": "microseconds"})
-kv("TimestampConverter", timestamp_converter, "field-text-unix", {"field": "created_text", "target.type": "unix",
-                                                                  "format": TEXT})
-kv("TimestampConverter", timestamp_converter, "field-birthday-timestamp", {"field": "birthday",
-                                                                           "target.type": "Timestamp"})
+    kv(
+        "TimestampConverter",
+        timestamp_converter,
+        f"parse-{i}",
+        {"target.type": "unix", "format": pattern},
+        only=("string", "schemaless/string"),
+    )
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "unix-seconds-to-timestamp",
+    {"target.type": "Timestamp", "unix.precision": "seconds"},
+    whole=True,
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "parse-iso-zone",
+    {"target.type": "Timestamp", "format": "yyyy-MM-dd'T'HH:mm:ssXXX"},
+    whole=True,
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "parse-to-unix-seconds",
+    {"target.type": "unix", "format": TEXT, "unix.precision": "seconds"},
+    whole=True,
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "field-created-string",
+    {"field": "created", "target.type": "string", "format": TEXT},
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "field-unix-timestamp",
+    {"field": "created_unix", "target.type": "Timestamp"},
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "field-unix-micros-date",
+    {"field": "created_unix", "target.type": "Date", "unix.precision": "microseconds"},
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "field-text-unix",
+    {"field": "created_text", "target.type": "unix", "format": TEXT},
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "field-birthday-timestamp",
+    {"field": "birthday", "target.type": "Timestamp"},
+)
 kv("TimestampConverter", timestamp_converter, "field-wakeup-unix", {"field": "wakeup", "target.type": "unix"})
 kv("TimestampConverter", timestamp_converter, "field-created-date", {"field": "created", "target.type": "Date"})
 kv("TimestampConverter", timestamp_converter, "field-created-time", {"field": "created", "target.type": "Time"})
 kv("TimestampConverter", timestamp_converter, "field-default", {"field": "when", "target.type": "unix"})
-kv("TimestampConverter", timestamp_converter, "field-default-kept-null", {
-    "field": "when", "target.type": "unix", "replace.null.with.default": "false"})
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "field-default-kept-null",
+    {"field": "when", "target.type": "unix", "replace.null.with.default": "false"},
+)
 kv("TimestampConverter", timestamp_converter, "field-name-not-timestamp", {"field": "name", "target.type": "unix"})
-kv("TimestampConverter", timestamp_converter, "schemaless-ts-string", {"field": "ts", "target.type": "string",
-                                                                       "format": "yyyy/MM/dd"})
-kv("TimestampConverter", timestamp_converter, "schemaless-text-timestamp", {
-    "field": "text", "target.type": "Timestamp", "format": TEXT})
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "schemaless-ts-string",
+    {"field": "ts", "target.type": "string", "format": "yyyy/MM/dd"},
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "schemaless-text-timestamp",
+    {"field": "text", "target.type": "Timestamp", "format": TEXT},
+)
 kv("TimestampConverter", timestamp_converter, "schemaless-missing", {"field": "missing", "target.type": "unix"})
 kv("TimestampConverter", timestamp_converter, "invalid-target", {"target.type": "bogus"}, invalid=True)
 kv("TimestampConverter", timestamp_converter, "invalid-no-format", {"target.type": "string"}, invalid=True)
-kv("TimestampConverter", timestamp_converter, "invalid-format", {"target.type": "string", "format": "yyyy-MM-dd'"},
-   invalid=True)
-kv("TimestampConverter", timestamp_converter, "invalid-format-letter", {"target.type": "string", "format": "yyyy-bb"},
-   invalid=True)
-kv("TimestampConverter", timestamp_converter, "invalid-precision", {"target.type": "unix", "unix.precision": "days"},
-   invalid=True)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "invalid-format",
+    {"target.type": "string", "format": "yyyy-MM-dd'"},
+    invalid=True,
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "invalid-format-letter",
+    {"target.type": "string", "format": "yyyy-bb"},
+    invalid=True,
+)
+kv(
+    "TimestampConverter",
+    timestamp_converter,
+    "invalid-precision",
+    {"target.type": "unix", "unix.precision": "days"},
+    invalid=True,
+)
 
 # ValueToKey
 single("ValueToKey", value_to_key.ValueToKey, "id", {"fields": "id"}, records="value")
 single("ValueToKey", value_to_key.ValueToKey, "several", {"fields": "id,name,address"}, records="value")
 single("ValueToKey", value_to_key.ValueToKey, "default", {"fields": "nick,a"}, records="value")
-single("ValueToKey", value_to_key.ValueToKey, "default-kept-null", {
-    "fields": "nick,a", "replace.null.with.default": "false"}, records="value")
+single(
+    "ValueToKey",
+    value_to_key.ValueToKey,
+    "default-kept-null",
+    {"fields": "nick,a", "replace.null.with.default": "false"},
+    records="value",
+)
 single("ValueToKey", value_to_key.ValueToKey, "schemaless", {"fields": "id,nested,missing"}, records="value")
 single("ValueToKey", value_to_key.ValueToKey, "missing", {"fields": "missing"}, records="value")
 single("ValueToKey", value_to_key.ValueToKey, "duplicates", {"fields": "id,id"}, records="value")
@@ -653,21 +937,50 @@ single("Filter", filter_.Filter, "drop", {})
 kv("HeaderFrom", header_from, "copy", {"fields": "id,name", "headers": "h_id,h_name", "operation": "copy"})
 kv("HeaderFrom", header_from, "move", {"fields": "id,address", "headers": "h_id,h_addr", "operation": "move"})
 kv("HeaderFrom", header_from, "move-defaults", {"fields": "nick,a", "headers": "h_nick,h_a", "operation": "move"})
-kv("HeaderFrom", header_from, "copy-kept-null", {"fields": "nick,a", "headers": "h_nick,h_a", "operation": "copy",
-                                                 "replace.null.with.default": "false"})
+kv(
+    "HeaderFrom",
+    header_from,
+    "copy-kept-null",
+    {"fields": "nick,a", "headers": "h_nick,h_a", "operation": "copy", "replace.null.with.default": "false"},
+)
 kv("HeaderFrom", header_from, "same-header-twice", {"fields": "id,tiny", "headers": "h,h", "operation": "copy"})
 kv("HeaderFrom", header_from, "missing", {"fields": "missing", "headers": "h", "operation": "copy"})
-kv("HeaderFrom", header_from, "schemaless-move", {"fields": "nested,none,missing", "headers": "a,b,c",
-                                                  "operation": "move"})
+kv(
+    "HeaderFrom",
+    header_from,
+    "schemaless-move",
+    {"fields": "nested,none,missing", "headers": "a,b,c", "operation": "move"},
+)
 kv("HeaderFrom", header_from, "invalid-counts", {"fields": "a,b", "headers": "h", "operation": "copy"}, invalid=True)
 kv("HeaderFrom", header_from, "invalid-operation", {"fields": "a", "headers": "h", "operation": "steal"}, invalid=True)
 
 # InsertHeader
-for i, literal in enumerate(["hello", "42", "-129", "1.5", "true", "null", "[1,2,3]", "[1,\"a\"]", '{"a":1,"b":2}',
-                             "2024-01-31", "13:45:30.123Z", "2024-01-31T13:45:30.123Z", "", "  spaced  ",
-                             "12345678901234567890"]):
-    single("InsertHeader", insert_header.InsertHeader, f"literal-{i}", {"header": "added", "value.literal": literal},
-           records="few")
+for i, literal in enumerate(
+    [
+        "hello",
+        "42",
+        "-129",
+        "1.5",
+        "true",
+        "null",
+        "[1,2,3]",
+        '[1,"a"]',
+        '{"a":1,"b":2}',
+        "2024-01-31",
+        "13:45:30.123Z",
+        "2024-01-31T13:45:30.123Z",
+        "",
+        "  spaced  ",
+        "12345678901234567890",
+    ]
+):
+    single(
+        "InsertHeader",
+        insert_header.InsertHeader,
+        f"literal-{i}",
+        {"header": "added", "value.literal": literal},
+        records="few",
+    )
 single("InsertHeader", insert_header.InsertHeader, "existing-name", {"header": "trace", "value.literal": "again"})
 single("InsertHeader", insert_header.InsertHeader, "invalid-missing", {"header": "h"}, invalid=True)
 
@@ -675,8 +988,12 @@ single("InsertHeader", insert_header.InsertHeader, "invalid-missing", {"header":
 single("RegexRouter", regex_router.RegexRouter, "swap", {"regex": "(\\w+)\\.(.*)", "replacement": "$2.$1"})
 single("RegexRouter", regex_router.RegexRouter, "literal", {"regex": "orders", "replacement": "archive"})
 single("RegexRouter", regex_router.RegexRouter, "partial", {"regex": "eu", "replacement": "us"})
-single("RegexRouter", regex_router.RegexRouter, "named", {"regex": "(?<first>[A-Za-z]+)[_.].*",
-                                                          "replacement": "${first}-x"})
+single(
+    "RegexRouter",
+    regex_router.RegexRouter,
+    "named",
+    {"regex": "(?<first>[A-Za-z]+)[_.].*", "replacement": "${first}-x"},
+)
 single("RegexRouter", regex_router.RegexRouter, "whole", {"regex": ".*", "replacement": "prefix-$0"})
 single("RegexRouter", regex_router.RegexRouter, "escaped", {"regex": "(l)ogs", "replacement": "\\$1-$1"})
 single("RegexRouter", regex_router.RegexRouter, "bad-group", {"regex": "(logs)", "replacement": "$2"})
@@ -686,12 +1003,24 @@ single("RegexRouter", regex_router.RegexRouter, "invalid-missing", {"regex": "x"
 
 # TimestampRouter
 single("TimestampRouter", timestamp_router.TimestampRouter, "default", {})
-single("TimestampRouter", timestamp_router.TimestampRouter, "custom", {
-    "topic.format": "${timestamp}_${topic}_${topic}", "timestamp.format": "yyyy-MM-dd'T'HH.mm.ss.SSS"})
-single("TimestampRouter", timestamp_router.TimestampRouter, "weeks", {
-    "topic.format": "${topic}.${timestamp}", "timestamp.format": "YYYY-ww-u-F-W-k-K-S-G"})
-single("TimestampRouter", timestamp_router.TimestampRouter, "names", {
-    "topic.format": "t-${timestamp}", "timestamp.format": "EEE-MMM-D-w-a-hh-z"})
+single(
+    "TimestampRouter",
+    timestamp_router.TimestampRouter,
+    "custom",
+    {"topic.format": "${timestamp}_${topic}_${topic}", "timestamp.format": "yyyy-MM-dd'T'HH.mm.ss.SSS"},
+)
+single(
+    "TimestampRouter",
+    timestamp_router.TimestampRouter,
+    "weeks",
+    {"topic.format": "${topic}.${timestamp}", "timestamp.format": "YYYY-ww-u-F-W-k-K-S-G"},
+)
+single(
+    "TimestampRouter",
+    timestamp_router.TimestampRouter,
+    "names",
+    {"topic.format": "t-${timestamp}", "timestamp.format": "EEE-MMM-D-w-a-hh-z"},
+)
 # Kafka compiles timestamp.format on first use: records with a timestamp fail, not configure
 single("TimestampRouter", timestamp_router.TimestampRouter, "bad-format", {"timestamp.format": "yyyy-bb"})
 
@@ -738,15 +1067,27 @@ _DUPLICATES = (
 # payload label, CONFIGURE or "*").
 KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, str]] = {
     # the patterns that show the year, month or day (to-string-5 and -6 do not)
-    **{("TimestampConverter", label, payload): ("skip", _PRE_1582)
-       for label in ("to-string", "to-string-names", "to-string-0", "to-string-1", "to-string-2", "to-string-3",
-                     "to-string-4", "to-string-7")
-       for payload in ("date/1500", "timestamp/1500")},
+    **{
+        ("TimestampConverter", label, payload): ("skip", _PRE_1582)
+        for label in (
+            "to-string",
+            "to-string-names",
+            "to-string-0",
+            "to-string-1",
+            "to-string-2",
+            "to-string-3",
+            "to-string-4",
+            "to-string-7",
+        )
+        for payload in ("date/1500", "timestamp/1500")
+    },
     # sluice.transforms.replace_field documents it: Sluice still reads the names exclude and
     # include had before Kafka 2.7 (blacklist, whitelist); Kafka 4 ignores them.
     ("ReplaceField", "deprecated-blacklist", "*"): (
-        "skip", "Deliberate, documented in sluice.transforms.replace_field: Sluice still honours the pre-2.7 "
-        "names blacklist/whitelist as aliases of exclude/include; Kafka 4 ignores them"),
+        "skip",
+        "Deliberate, documented in sluice.transforms.replace_field: Sluice still honours the pre-2.7 "
+        "names blacklist/whitelist as aliases of exclude/include; Kafka 4 ignores them",
+    ),
     # 1706708700123 seconds is in the year 56054.
     ("TimestampConverter", "unix-seconds-to-timestamp", "int64"): ("skip", _DATETIME_RANGE),
     ("TimestampConverter", "unix-seconds-to-timestamp", "schemaless/int"): ("skip", _DATETIME_RANGE),
@@ -754,9 +1095,11 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, str]] = {
     ("MaskField", "duplicates", CONFIGURE): ("xfail", _DUPLICATES),
     ("ValueToKey", "duplicates", CONFIGURE): ("xfail", _DUPLICATES),
     ("TimestampRouter", "bad-format", CONFIGURE): (
-        "xfail", "Known difference, not deliberate: Kafka compiles timestamp.format on first use (a ThreadLocal), so "
+        "xfail",
+        "Known difference, not deliberate: Kafka compiles timestamp.format on first use (a ThreadLocal), so "
         "an invalid pattern passes configure and fails each record with a timestamp (IllegalArgumentException); "
-        "Sluice refuses it in configure, as tests/unit/transforms/test_timestamp_router.py pins"),
+        "Sluice refuses it in configure, as tests/unit/transforms/test_timestamp_router.py pins",
+    ),
 }
 
 
@@ -868,8 +1211,13 @@ def canon(schema: Schema | None, value: Any, floats32: bool = False) -> Any:
     if floats32 and schema is None and isinstance(value, float):
         value = _as_kafka_sends_float(value)
     if isinstance(value, Struct):
-        return ("struct", value.schema, tuple((f.name, canon(f.schema, value.get_without_default(f.name), floats32))
-                                              for f in value.schema.fields()))
+        return (
+            "struct",
+            value.schema,
+            tuple(
+                (f.name, canon(f.schema, value.get_without_default(f.name), floats32)) for f in value.schema.fields()
+            ),
+        )
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, float) and math.isnan(value):
@@ -908,8 +1256,10 @@ def canon(schema: Schema | None, value: Any, floats32: bool = False) -> Any:
     if isinstance(value, dict):
         ks = schema.key_schema() if t is Type.MAP else None
         vs = schema.value_schema() if t is Type.MAP else None
-        return ("map", tuple(sorted((repr(canon(ks, k, floats32)), repr(canon(vs, v, floats32)))
-                                    for k, v in value.items())))
+        return (
+            "map",
+            tuple(sorted((repr(canon(ks, k, floats32)), repr(canon(vs, v, floats32))) for k, v in value.items())),
+        )
     return ("other", repr(value))
 
 
@@ -935,8 +1285,10 @@ def record_differences(ours: ConnectRecord, theirs: ConnectRecord, floats32: boo
 
     def check(what: str, a: Any, b: Any, shown_a: Any = None, shown_b: Any = None) -> None:
         if a != b:
-            problems.append(f"{what}: Sluice {shown_a if shown_a is not None else a!r} != "
-                            f"Kafka {shown_b if shown_b is not None else b!r}")
+            problems.append(
+                f"{what}: Sluice {shown_a if shown_a is not None else a!r} != "
+                f"Kafka {shown_b if shown_b is not None else b!r}"
+            )
 
     check("record type", type(ours).__name__, type(theirs).__name__)
     check("topic", ours.topic, theirs.topic)
@@ -1011,10 +1363,12 @@ def configured(case: Case) -> Outcome:
     """Sluice's instance for ``case``, configured once (Kafka's harness caches its own)."""
     outcome = _INSTANCES.get(case.id)
     if outcome is None:
+
         def make() -> Any:
             instance = case.ours()
             instance.configure(dict(case.configs))
             return instance
+
         outcome = _INSTANCES[case.id] = Outcome(make)
     return outcome
 
@@ -1055,7 +1409,8 @@ def test_configure(ref: KafkaReference, case: Case) -> None:
     if kafka_refused:
         assert ours.error is not None, f"Kafka refused the configuration ({_error_text(theirs.error)}), Sluice not"
         assert corresponds(ours.error, theirs.error), (
-            f"different errors: Sluice {_error_text(ours.error)}, Kafka {_error_text(theirs.error)}")
+            f"different errors: Sluice {_error_text(ours.error)}, Kafka {_error_text(theirs.error)}"
+        )
     else:
         assert ours.error is None, f"Sluice refused the configuration: {_error_text(ours.error)}"
 
@@ -1093,7 +1448,8 @@ def test_apply(ref: KafkaReference, case: Case, record: RecordCase) -> None:
         assert theirs.error is not None, f"Sluice raised {_error_text(ours.error)}; Kafka gave {theirs.value!r}"
         assert ours.error is not None, f"Kafka raised {_error_text(theirs.error)}; Sluice gave {ours.value!r}"
         assert corresponds(ours.error, theirs.error), (
-            f"different errors: Sluice {_error_text(ours.error)}, Kafka {_error_text(theirs.error)}")
+            f"different errors: Sluice {_error_text(ours.error)}, Kafka {_error_text(theirs.error)}"
+        )
         return
     if case.predicate:
         assert ours.value is theirs.value, f"Sluice {ours.value!r}, Kafka {theirs.value!r}"

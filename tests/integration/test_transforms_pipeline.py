@@ -44,17 +44,26 @@ def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None
 
 
 def test_hoist_then_insert_timestamp_writes_what_kafka_connect_writes(worker, kafka_bootstrap, unique_name, tmp_path):
-    lines = ["first line", "ünïcödé", "", "a \"quoted\" one"]
+    lines = ["first line", "ünïcödé", "", 'a "quoted" one']
     source_file = tmp_path / "in.txt"
     source_file.write_text("".join(f"{line}\n" for line in lines))
     topic = f"{unique_name}-t"
-    _create(worker, unique_name, {
-        "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic,
-        "value.converter": JSON, "value.converter.schemas.enable": "true",
-        "transforms": "hoist,insert",
-        "transforms.hoist.type": HOIST, "transforms.hoist.field": "content",
-        "transforms.insert.type": INSERT, "transforms.insert.timestamp.field": "ts",
-    })
+    _create(
+        worker,
+        unique_name,
+        {
+            "connector.class": "FileStreamSource",
+            "file": str(source_file),
+            "topic": topic,
+            "value.converter": JSON,
+            "value.converter.schemas.enable": "true",
+            "transforms": "hoist,insert",
+            "transforms.hoist.type": HOIST,
+            "transforms.hoist.field": "content",
+            "transforms.insert.type": INSERT,
+            "transforms.insert.timestamp.field": "ts",
+        },
+    )
     messages = read_topic(kafka_bootstrap, topic, len(lines), exact=False)
     with KafkaReference() as kafka:
         for line, message in zip(lines, messages, strict=True):
@@ -64,7 +73,9 @@ def test_hoist_then_insert_timestamp_writes_what_kafka_connect_writes(worker, ka
             record = SourceRecord(None, None, topic, None, None, None, Schema.STRING_SCHEMA, line, timestamp)
             record = kafka.transform(HOIST, {"field": "content"}, record)
             record = kafka.transform(INSERT, {"timestamp.field": "ts"}, record)
-            expected = kafka.from_connect(JSON, {"schemas.enable": "true"}, record.value_schema, record.value, topic=topic)
+            expected = kafka.from_connect(
+                JSON, {"schemas.enable": "true"}, record.value_schema, record.value, topic=topic
+            )
             assert message.value() == expected
 
 
@@ -80,16 +91,24 @@ def test_sink_chain_with_a_negated_predicate(worker, kafka_bootstrap, unique_nam
         producer.produce(drop, value=f"d{i}".encode())
     assert producer.flush(30) == 0
     sink_file = tmp_path / "out.txt"
-    _create(worker, unique_name, {
-        "connector.class": "FileStreamSink", "file": str(sink_file), "topics": f"{keep},{drop}",
-        "value.converter": STRING, "key.converter": STRING,
-        "transforms": "dropSome",
-        "transforms.dropSome.type": "org.apache.kafka.connect.transforms.Filter",
-        "transforms.dropSome.predicate": "isKeep", "transforms.dropSome.negate": "true",
-        "predicates": "isKeep",
-        "predicates.isKeep.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
-        "predicates.isKeep.pattern": ".*-keep",
-    })
+    _create(
+        worker,
+        unique_name,
+        {
+            "connector.class": "FileStreamSink",
+            "file": str(sink_file),
+            "topics": f"{keep},{drop}",
+            "value.converter": STRING,
+            "key.converter": STRING,
+            "transforms": "dropSome",
+            "transforms.dropSome.type": "org.apache.kafka.connect.transforms.Filter",
+            "transforms.dropSome.predicate": "isKeep",
+            "transforms.dropSome.negate": "true",
+            "predicates": "isKeep",
+            "predicates.isKeep.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+            "predicates.isKeep.pattern": ".*-keep",
+        },
+    )
 
     def written() -> list[str]:
         return sink_file.read_text().splitlines() if sink_file.exists() else []

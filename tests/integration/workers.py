@@ -121,8 +121,9 @@ class DistributedWorker(StandaloneWorker):
 
     mode = "distributed"
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str, group: str,
-                 extra: dict[str, str | None] | None = None) -> None:
+    def __init__(
+        self, work_dir: Path, bootstrap: str, name: str, group: str, extra: dict[str, str | None] | None = None
+    ) -> None:
         self.group = group
         super().__init__(work_dir, bootstrap, name, extra)
 
@@ -153,8 +154,9 @@ QUICK_GROUP_SETTINGS: dict[str, str | None] = {
 
 
 @contextlib.contextmanager
-def distributed_cluster(base: Path, bootstrap: str, group: str, size: int = 3,
-                        extra: dict[str, str | None] | None = None) -> Iterator[list[DistributedWorker]]:
+def distributed_cluster(
+    base: Path, bootstrap: str, group: str, size: int = 3, extra: dict[str, str | None] | None = None
+) -> Iterator[list[DistributedWorker]]:
     """``size`` started workers of ``group`` (with :data:`QUICK_GROUP_SETTINGS`); each must
     stop cleanly (exit code 0) at the end."""
     settings = {**QUICK_GROUP_SETTINGS, **(extra or {})}

@@ -122,13 +122,28 @@ class SequenceSourceConnector(SourceConnector):
             .define("topic", ConfigType.STRING, importance=Importance.HIGH, documentation="Topic to write to.")
             .define("count", ConfigType.INT, 10, importance=Importance.MEDIUM, documentation="Records to emit.")
             .define("prefix", ConfigType.STRING, "seq", importance=Importance.LOW, documentation="Value prefix.")
-            .define("fail.marker", ConfigType.STRING, None, importance=Importance.LOW,
-                    documentation="Fail one poll while this file exists.")
-            .define("report.spark", ConfigType.BOOLEAN, False, importance=Importance.LOW,
-                    documentation="Append the Spark stage that ran poll() to each value.")
-            .define("report.executor", ConfigType.BOOLEAN, False, importance=Importance.LOW,
-                    documentation="Append the id of the Spark executor that ran poll() to each value "
-                                  "('driver' in local mode).")
+            .define(
+                "fail.marker",
+                ConfigType.STRING,
+                None,
+                importance=Importance.LOW,
+                documentation="Fail one poll while this file exists.",
+            )
+            .define(
+                "report.spark",
+                ConfigType.BOOLEAN,
+                False,
+                importance=Importance.LOW,
+                documentation="Append the Spark stage that ran poll() to each value.",
+            )
+            .define(
+                "report.executor",
+                ConfigType.BOOLEAN,
+                False,
+                importance=Importance.LOW,
+                documentation="Append the id of the Spark executor that ran poll() to each value "
+                "('driver' in local mode).",
+            )
         )
 
 
@@ -152,12 +167,25 @@ class RecordingSinkTask(SinkTask):
         with open(self.path, "a", encoding="utf-8") as out:
             for r in records:
                 headers = [
-                    [h.key, h.value.hex() if isinstance(h.value, bytes) else h.value,
-                     None if h.schema is None else h.schema.type.value]
+                    [
+                        h.key,
+                        h.value.hex() if isinstance(h.value, bytes) else h.value,
+                        None if h.schema is None else h.schema.type.value,
+                    ]
                     for h in r.headers
                 ]
-                out.write(json.dumps({"topic": r.topic, "partition": r.kafka_partition, "offset": r.kafka_offset,
-                                      "value": r.value, "headers": headers}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "topic": r.topic,
+                            "partition": r.kafka_partition,
+                            "offset": r.kafka_offset,
+                            "value": r.value,
+                            "headers": headers,
+                        }
+                    )
+                    + "\n"
+                )
 
     def stop(self) -> None:
         pass
@@ -177,9 +205,16 @@ class RecordingSinkConnector(SinkConnector):
         pass
 
     def config(self) -> ConfigDef:
-        return ConfigDef().define(
-            "record.file", ConfigType.STRING, importance=Importance.HIGH, documentation="File the records go to."
-        ).define(
-            "hold.file", ConfigType.STRING, None, importance=Importance.LOW,
-            documentation="If set, put() waits until this file exists before it writes records.",
+        return (
+            ConfigDef()
+            .define(
+                "record.file", ConfigType.STRING, importance=Importance.HIGH, documentation="File the records go to."
+            )
+            .define(
+                "hold.file",
+                ConfigType.STRING,
+                None,
+                importance=Importance.LOW,
+                documentation="If set, put() waits until this file exists before it writes records.",
+            )
         )

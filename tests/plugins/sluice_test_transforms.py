@@ -32,8 +32,9 @@ from sluice.api import (
 def _regex(name: str, value: Any) -> None:
     # Kafka's RegexValidator, as it reports a missing pattern (a Java NullPointerException).
     if value is None:
-        raise ConfigError(name, "null", 'Invalid regex: Cannot invoke "String.isEmpty()" because "this.pattern" '
-                                        "is null")
+        raise ConfigError(
+            name, "null", 'Invalid regex: Cannot invoke "String.isEmpty()" because "this.pattern" is null'
+        )
     try:
         re.compile(value)
     except re.error as exc:
@@ -47,12 +48,28 @@ class TestInsertField(Transformation):
 
     def config(self) -> ConfigDef:
         d = ConfigDef()
-        for key in ("topic.field", "partition.field", "offset.field", "timestamp.field", "static.field",
-                    "static.value"):
-            d.define(key, ConfigType.STRING, None, importance=Importance.MEDIUM,
-                     documentation=f"Field name for {key.split('.')[0]}.")
-        d.define("replace.null.with.default", ConfigType.BOOLEAN, True, importance=Importance.MEDIUM,
-                 documentation="Use a field's default instead of null.")
+        for key in (
+            "topic.field",
+            "partition.field",
+            "offset.field",
+            "timestamp.field",
+            "static.field",
+            "static.value",
+        ):
+            d.define(
+                key,
+                ConfigType.STRING,
+                None,
+                importance=Importance.MEDIUM,
+                documentation=f"Field name for {key.split('.')[0]}.",
+            )
+        d.define(
+            "replace.null.with.default",
+            ConfigType.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation="Use a field's default instead of null.",
+        )
         return d
 
     def apply(self, record: Any) -> Any:
@@ -67,10 +84,14 @@ class TestRegexRouter(Transformation):
     def config(self) -> ConfigDef:
         return (
             ConfigDef()
-            .define("regex", ConfigType.STRING, validator=_regex, importance=Importance.HIGH,
-                    documentation="Regular expression matched against topic names.")
-            .define("replacement", ConfigType.STRING, importance=Importance.HIGH,
-                    documentation="Replacement string.")
+            .define(
+                "regex",
+                ConfigType.STRING,
+                validator=_regex,
+                importance=Importance.HIGH,
+                documentation="Regular expression matched against topic names.",
+            )
+            .define("replacement", ConfigType.STRING, importance=Importance.HIGH, documentation="Replacement string.")
         )
 
     def apply(self, record: Any) -> Any:
@@ -83,8 +104,13 @@ class TestTopicNameMatches(Predicate):
     __test__ = False
 
     def config(self) -> ConfigDef:
-        return ConfigDef().define("pattern", ConfigType.STRING, validator=_regex, importance=Importance.MEDIUM,
-                                  documentation="Regular expression matched against topic names.")
+        return ConfigDef().define(
+            "pattern",
+            ConfigType.STRING,
+            validator=_regex,
+            importance=Importance.MEDIUM,
+            documentation="Regular expression matched against topic names.",
+        )
 
     def test(self, record: Any) -> bool:
         return True
@@ -109,14 +135,32 @@ class TestSecretHeader(Transformation):
     def config(self) -> ConfigDef:
         return (
             ConfigDef()
-            .define("header", ConfigType.STRING, "x-secret", importance=Importance.LOW,
-                    documentation="Header name.")
-            .define("auth.mode", ConfigType.STRING, None, importance=Importance.HIGH, documentation="Auth mode.",
-                    group="Auth", order_in_group=1, width=Width.SHORT, display_name="Auth mode",
-                    dependents=["auth.secret"], recommender=_AuthModes())
-            .define("auth.secret", ConfigType.PASSWORD, None, importance=Importance.HIGH,
-                    documentation="The secret.", group="Auth", order_in_group=2, width=Width.LONG,
-                    display_name="Secret", recommender=_NeedsAuth())
+            .define("header", ConfigType.STRING, "x-secret", importance=Importance.LOW, documentation="Header name.")
+            .define(
+                "auth.mode",
+                ConfigType.STRING,
+                None,
+                importance=Importance.HIGH,
+                documentation="Auth mode.",
+                group="Auth",
+                order_in_group=1,
+                width=Width.SHORT,
+                display_name="Auth mode",
+                dependents=["auth.secret"],
+                recommender=_AuthModes(),
+            )
+            .define(
+                "auth.secret",
+                ConfigType.PASSWORD,
+                None,
+                importance=Importance.HIGH,
+                documentation="The secret.",
+                group="Auth",
+                order_in_group=2,
+                width=Width.LONG,
+                display_name="Secret",
+                recommender=_NeedsAuth(),
+            )
             .define("predicate", ConfigType.INT, 7, importance=Importance.LOW, documentation="Masked.")
         )
 

@@ -775,7 +775,7 @@ class _EmbeddedValidator:
         self.prefix, self.base = prefix, base
 
     def __call__(self, name: str, value: Any) -> None:
-        self.base(name[len(self.prefix):] if name.startswith(self.prefix) else name, value)
+        self.base(name[len(self.prefix) :] if name.startswith(self.prefix) else name, value)
 
     def __str__(self) -> str:
         return str(self.base)
@@ -792,7 +792,7 @@ class _EmbeddedRecommender(Recommender):
         return {k[n:]: v for k, v in parsed.items() if k.startswith(self.prefix)}
 
     def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
-        return self.base.valid_values(name[len(self.prefix):], self._unprefixed(parsed))
+        return self.base.valid_values(name[len(self.prefix) :], self._unprefixed(parsed))
 
     def visible(self, name: str, parsed: Mapping[str, Any]) -> bool:
-        return self.base.visible(name[len(self.prefix):], self._unprefixed(parsed))
+        return self.base.visible(name[len(self.prefix) :], self._unprefixed(parsed))

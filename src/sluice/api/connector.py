@@ -113,6 +113,7 @@ class Connector(ABC):
 
         config_def = self.config()
         if config_def is None:
-            raise ConnectError(f"{type(self).__module__}.{type(self).__qualname__}.config() must return a "
-                               "ConfigDef that is not null.")
+            raise ConnectError(
+                f"{type(self).__module__}.{type(self).__qualname__}.config() must return a ConfigDef that is not null."
+            )
         return Config(config_def.validate(connector_configs))

@@ -34,7 +34,9 @@ class Converter(ABC):
         """Called once with the converter's own configs (prefix stripped)."""
 
     @abstractmethod
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None) -> bytes | None:
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None:
         """Serialise a Connect value for the given topic."""
 
     @abstractmethod
@@ -51,7 +53,9 @@ class Converter(ABC):
         """Deserialise many values of one topic: ``(schemas, values)``, one entry per input."""
         return None
 
-    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+    def from_connect_batch(
+        self, topic: str, schemas: list[Schema | None], values: list[Any]
+    ) -> list[bytes | None] | None:
         """Serialise many values for one topic, one result per input."""
         return None
 

@@ -689,7 +689,9 @@ class Decimal:
 
     @staticmethod
     def builder(scale: int) -> SchemaBuilder:
-        return SchemaBuilder.bytes().name(Decimal.LOGICAL_NAME).parameter(Decimal.SCALE_FIELD, str(int(scale))).version(1)
+        return (
+            SchemaBuilder.bytes().name(Decimal.LOGICAL_NAME).parameter(Decimal.SCALE_FIELD, str(int(scale))).version(1)
+        )
 
     @staticmethod
     def schema(scale: int) -> Schema:

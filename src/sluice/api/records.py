@@ -183,8 +183,13 @@ class SourceRecord(ConnectRecord):
 class SinkRecord(ConnectRecord):
     """A record delivered to a :class:`~sluice.api.sink.SinkTask`, read from Kafka."""
 
-    __slots__ = ("kafka_offset", "timestamp_type", "original_topic", "original_kafka_partition",
-                 "original_kafka_offset")
+    __slots__ = (
+        "kafka_offset",
+        "timestamp_type",
+        "original_topic",
+        "original_kafka_partition",
+        "original_kafka_offset",
+    )
 
     def __init__(
         self,
@@ -208,7 +213,9 @@ class SinkRecord(ConnectRecord):
         self.kafka_offset = kafka_offset
         self.timestamp_type = timestamp_type
         self.original_topic = topic if original_topic is None else original_topic
-        self.original_kafka_partition = kafka_partition if original_kafka_partition is None else original_kafka_partition
+        self.original_kafka_partition = (
+            kafka_partition if original_kafka_partition is None else original_kafka_partition
+        )
         self.original_kafka_offset = kafka_offset if original_kafka_offset is None else original_kafka_offset
 
     def new_record(self, **changes: Any) -> SinkRecord:

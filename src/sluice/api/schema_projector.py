@@ -99,9 +99,7 @@ class SchemaProjector:
         if t is Type.MAP:
             ks, vs = source.key_schema(), source.value_schema()
             tks, tvs = target.key_schema(), target.value_schema()
-            return {
-                SchemaProjector.project(ks, k, tks): SchemaProjector.project(vs, v, tvs) for k, v in record.items()
-            }
+            return {SchemaProjector.project(ks, k, tks): SchemaProjector.project(vs, v, tvs) for k, v in record.items()}
         return SchemaProjector._project_primitive(source, record, target)
 
     @staticmethod

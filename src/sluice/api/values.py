@@ -120,8 +120,11 @@ def _append(out: list[str], schema: Schema | None, value: Any, embedded: bool) -
     elif isinstance(value, str):
         out.append(f'"{_escape(value)}"' if embedded else value)
     elif isinstance(value, float):
-        out.append(java_float_string(value) if schema is not None and schema.type is Type.FLOAT32
-                   else java_double_string(value))
+        out.append(
+            java_float_string(value)
+            if schema is not None and schema.type is Type.FLOAT32
+            else java_double_string(value)
+        )
     elif isinstance(value, (int, _decimal.Decimal)):
         out.append(java_string(value))
     elif isinstance(value, (bytes, bytearray, memoryview)):
@@ -227,14 +230,14 @@ class _Parser:
             elif c in _DELIMITERS:
                 if not escaped:
                     if start < self.pos:
-                        return text[start:self.pos]
+                        return text[start : self.pos]
                     self.pos += 1
-                    return text[start:start + 1]
+                    return text[start : start + 1]
                 escaped = False
             else:
                 escaped = False
             self.pos += 1
-        return text[start:self.pos]
+        return text[start : self.pos]
 
     def next(self) -> str:
         if self.next_token is not None:
@@ -251,7 +254,7 @@ class _Parser:
                 self.rewind_to(start)
                 return None
             self.next()
-        return self.original[start:self.pos]
+        return self.original[start : self.pos]
 
     def can_consume(self, expected: str) -> bool:
         if self._is_next(expected):
@@ -412,7 +415,8 @@ class _ValueParser:
                 if keys.common is not None and values.common is not None:
                     schema = _map_schema(keys.common, values.common)
                     result = {
-                        _convert_to(keys.common, None, k): _convert_to(values.common, None, v) for k, v in result.items()
+                        _convert_to(keys.common, None, k): _convert_to(values.common, None, v)
+                        for k, v in result.items()
                     }
                 elif keys.common is not None:
                     schema = _map_schema(keys.common, None)
@@ -719,4 +723,3 @@ def parse_string(text: str | None) -> SchemaAndValue:
     if result is None:
         return SchemaAndValue(None, None)
     return SchemaAndValue(result.schema, _to_python(result.schema, result.value))
-

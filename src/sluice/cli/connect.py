@@ -108,7 +108,12 @@ class StandaloneConnect:
         # After Plugins: plugin.path is importable, so users' own providers load by Python path.
         self.config_providers = ConfigProviders.from_worker_config(worker_props)
         self.worker = Worker(
-            "", self.config, self.plugins, self.offset_store, self.status_store, self.spark,
+            "",
+            self.config,
+            self.plugins,
+            self.offset_store,
+            self.status_store,
+            self.spark,
             config_providers=self.config_providers,
         )
         self.herder = StandaloneHerder(
@@ -132,8 +137,9 @@ class StandaloneConnect:
             exists = self.config_store.snapshot().contains(name)
             # A command-line connector is (re)created on every start, keeping a stored
             # pause or stop: only a new connector takes the file's initial state.
-            self.herder.put_connector_config(name, config, allow_replace=True,
-                                             initial_state=None if exists else initial_state)
+            self.herder.put_connector_config(
+                name, config, allow_replace=True, initial_state=None if exists else initial_state
+            )
         self.herder.ready()
 
     def stop(self) -> None:
@@ -177,8 +183,7 @@ def load_connector_file(path: str | Path) -> tuple[dict[str, str], TargetState |
             name = str(parsed.get("name", "")).strip()
             if "name" in config and config["name"] != name:
                 raise ValueError(
-                    f"Connector name configuration ({config['name']}) doesn't match connector name in the "
-                    f"URL ({name})"
+                    f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
                 )
             config["name"] = name
             state = parsed.get("initial_state")

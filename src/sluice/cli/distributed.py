@@ -33,8 +33,11 @@ def _topic_settings(config: WorkerConfig, kind: str) -> dict[str, str]:
     """``<kind>.storage.<topic setting>`` keys: extra settings for creating the topic."""
     prefix = f"{kind}.storage."
     own = {"topic", "partitions", "replication.factor"}
-    return {k[len(prefix):]: v for k, v in config.raw.items()
-            if k.startswith(prefix) and k[len(prefix):] not in own and k[len(prefix):] != "cleanup.policy"}
+    return {
+        k[len(prefix) :]: v
+        for k, v in config.raw.items()
+        if k.startswith(prefix) and k[len(prefix) :] not in own and k[len(prefix) :] != "cleanup.policy"
+    }
 
 
 class DistributedConnect:
@@ -46,30 +49,44 @@ class DistributedConnect:
         client = {"bootstrap.servers": self.config.bootstrap_servers}
         group = self.config.get("group.id")
         self.config_store = KafkaConfigBackingStore(
-            self.config.get("config.storage.topic"), client,
+            self.config.get("config.storage.topic"),
+            client,
             replication_factor=self.config.get("config.storage.replication.factor"),
-            topic_config=_topic_settings(self.config, "config"), client_id=f"{group}-configs",
+            topic_config=_topic_settings(self.config, "config"),
+            client_id=f"{group}-configs",
         )
         self.offset_store = KafkaOffsetBackingStore(
-            self.config.get("offset.storage.topic"), client,
+            self.config.get("offset.storage.topic"),
+            client,
             partitions=self.config.get("offset.storage.partitions"),
             replication_factor=self.config.get("offset.storage.replication.factor"),
-            topic_config=_topic_settings(self.config, "offset"), client_id=f"{group}-offsets",
+            topic_config=_topic_settings(self.config, "offset"),
+            client_id=f"{group}-offsets",
         )
         self.status_store = KafkaStatusBackingStore(
-            self.config.get("status.storage.topic"), client,
+            self.config.get("status.storage.topic"),
+            client,
             partitions=self.config.get("status.storage.partitions"),
             replication_factor=self.config.get("status.storage.replication.factor"),
-            topic_config=_topic_settings(self.config, "status"), client_id=f"{group}-statuses",
+            topic_config=_topic_settings(self.config, "status"),
+            client_id=f"{group}-statuses",
         )
         self.config_providers = ConfigProviders.from_worker_config(worker_props)
         self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config, self.plugins))
         self.worker = Worker(
-            "", self.config, self.plugins, self.offset_store, self.status_store, self.spark,
+            "",
+            self.config,
+            self.plugins,
+            self.offset_store,
+            self.status_store,
+            self.spark,
             config_providers=self.config_providers,
         )
         self.herder = DistributedHerder(
-            self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers),
+            self.worker,
+            self.config_store,
+            self.status_store,
+            KafkaClusterId(self.config.bootstrap_servers),
             member_factory=self._member,
         )
         self.rest = build_rest_server(self.herder, self.config)

@@ -41,8 +41,9 @@ def _load_worker_props(path: str) -> dict[str, str]:
         return dict(javaproperties.load(fp))
 
 
-def _serve(connect: Any, start: Callable[[], None], failure: str, failure_code: int,
-           stop_event: threading.Event | None) -> int:
+def _serve(
+    connect: Any, start: Callable[[], None], failure: str, failure_code: int, stop_event: threading.Event | None
+) -> int:
     """Start a worker, serve until SIGTERM/SIGINT (or ``stop_event``), stop it."""
     log = logging.getLogger("sluice")
     stop = stop_event or threading.Event()
@@ -75,8 +76,9 @@ def run_standalone(worker_file: str, connector_files: list[str], stop_event: thr
     except Exception as exc:
         logging.getLogger("sluice").error("Invalid connector file: %s", exc)
         return EXIT_CONNECTOR_ERROR
-    return _serve(connect, lambda: connect.start(connectors), "Failed to create a connector",
-                  EXIT_CONNECTOR_ERROR, stop_event)
+    return _serve(
+        connect, lambda: connect.start(connectors), "Failed to create a connector", EXIT_CONNECTOR_ERROR, stop_event
+    )
 
 
 def _standalone(args: argparse.Namespace) -> int:
@@ -121,16 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("distributed", help="run a distributed worker")
     p.add_argument("worker_properties")
     p.set_defaults(func=_distributed)
-    p = sub.add_parser("dev", help="local services for development: sluice dev kafka start|stop|status, fetch",
-                       add_help=False)
+    p = sub.add_parser(
+        "dev", help="local services for development: sluice dev kafka start|stop|status, fetch", add_help=False
+    )
     p.set_defaults(func=None)
     p = sub.add_parser("quickstart", help="local broker + Spark + a file source and sink, end to end")
     p.add_argument("--lines", type=int, default=5, help="lines to append to the input file")
     p.add_argument("--exit", action="store_true", help="stop everything after the demonstration")
     p.add_argument("--dir", default=None, help="work directory (default: <cache>/run/quickstart)")
     p.set_defaults(func=_quickstart)
-    p = sub.add_parser("connector", help="manage connectors through a worker's REST API: sluice connector --help",
-                       add_help=False)
+    p = sub.add_parser(
+        "connector", help="manage connectors through a worker's REST API: sluice connector --help", add_help=False
+    )
     p.set_defaults(func=None)
     return parser
 

@@ -162,9 +162,7 @@ class ConnectClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request(
-        self, method: str, path: str, *, params: Any = None, body: Any = _NO_BODY
-    ) -> tuple[int, Any]:
+    def request(self, method: str, path: str, *, params: Any = None, body: Any = _NO_BODY) -> tuple[int, Any]:
         """``(status, decoded JSON body or None)`` of a successful answer."""
         kwargs: dict[str, Any] = {"params": params}
         if body is not _NO_BODY:
@@ -173,8 +171,7 @@ class ConnectClient:
             response = self._http.request(method, path, **kwargs)
         except httpx2.TimeoutException as exc:
             raise UnreachableError(
-                f"no answer from the Connect worker at {self.url} ({type(exc).__name__}); "
-                f"check --url or ${URL_ENV}"
+                f"no answer from the Connect worker at {self.url} ({type(exc).__name__}); check --url or ${URL_ENV}"
             ) from None
         except (httpx2.TransportError, httpx2.InvalidURL) as exc:
             reason = str(exc) or type(exc).__name__
@@ -285,9 +282,9 @@ class ConnectClient:
         return self.get(f"/admin/loggers/{_segment(name)}")
 
     def set_logger_level(self, name: str, level: str, scope: str) -> Any:
-        return self.request(
-            "PUT", f"/admin/loggers/{_segment(name)}", params={"scope": scope}, body={"level": level}
-        )[1]
+        return self.request("PUT", f"/admin/loggers/{_segment(name)}", params={"scope": scope}, body={"level": level})[
+            1
+        ]
 
 
 # --------------------------------------------------------------------------- files
@@ -337,9 +334,7 @@ def parse_config_bytes(data: bytes, source: str = "<config>") -> ConnectorFile:
         except ValueError as exc:
             raise UsageError(f"{source} is not valid JSON: {exc}") from None
         if not isinstance(parsed, dict):
-            raise UsageError(
-                f"{source}: expected a JSON object (a config map or {{\"name\": …, \"config\": {{…}}}})"
-            )
+            raise UsageError(f'{source}: expected a JSON object (a config map or {{"name": …, "config": {{…}}}})')
         name: str | None = None
         initial_state: str | None = None
         if "config" in parsed and isinstance(parsed.get("config"), dict):
@@ -521,11 +516,7 @@ def _escape_key(key: str) -> str:
 
 def _escape_value(value: str) -> str:
     out = (
-        value.replace("\\", "\\\\")
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-        .replace("\t", "\\t")
-        .replace("\f", "\\f")
+        value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t").replace("\f", "\\f")
     )
     if out.startswith(" "):
         out = "\\" + out
@@ -587,13 +578,15 @@ def connectors_table(expanded: Mapping[str, Any], style: Callable[[str], str] | 
     for name in sorted(expanded):
         status = (expanded[name] or {}).get("status") or {}
         connector = status.get("connector") or {}
-        rows.append([
-            name,
-            status.get("type", "-"),
-            connector.get("state", "-"),
-            task_summary(status.get("tasks") or []),
-            connector.get("worker_id", "-"),
-        ])
+        rows.append(
+            [
+                name,
+                status.get("type", "-"),
+                connector.get("state", "-"),
+                task_summary(status.get("tasks") or []),
+                connector.get("worker_id", "-"),
+            ]
+        )
     return render_table(["NAME", "TYPE", "STATE", "TASKS", "WORKER"], rows, style)
 
 
@@ -764,7 +757,8 @@ def wait_for_state(
         now = clock()
         if now >= deadline:
             return WaitResult(
-                EXIT_TIMEOUT, last,
+                EXIT_TIMEOUT,
+                last,
                 f"timed out after {timeout:g} s waiting for {name} to be {want} ({summary})",
             )
         if spinner is not None:
@@ -833,8 +827,13 @@ def _wait(ctx: Context, name: str, want: str, *, only_task: int | None = None, b
     spinner = Spinner(ctx.err)
     try:
         result = wait_for_state(
-            ctx.client, name, want, ctx.args.timeout, only_task=only_task,
-            stale_failures=_failures_of(before), spinner=spinner,
+            ctx.client,
+            name,
+            want,
+            ctx.args.timeout,
+            only_task=only_task,
+            stale_failures=_failures_of(before),
+            spinner=spinner,
         )
     finally:
         spinner.clear()
@@ -930,8 +929,15 @@ def cmd_plugins(ctx: Context) -> int:
         rows = []
         for key in keys or []:
             default = "(required)" if key.get("required") else key.get("default_value")
-            rows.append([key.get("name"), key.get("type"), "null" if default is None else default,
-                         key.get("importance"), key.get("documentation") or ""])
+            rows.append(
+                [
+                    key.get("name"),
+                    key.get("type"),
+                    "null" if default is None else default,
+                    key.get("importance"),
+                    key.get("documentation") or "",
+                ]
+            )
         ctx.print(render_table(["KEY", "TYPE", "DEFAULT", "IMPORTANCE", "DOCUMENTATION"], rows))
         return EXIT_OK
     plugins = ctx.client.plugins(connectors_only=not args.all)
@@ -1078,8 +1084,10 @@ def cmd_offsets(ctx: Context) -> int:
         if not offsets:
             ctx.print(f"No offsets committed for {name}")
             return EXIT_OK
-        rows = [[_compact(o.get("partition")), "null" if o.get("offset") is None else _compact(o.get("offset"))]
-                for o in offsets]
+        rows = [
+            [_compact(o.get("partition")), "null" if o.get("offset") is None else _compact(o.get("offset"))]
+            for o in offsets
+        ]
         ctx.print(render_table(["PARTITION", "OFFSET"], rows))
         return EXIT_OK
     if args.action == "alter":
@@ -1138,16 +1146,21 @@ def cmd_loggers(ctx: Context) -> int:
             if ctx.json:
                 ctx.dump(data)
                 return EXIT_OK
-            rows = [[n, (v or {}).get("level"), _time_ms((v or {}).get("last_modified"))]
-                    for n, v in (data or {}).items()]
+            rows = [
+                [n, (v or {}).get("level"), _time_ms((v or {}).get("last_modified"))] for n, v in (data or {}).items()
+            ]
             ctx.print(render_table(["LOGGER", "LEVEL", "LAST MODIFIED"], rows))
             return EXIT_OK
         data = ctx.client.logger(args.logger)
         if ctx.json:
             ctx.dump(data)
             return EXIT_OK
-        ctx.print(render_table(["LOGGER", "LEVEL", "LAST MODIFIED"],
-                               [[args.logger, (data or {}).get("level"), _time_ms((data or {}).get("last_modified"))]]))
+        ctx.print(
+            render_table(
+                ["LOGGER", "LEVEL", "LAST MODIFIED"],
+                [[args.logger, (data or {}).get("level"), _time_ms((data or {}).get("last_modified"))]],
+            )
+        )
         return EXIT_OK
     if args.logger is None:
         raise UsageError("--level needs a LOGGER (use 'root' for every logger)")
@@ -1160,8 +1173,10 @@ def cmd_loggers(ctx: Context) -> int:
         ctx.print(f"Level {args.level.upper()} requested for {args.logger} on every worker of the cluster")
     else:
         names = list(data or [])
-        ctx.print(f"Level {args.level.upper()} set on {len(names)} logger{'s' if len(names) != 1 else ''}"
-                  + (":" if names else ""))
+        ctx.print(
+            f"Level {args.level.upper()} set on {len(names)} logger{'s' if len(names) != 1 else ''}"
+            + (":" if names else "")
+        )
         for n in names:
             ctx.print(f"  {n}")
     return EXIT_OK
@@ -1194,10 +1209,12 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
     # --url and --json are accepted before and after the command. On the commands they
     # default to SUPPRESS so they do not overwrite a value given before the command.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--url", default=argparse.SUPPRESS,
-                        help=f"the Connect worker's REST URL (default: ${URL_ENV} or {DEFAULT_URL})")
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print the server's JSON instead of tables")
+    common.add_argument(
+        "--url", default=argparse.SUPPRESS, help=f"the Connect worker's REST URL (default: ${URL_ENV} or {DEFAULT_URL})"
+    )
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the server's JSON instead of tables"
+    )
 
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -1205,8 +1222,9 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
         epilog="Exit codes: 0 done, 1 error answered by the worker (or validation errors), 2 usage error, "
         "3 worker unreachable, 4 --wait saw a FAILED connector or task, 5 --wait timed out.",
     )
-    parser.add_argument("--url", default=None,
-                        help=f"the Connect worker's REST URL (default: ${URL_ENV} or {DEFAULT_URL})")
+    parser.add_argument(
+        "--url", default=None, help=f"the Connect worker's REST URL (default: ${URL_ENV} or {DEFAULT_URL})"
+    )
     parser.add_argument("--json", action="store_true", default=False, help="print the server's JSON instead of tables")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -1217,19 +1235,29 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
 
     def waiting(p: argparse.ArgumentParser, what: str) -> None:
         p.add_argument("--wait", action="store_true", help=f"wait until {what}; FAILED ends the wait (exit 4)")
-        p.add_argument("--timeout", type=_positive_float, default=WAIT_TIMEOUT, metavar="SECONDS",
-                       help=f"how long --wait waits (default {WAIT_TIMEOUT:g})")
+        p.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=WAIT_TIMEOUT,
+            metavar="SECONDS",
+            help=f"how long --wait waits (default {WAIT_TIMEOUT:g})",
+        )
 
     def file_option(p: argparse.ArgumentParser, help: str) -> None:
         p.add_argument("-d", "--file", "--config", dest="file", metavar="FILE", help=help)
 
     def set_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="set a config key (repeatable; applied over the file)")
+        p.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="set a config key (repeatable; applied over the file)",
+        )
 
     p = command("load", cmd_load, "create a connector, or update its config (PUT /connectors/NAME/config)")
     p.add_argument("name", metavar="NAME", help="connector name; alone, a predefined connector (see list --predefined)")
-    file_option(p, "connector config: Java properties, a JSON map or {\"name\", \"config\"} ('-' reads stdin)")
+    file_option(p, 'connector config: Java properties, a JSON map or {"name", "config"} (\'-\' reads stdin)')
     set_option(p)
     waiting(p, "the connector and its tasks are RUNNING (or the requested initial state)")
 
@@ -1238,15 +1266,20 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
 
     p = command("list", cmd_list, "list connectors with their states")
     p.add_argument("--predefined", action="store_true", help="list the predefined connectors that load knows")
-    p.add_argument("--expand", action="append", choices=["status", "info"],
-                   help="with --json: GET /connectors?expand=… (repeatable)")
+    p.add_argument(
+        "--expand",
+        action="append",
+        choices=["status", "info"],
+        help="with --json: GET /connectors?expand=… (repeatable)",
+    )
 
     p = command("plugins", cmd_plugins, "list connector plugins, or show one plugin's config keys")
     p.add_argument("plugin", nargs="?", metavar="PLUGIN", help="a plugin class or alias: show its config definition")
     p.add_argument("--all", action="store_true", help="also converters, transformations and predicates")
 
-    p = command("status", cmd_status,
-                "show a connector's status with its tasks and traces (all connectors without NAME)")
+    p = command(
+        "status", cmd_status, "show a connector's status with its tasks and traces (all connectors without NAME)"
+    )
     p.add_argument("name", nargs="?", metavar="NAME")
 
     p = command("config", cmd_config, "show a connector's config, or update it")
@@ -1277,13 +1310,15 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
 
     p = command("offsets", cmd_offsets, "show, alter or reset a connector's offsets (alter/reset need it STOPPED)")
     offsets = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for action, help in (("get", "show the offsets"), ("alter", "alter offsets from a JSON file"),
-                         ("reset", "reset every offset")):
+    for action, help in (
+        ("get", "show the offsets"),
+        ("alter", "alter offsets from a JSON file"),
+        ("reset", "reset every offset"),
+    ):
         q = offsets.add_parser(action, parents=[common], help=help, description=help)
         q.add_argument("name", metavar="NAME")
         if action == "alter":
-            file_option(q, 'JSON {"offsets": [{"partition": {…}, "offset": {…}}]} '
-                           "(a bare list too; '-' reads stdin)")
+            file_option(q, 'JSON {"offsets": [{"partition": {…}, "offset": {…}}]} (a bare list too; \'-\' reads stdin)')
         else:
             q.set_defaults(file=None)
 

@@ -224,14 +224,18 @@ class HttpRegistryClient:
 
     def register(self, subject: str, schema: str, normalize: bool = False) -> int:
         answer = self._request(
-            "POST", f"/subjects/{self._subject(subject)}/versions", {"schema": schema},
+            "POST",
+            f"/subjects/{self._subject(subject)}/versions",
+            {"schema": schema},
             {"normalize": "true"} if normalize else None,
         )
         return int(answer["id"])
 
     def lookup(self, subject: str, schema: str, normalize: bool = False) -> tuple[int, int]:
         answer = self._request(
-            "POST", f"/subjects/{self._subject(subject)}", {"schema": schema},
+            "POST",
+            f"/subjects/{self._subject(subject)}",
+            {"schema": schema},
             {"normalize": "true"} if normalize else None,
         )
         return int(answer["id"]), int(answer["version"])
@@ -255,7 +259,9 @@ def subject_name(strategy: str, topic: str, is_key: bool, schema: AvroType) -> s
     kind = _STRATEGIES.get(strategy)
     if kind is None:
         raise ConfigError(
-            KEY_SUBJECT_NAME_STRATEGY if is_key else VALUE_SUBJECT_NAME_STRATEGY, strategy, "Unknown subject name strategy"
+            KEY_SUBJECT_NAME_STRATEGY if is_key else VALUE_SUBJECT_NAME_STRATEGY,
+            strategy,
+            "Unknown subject name strategy",
         )
     if kind == "topic":
         return f"{topic}-key" if is_key else f"{topic}-value"
@@ -277,64 +283,184 @@ def _strategy_validator(name: str, value: Any) -> None:
 
 def _config_def() -> ConfigDef:
     d = ConfigDef()
-    d.define(TYPE_CONFIG, ConfigType.STRING, "value", validator=ValidString.in_("key", "value", "header"),
-             importance=Importance.LOW, documentation="How this converter will be used.")
-    d.define(SCHEMA_REGISTRY_URL_CONFIG, ConfigType.LIST, importance=Importance.HIGH,
-             documentation="Comma-separated list of URLs for schema registry instances that can be used to "
-             "register or look up schemas.")
-    d.define(AUTO_REGISTER_SCHEMAS, ConfigType.BOOLEAN, True, importance=Importance.MEDIUM,
-             documentation="Specify if the Serializer should attempt to register the Schema with Schema Registry")
-    d.define(USE_LATEST_VERSION, ConfigType.BOOLEAN, False, importance=Importance.LOW,
-             documentation="Specify if the Serializer should use the latest subject version for serialization")
-    d.define(LATEST_COMPATIBILITY_STRICT, ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Whether to check for backward compatibility between the latest subject version and "
-             " the Schema of the object to be serialized")
-    d.define(LATEST_CACHE_TTL, ConfigType.LONG, -1, importance=Importance.LOW,
-             documentation="TTL in seconds for caching the latest schema (-1: no expiry)")
-    d.define(NORMALIZE_SCHEMAS, ConfigType.BOOLEAN, False, importance=Importance.LOW,
-             documentation="Whether to normalize schemas, which generally ignores ordering when it is not significant")
+    d.define(
+        TYPE_CONFIG,
+        ConfigType.STRING,
+        "value",
+        validator=ValidString.in_("key", "value", "header"),
+        importance=Importance.LOW,
+        documentation="How this converter will be used.",
+    )
+    d.define(
+        SCHEMA_REGISTRY_URL_CONFIG,
+        ConfigType.LIST,
+        importance=Importance.HIGH,
+        documentation="Comma-separated list of URLs for schema registry instances that can be used to "
+        "register or look up schemas.",
+    )
+    d.define(
+        AUTO_REGISTER_SCHEMAS,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.MEDIUM,
+        documentation="Specify if the Serializer should attempt to register the Schema with Schema Registry",
+    )
+    d.define(
+        USE_LATEST_VERSION,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Specify if the Serializer should use the latest subject version for serialization",
+    )
+    d.define(
+        LATEST_COMPATIBILITY_STRICT,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Whether to check for backward compatibility between the latest subject version and "
+        " the Schema of the object to be serialized",
+    )
+    d.define(
+        LATEST_CACHE_TTL,
+        ConfigType.LONG,
+        -1,
+        importance=Importance.LOW,
+        documentation="TTL in seconds for caching the latest schema (-1: no expiry)",
+    )
+    d.define(
+        NORMALIZE_SCHEMAS,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Whether to normalize schemas, which generally ignores ordering when it is not significant",
+    )
     for key in (KEY_SUBJECT_NAME_STRATEGY, VALUE_SUBJECT_NAME_STRATEGY):
-        d.define(key, ConfigType.STRING, TOPIC_NAME_STRATEGY, validator=_strategy_validator,
-                 importance=Importance.MEDIUM,
-                 documentation="Determines how to construct the subject name under which the schema is registered "
-                 "with the schema registry. By default, <topic>-key / <topic>-value is used as subject.")
-    d.define(BASIC_AUTH_CREDENTIALS_SOURCE, ConfigType.STRING, "URL",
-             validator=ValidString.in_("URL", "USER_INFO", "SASL_INHERIT"), importance=Importance.MEDIUM,
-             documentation="Specify how to pick the credentials for Basic Auth header. The supported values are "
-             "URL, USER_INFO and SASL_INHERIT")
-    d.define(USER_INFO_CONFIG, ConfigType.PASSWORD, "", importance=Importance.MEDIUM,
-             documentation="Specify the user info for Basic Auth in the form of {username}:{password}")
-    d.define(SCHEMA_REGISTRY_USER_INFO_CONFIG, ConfigType.PASSWORD, "", importance=Importance.MEDIUM,
-             documentation="Deprecated alias of basic.auth.user.info")
-    d.define(BEARER_AUTH_CREDENTIALS_SOURCE, ConfigType.STRING, "STATIC_TOKEN", importance=Importance.MEDIUM,
-             documentation="Specify how to pick the credentials for Bearer Auth header.")
-    d.define(BEARER_AUTH_TOKEN_CONFIG, ConfigType.PASSWORD, "", importance=Importance.MEDIUM,
-             documentation="Specify the Bearer token to be used for authentication")
-    d.define(HTTP_CONNECT_TIMEOUT_MS, ConfigType.INT, 60000, importance=Importance.LOW,
-             documentation="Timeout for establishing a connection to the schema registry, in milliseconds")
-    d.define(HTTP_READ_TIMEOUT_MS, ConfigType.INT, 60000, importance=Importance.LOW,
-             documentation="Timeout for reading a schema registry answer, in milliseconds")
-    d.define(SCHEMAS_CACHE_CONFIG, ConfigType.INT, 1000, importance=Importance.LOW,
-             documentation="Size of the converted schemas cache")
-    d.define(CONNECT_META_DATA_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Toggle for enabling/disabling connect converter to add its meta data to the output "
-             "schema or not")
-    d.define(ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
-             documentation="Toggle for enabling/disabling enhanced avro schema support: Enum symbol preservation "
-             "and Package Name awareness")
-    d.define(GENERALIZED_SUM_TYPE_SUPPORT_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
-             documentation="Toggle for enabling/disabling generalized sum type support: interoperability of "
-             "enum/union with other schema formats")
-    d.define(SCRUB_INVALID_NAMES_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
-             documentation="Whether to scrub invalid names by replacing invalid characters with valid ones")
-    d.define(IGNORE_DEFAULT_FOR_NULLABLES_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
-             documentation="Whether to ignore the default for nullable fields when the value is null")
-    d.define(ALLOW_OPTIONAL_MAP_KEYS_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.LOW,
-             documentation="Allow optional string map key when converting from Connect Schema to Avro Schema.")
-    d.define(FLATTEN_SINGLETON_UNIONS_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Whether to flatten singleton unions")
-    d.define(DISCARD_TYPE_DOC_DEFAULT_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.LOW,
-             documentation="Deprecated; not supported (must be false).")
+        d.define(
+            key,
+            ConfigType.STRING,
+            TOPIC_NAME_STRATEGY,
+            validator=_strategy_validator,
+            importance=Importance.MEDIUM,
+            documentation="Determines how to construct the subject name under which the schema is registered "
+            "with the schema registry. By default, <topic>-key / <topic>-value is used as subject.",
+        )
+    d.define(
+        BASIC_AUTH_CREDENTIALS_SOURCE,
+        ConfigType.STRING,
+        "URL",
+        validator=ValidString.in_("URL", "USER_INFO", "SASL_INHERIT"),
+        importance=Importance.MEDIUM,
+        documentation="Specify how to pick the credentials for Basic Auth header. The supported values are "
+        "URL, USER_INFO and SASL_INHERIT",
+    )
+    d.define(
+        USER_INFO_CONFIG,
+        ConfigType.PASSWORD,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Specify the user info for Basic Auth in the form of {username}:{password}",
+    )
+    d.define(
+        SCHEMA_REGISTRY_USER_INFO_CONFIG,
+        ConfigType.PASSWORD,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Deprecated alias of basic.auth.user.info",
+    )
+    d.define(
+        BEARER_AUTH_CREDENTIALS_SOURCE,
+        ConfigType.STRING,
+        "STATIC_TOKEN",
+        importance=Importance.MEDIUM,
+        documentation="Specify how to pick the credentials for Bearer Auth header.",
+    )
+    d.define(
+        BEARER_AUTH_TOKEN_CONFIG,
+        ConfigType.PASSWORD,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Specify the Bearer token to be used for authentication",
+    )
+    d.define(
+        HTTP_CONNECT_TIMEOUT_MS,
+        ConfigType.INT,
+        60000,
+        importance=Importance.LOW,
+        documentation="Timeout for establishing a connection to the schema registry, in milliseconds",
+    )
+    d.define(
+        HTTP_READ_TIMEOUT_MS,
+        ConfigType.INT,
+        60000,
+        importance=Importance.LOW,
+        documentation="Timeout for reading a schema registry answer, in milliseconds",
+    )
+    d.define(
+        SCHEMAS_CACHE_CONFIG,
+        ConfigType.INT,
+        1000,
+        importance=Importance.LOW,
+        documentation="Size of the converted schemas cache",
+    )
+    d.define(
+        CONNECT_META_DATA_CONFIG,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Toggle for enabling/disabling connect converter to add its meta data to the output "
+        "schema or not",
+    )
+    d.define(
+        ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Toggle for enabling/disabling enhanced avro schema support: Enum symbol preservation "
+        "and Package Name awareness",
+    )
+    d.define(
+        GENERALIZED_SUM_TYPE_SUPPORT_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Toggle for enabling/disabling generalized sum type support: interoperability of "
+        "enum/union with other schema formats",
+    )
+    d.define(
+        SCRUB_INVALID_NAMES_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Whether to scrub invalid names by replacing invalid characters with valid ones",
+    )
+    d.define(
+        IGNORE_DEFAULT_FOR_NULLABLES_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Whether to ignore the default for nullable fields when the value is null",
+    )
+    d.define(
+        ALLOW_OPTIONAL_MAP_KEYS_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Allow optional string map key when converting from Connect Schema to Avro Schema.",
+    )
+    d.define(
+        FLATTEN_SINGLETON_UNIONS_CONFIG,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Whether to flatten singleton unions",
+    )
+    d.define(
+        DISCARD_TYPE_DOC_DEFAULT_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Deprecated; not supported (must be false).",
+    )
     return d
 
 
@@ -379,7 +505,9 @@ class AvroConverter(Converter):
             conf[SCHEMA_REGISTRY_URL_CONFIG] = "injected://client"
         parsed = _CONFIG_DEF.parse(conf)
         if parsed[DISCARD_TYPE_DOC_DEFAULT_CONFIG]:
-            raise ConfigError(DISCARD_TYPE_DOC_DEFAULT_CONFIG, "true", "The deprecated discard.type.doc.default mode is not supported")
+            raise ConfigError(
+                DISCARD_TYPE_DOC_DEFAULT_CONFIG, "true", "The deprecated discard.type.doc.default mode is not supported"
+            )
         self._is_key = is_key
         self._auto_register = parsed[AUTO_REGISTER_SCHEMAS]
         self._use_latest = parsed[USE_LATEST_VERSION]
@@ -423,9 +551,12 @@ class AvroConverter(Converter):
             raise ConfigError(BASIC_AUTH_CREDENTIALS_SOURCE, source, "SASL_INHERIT is not supported")
         token = parsed[BEARER_AUTH_TOKEN_CONFIG].value or None
         if token and parsed[BEARER_AUTH_CREDENTIALS_SOURCE] != "STATIC_TOKEN":
-            raise ConfigError(BEARER_AUTH_CREDENTIALS_SOURCE, parsed[BEARER_AUTH_CREDENTIALS_SOURCE],
-                              "Only STATIC_TOKEN is supported")
-        headers = {k[len(REQUEST_HEADER_PREFIX):]: str(v) for k, v in conf.items() if k.startswith(REQUEST_HEADER_PREFIX)}
+            raise ConfigError(
+                BEARER_AUTH_CREDENTIALS_SOURCE, parsed[BEARER_AUTH_CREDENTIALS_SOURCE], "Only STATIC_TOKEN is supported"
+            )
+        headers = {
+            k[len(REQUEST_HEADER_PREFIX) :]: str(v) for k, v in conf.items() if k.startswith(REQUEST_HEADER_PREFIX)
+        }
         return HttpRegistryClient(
             parsed[SCHEMA_REGISTRY_URL_CONFIG],
             auth=auth,
@@ -462,7 +593,9 @@ class AvroConverter(Converter):
         except (RegistryError, DataError) as exc:
             raise DataError(f"Failed to serialize Avro data from topic {topic}: {_message(exc)}") from exc
 
-    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+    def from_connect_batch(
+        self, topic: str, schemas: list[Schema | None], values: list[Any]
+    ) -> list[bytes | None] | None:
         return [self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)]
 
     def _schema_json(self, avro: AvroType) -> str:
@@ -488,7 +621,8 @@ class AvroConverter(Converter):
                     schema_id = self._client.register(subject, text, self._normalize)
                 except RegistryError as exc:
                     raise RegistryError(
-                        exc.status, exc.error_code,
+                        exc.status,
+                        exc.error_code,
                         f"Error registering Avro {what} schema under subject '{subject}': {exc.message}",
                     ) from exc
                 writer = _Writer(schema_id, self._codec_for(avro), avro, avro)
@@ -509,7 +643,8 @@ class AvroConverter(Converter):
                     schema_id, _version = self._client.lookup(subject, text, self._normalize)
                 except RegistryError as exc:
                     raise RegistryError(
-                        exc.status, exc.error_code,
+                        exc.status,
+                        exc.error_code,
                         f"Error retrieving Avro {what} schema for subject '{subject}': {exc.message}. With "
                         f"{AUTO_REGISTER_SCHEMAS}=false the schema must already be registered under '{subject}'",
                     ) from exc
@@ -529,9 +664,11 @@ class AvroConverter(Converter):
         try:
             schema_id, version, text = self._client.latest(subject)
         except RegistryError as exc:
-            raise RegistryError(exc.status, exc.error_code,
-                                f"Error retrieving latest version of Avro {what} schema for subject '{subject}': "
-                                f"{exc.message}") from exc
+            raise RegistryError(
+                exc.status,
+                exc.error_code,
+                f"Error retrieving latest version of Avro {what} schema for subject '{subject}': {exc.message}",
+            ) from exc
         schema = self._schema_for_id(schema_id, text)[0]
         self._bounded(self._latest)[subject] = (time.monotonic(), schema_id, version, schema)
         return schema_id, version, schema
@@ -601,8 +738,9 @@ class AvroConverter(Converter):
             try:
                 text = self._client.schema_by_id(schema_id)
             except RegistryError as exc:
-                raise RegistryError(exc.status, exc.error_code,
-                                    f"Error retrieving Avro {what} schema for id {schema_id}: {exc.message}") from exc
+                raise RegistryError(
+                    exc.status, exc.error_code, f"Error retrieving Avro {what} schema for id {schema_id}: {exc.message}"
+                ) from exc
         schema = parse_avro(text)
         entry = (schema, self._codec_for(schema))
         self._bounded(self._by_id)[schema_id] = entry
@@ -618,9 +756,11 @@ class AvroConverter(Converter):
         try:
             found_id, version = self._client.lookup(subject, self._schema_json(writer))
         except RegistryError as exc:
-            raise RegistryError(exc.status, exc.error_code,
-                                f"Error retrieving Avro {what} schema version for id {schema_id} in subject "
-                                f"'{subject}': {exc.message}") from exc
+            raise RegistryError(
+                exc.status,
+                exc.error_code,
+                f"Error retrieving Avro {what} schema version for id {schema_id} in subject '{subject}': {exc.message}",
+            ) from exc
         self._bounded(self._versions)[key] = version
         return version
 

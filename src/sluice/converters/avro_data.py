@@ -124,8 +124,21 @@ class AvroType:
     every use of a name points at the same node."""
 
     __slots__ = (
-        "type", "props", "name", "namespace", "doc", "aliases", "fields", "symbols",
-        "enum_default", "size", "items", "values", "branches", "_wrappers", "_field_index",
+        "type",
+        "props",
+        "name",
+        "namespace",
+        "doc",
+        "aliases",
+        "fields",
+        "symbols",
+        "enum_default",
+        "size",
+        "items",
+        "values",
+        "branches",
+        "_wrappers",
+        "_field_index",
     )
 
     def __init__(
@@ -292,7 +305,7 @@ class _Parser:
             elif t == "fixed":
                 size = node.get("size")
                 if type(size) is not int:
-                    raise DataError(f'Invalid or no size: {json.dumps(node)}')
+                    raise DataError(f"Invalid or no size: {json.dumps(node)}")
                 result.size = size
             else:
                 fields_node = node.get("fields")
@@ -541,8 +554,13 @@ def _anything() -> AvroType:
     anything.fields = [
         AvroField(n, optional(AvroType(t)), default=None)
         for n, t in (
-            ("boolean", "boolean"), ("bytes", "bytes"), ("double", "double"), ("float", "float"),
-            ("int", "int"), ("long", "long"), ("string", "string"),
+            ("boolean", "boolean"),
+            ("bytes", "bytes"),
+            ("double", "double"),
+            ("float", "float"),
+            ("int", "int"),
+            ("long", "long"),
+            ("string", "string"),
         )
     ]
     anything.fields.append(AvroField("array", optional(AvroType("array", items=anything)), default=None))
@@ -628,8 +646,14 @@ def _wire(s: AvroType, defined: set[int]) -> Any:
             return [_wire(b, defined) for b in branches]
         names = s.wrapper_names()
         return [
-            "null" if b.type == "null"
-            else {"type": "record", "name": names[i], "namespace": "", "fields": [{"name": "v", "type": _wire(b, defined)}]}
+            "null"
+            if b.type == "null"
+            else {
+                "type": "record",
+                "name": names[i],
+                "namespace": "",
+                "fields": [{"name": "v", "type": _wire(b, defined)}],
+            }
             for i, b in enumerate(branches)
         ]
     return t
@@ -810,9 +834,12 @@ class AvroData:
                 for sym in symbols:
                     _check_name(sym)
                 base = AvroType(
-                    "enum", name=_check_name(eshort), namespace=ens,
+                    "enum",
+                    name=_check_name(eshort),
+                    namespace=ens,
                     doc=params.get(AVRO_ENUM_DOC_PREFIX_PROP + short),
-                    symbols=symbols, enum_default=params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short),
+                    symbols=symbols,
+                    enum_default=params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short),
                 )
             else:
                 base = AvroType("string")
@@ -824,7 +851,9 @@ class AvroData:
                 base = AvroType("bytes")
             if _eq_ignore_case(schema.name, Decimal.LOGICAL_NAME):
                 base.props["scale"] = int(params[Decimal.SCALE_FIELD])
-                base.props["precision"] = int(params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT))
+                base.props["precision"] = int(
+                    params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT)
+                )
         elif t is Type.ARRAY:
             base = AvroType("array", items=self._from_connect(schema.value_schema(), ctx, False))
         elif t is Type.MAP:
@@ -836,7 +865,9 @@ class AvroData:
                     entry = AvroType("record", name=MAP_ENTRY_TYPE_NAME, namespace=NAMESPACE)
                 else:
                     ns, short = self._name_or_default(ctx, schema.name)
-                    entry = AvroType("record", {CONNECT_INTERNAL_TYPE_NAME: MAP_ENTRY_TYPE_NAME}, name=short, namespace=ns)
+                    entry = AvroType(
+                        "record", {CONNECT_INTERNAL_TYPE_NAME: MAP_ENTRY_TYPE_NAME}, name=short, namespace=ns
+                    )
                 fields: list[AvroField] = []
                 self._add_field(fields, KEY_FIELD, key_schema, None, ctx)
                 self._add_field(fields, VALUE_FIELD, schema.value_schema(), None, ctx)
@@ -849,7 +880,9 @@ class AvroData:
                     branches.append(self._from_connect(_non_optional(f.schema), ctx, True))
                 base = AvroType("union", branches=branches)
             elif schema.optional:
-                base = AvroType("union", branches=[AvroType("null"), self._from_connect(_non_optional(schema), ctx, False)])
+                base = AvroType(
+                    "union", branches=[AvroType("null"), self._from_connect(_non_optional(schema), ctx, False)]
+                )
             else:
                 ns, short = self._name_or_default(ctx, schema.name)
                 base = AvroType("record", name=short, namespace=ns, doc=params.get(AVRO_RECORD_DOC_PROP))
@@ -889,7 +922,9 @@ class AvroData:
             name = schema.name
             if name is not None:
                 if _eq_ignore_case(name, Decimal.LOGICAL_NAME):
-                    precision = int(params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT))
+                    precision = int(
+                        params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT)
+                    )
                     scale = int(params.get(Decimal.SCALE_FIELD, 0))
                     if scale < 0 or scale > precision:
                         force_legacy_decimal = True
@@ -1221,20 +1256,17 @@ class AvroData:
                     raise DataError(
                         "Found map encoded as array of key-value pairs, but array elements do not match the expected format."
                     )
-                builder = SchemaBuilder.map(
-                    self._to_connect_top(kf.schema, ctx), self._to_connect_top(vf.schema, ctx)
-                )
+                builder = SchemaBuilder.map(self._to_connect_top(kf.schema, ctx), self._to_connect_top(vf.schema, ctx))
             else:
                 builder = SchemaBuilder.array(self._to_connect(elem, False, None, None, None, ctx))
         elif t == "map":
             builder = SchemaBuilder.map(
-                Schema.STRING_SCHEMA, self._to_connect(avro.values, False, None, None, None, ctx)  # type: ignore[arg-type]
+                Schema.STRING_SCHEMA,
+                self._to_connect(avro.values, False, None, None, None, ctx),  # type: ignore[arg-type]
             )
         elif t == "record":
             if id(avro) in ctx.in_progress:
-                raise DataError(
-                    f"Recursive Avro schemas are not supported: {avro.fullname} refers to itself"
-                )
+                raise DataError(f"Recursive Avro schemas are not supported: {avro.fullname} refers to itself")
             ctx.in_progress.add(id(avro))
             builder = SchemaBuilder.struct()
             if self.connect_meta_data and avro.doc is not None:
@@ -1243,8 +1275,9 @@ class AvroData:
                 if self.connect_meta_data and f.doc is not None:
                     builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + f.name, f.doc)
                 fdefault = f.default if f.has_default else None
-                field_schema = self._to_connect(f.schema, False, _FieldDefault(fdefault) if f.has_default else None,
-                                                f.doc, None, ctx)
+                field_schema = self._to_connect(
+                    f.schema, False, _FieldDefault(fdefault) if f.has_default else None, f.doc, None, ctx
+                )
                 if self.connect_meta_data:
                     fparams = f.props.get(CONNECT_PARAMETERS_PROP)
                     if isinstance(fparams, Mapping):
@@ -1927,8 +1960,6 @@ def _raw_from_json(avro: AvroType, value: Any) -> Any:
         return {k: _raw_from_json(avro.values, v) for k, v in value.items()}  # type: ignore[arg-type]
     if t == "record":
         return {
-            f.name: _raw_from_json(f.schema, value[f.name] if f.name in value else f.default)
-            for f in avro.fields or ()
+            f.name: _raw_from_json(f.schema, value[f.name] if f.name in value else f.default) for f in avro.fields or ()
         }
     return value
-

@@ -32,8 +32,9 @@ class ByteArrayConverter(Converter, ConvertsHeadersAsValues):
             return value
         if isinstance(value, (bytearray, memoryview)):
             return bytes(value)
-        raise DataError(f"ByteArrayConverter is not compatible with objects of type class "
-                        f"{java_class_name(schema, value)}")
+        raise DataError(
+            f"ByteArrayConverter is not compatible with objects of type class {java_class_name(schema, value)}"
+        )
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, value)
@@ -41,7 +42,9 @@ class ByteArrayConverter(Converter, ConvertsHeadersAsValues):
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
         return [Schema.OPTIONAL_BYTES_SCHEMA] * len(values), list(values)
 
-    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+    def from_connect_batch(
+        self, topic: str, schemas: list[Schema | None], values: list[Any]
+    ) -> list[bytes | None] | None:
         return [self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)]
 
     def close(self) -> None:

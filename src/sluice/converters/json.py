@@ -160,6 +160,7 @@ def _text_and_decoder(value: bytes | bytearray | memoryview) -> tuple[str, Any]:
         text = text[1:]
     return text, (_DECIMAL_DECODER if Decimal.LOGICAL_NAME in text else _DECODER)
 
+
 # -- JSON text helpers ------------------------------------------------------------------
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
@@ -171,7 +172,7 @@ def _escape_char(m: re.Match[str]) -> str:
     return _ESCAPES.get(c) or f"\\u{ord(c):04X}"
 
 
-_ASTRAL_RE = re.compile("[\U00010000-\U0010FFFF]")
+_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
 
 
 def _escape_astral(m: re.Match[str]) -> str:
@@ -333,7 +334,9 @@ def _date_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
 
 def _date_to_connect(schema: Schema, node: Any) -> Any:
     if not _is_int32(node):
-        raise DataError(f"Invalid type for Date, underlying representation should be integer but was {_node_type(node)}")
+        raise DataError(
+            f"Invalid type for Date, underlying representation should be integer but was {_node_type(node)}"
+        )
     return Date.to_logical(schema, node)
 
 
@@ -345,7 +348,9 @@ def _time_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
 
 def _time_to_connect(schema: Schema, node: Any) -> Any:
     if not _is_int32(node):
-        raise DataError(f"Invalid type for Time, underlying representation should be integer but was {_node_type(node)}")
+        raise DataError(
+            f"Invalid type for Time, underlying representation should be integer but was {_node_type(node)}"
+        )
     return Time.to_logical(schema, node)
 
 
@@ -456,7 +461,9 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         except UnicodeEncodeError as e:
             raise DataError(SERIALIZE_ERROR) from e
 
-    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+    def from_connect_batch(
+        self, topic: str, schemas: list[Schema | None], values: list[Any]
+    ) -> list[bytes | None] | None:
         if self._schemas_enable:
             return [self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)]
         to_json = self._to_json
@@ -626,6 +633,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         logical = _LOGICAL_TO_CONNECT.get(schema.name) if schema.name is not None else None
         if logical is not None:
             if schema.name == Timestamp.LOGICAL_NAME:
+
                 def timestamp(node: Any) -> Any:
                     if type(node) is int and _LONG_MIN <= node <= _LONG_MAX:
                         return _UTC_EPOCH + _dt.timedelta(milliseconds=node)  # Timestamp.to_logical
@@ -654,8 +662,12 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         # One function per struct schema, its fields unrolled: values that already have the
         # field's type pass as they are, the rest go through the field's conversion.
         namespace: dict[str, Any] = {
-            "DataError": DataError, "node_type": _node_type, "MISSING": _MISSING, "validate": Schema.validate_value,
-            "from_converted": Struct._from_converted, "schema": schema,
+            "DataError": DataError,
+            "node_type": _node_type,
+            "MISSING": _MISSING,
+            "validate": Schema.validate_value,
+            "from_converted": Struct._from_converted,
+            "schema": schema,
         }
         lines = [
             "def build(node):",
@@ -671,7 +683,9 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
                 lines.append(f"    v{i} = x if {same_type} else c{i}(x)")
             else:
                 lines.append(f"    v{i} = c{i}(x)")
-            lines.append(f"    validate(s{i}, v{i}, f{i})" if check else f"    if v{i} is None: validate(s{i}, None, f{i})")
+            lines.append(
+                f"    validate(s{i}, v{i}, f{i})" if check else f"    if v{i} is None: validate(s{i}, None, f{i})"
+            )
         lines.append(f"    return from_converted(schema, [{', '.join(f'v{i}' for i in range(len(plan)))}])")
         exec("\n".join(lines), namespace)  # noqa: S102 - built from indexes only; names are values
         return namespace["build"]  # type: ignore[no-any-return]
@@ -912,11 +926,7 @@ def _map_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> str:
         for k, v in value.items():
             entries[_map_key_text(conv, ks, k)] = conv._to_json(vs, v)
         return "{" + ",".join(_jstr(k) + ":" + v for k, v in entries.items()) + "}"
-    return (
-        "["
-        + ",".join("[" + conv._to_json(ks, k) + "," + conv._to_json(vs, v) + "]" for k, v in value.items())
-        + "]"
-    )
+    return "[" + ",".join("[" + conv._to_json(ks, k) + "," + conv._to_json(vs, v) + "]" for k, v in value.items()) + "]"
 
 
 def _struct_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> str:

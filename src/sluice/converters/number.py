@@ -28,12 +28,15 @@ from sluice.converters._common import ConvertsHeadersAsValues, converter_config_
 
 __all__ = ["DoubleConverter", "FloatConverter", "IntegerConverter", "LongConverter", "ShortConverter"]
 
-_LOGICAL_NAMES = frozenset({
-    "org.apache.kafka.connect.data.Decimal",
-    "org.apache.kafka.connect.data.Date",
-    "org.apache.kafka.connect.data.Time",
-    "org.apache.kafka.connect.data.Timestamp",
-})
+_LOGICAL_NAMES = frozenset(
+    {
+        "org.apache.kafka.connect.data.Decimal",
+        "org.apache.kafka.connect.data.Date",
+        "org.apache.kafka.connect.data.Time",
+        "org.apache.kafka.connect.data.Timestamp",
+    }
+)
+
 
 class _NumberConverter(Converter, ConvertsHeadersAsValues):
     """Shared logic: ``_TYPE`` is the Connect type the converter reads and writes."""
@@ -96,7 +99,9 @@ class _NumberConverter(Converter, ConvertsHeadersAsValues):
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
         return [self._SCHEMA] * len(values), [self.to_connect_data(topic, v).value for v in values]
 
-    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+    def from_connect_batch(
+        self, topic: str, schemas: list[Schema | None], values: list[Any]
+    ) -> list[bytes | None] | None:
         return [self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)]
 
     def close(self) -> None:

@@ -38,17 +38,14 @@ def _codec(encoding: str) -> tuple[str, bool]:
 
 
 def _config_def() -> ConfigDef:
-    return (
-        converter_config_def()
-        .define(
-            ENCODING_CONFIG,
-            ConfigType.STRING,
-            ENCODING_DEFAULT,
-            importance=Importance.HIGH,
-            documentation="The name of the Java character set to use for encoding strings as byte arrays.",
-            width=Width.MEDIUM,
-            display_name="Encoding",
-        )
+    return converter_config_def().define(
+        ENCODING_CONFIG,
+        ConfigType.STRING,
+        ENCODING_DEFAULT,
+        importance=Importance.HIGH,
+        documentation="The name of the Java character set to use for encoding strings as byte arrays.",
+        width=Width.MEDIUM,
+        display_name="Encoding",
     )
 
 
@@ -107,7 +104,9 @@ class StringConverter(Converter, ConvertsHeadersAsValues):
             raise DataError("Failed to deserialize string: ") from e
         return [Schema.OPTIONAL_STRING_SCHEMA] * len(values), texts
 
-    def from_connect_batch(self, topic: str, schemas: list[Schema | None], values: list[Any]) -> list[bytes | None] | None:
+    def from_connect_batch(
+        self, topic: str, schemas: list[Schema | None], values: list[Any]
+    ) -> list[bytes | None] | None:
         if self._codec != "utf-8":
             return None
         return [

@@ -36,9 +36,7 @@ __all__ = ["dev_main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="sluice dev", description="Local services for developing and testing Sluice."
-    )
+    parser = argparse.ArgumentParser(prog="sluice dev", description="Local services for developing and testing Sluice.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands.add_parser("fetch", help="fetch (once) every JVM jar the project uses into the cache")
@@ -71,8 +69,9 @@ def _parser() -> argparse.ArgumentParser:
         ("status", "print whether the cluster runs; exit code 0 if it does, 1 if not"),
     ):
         action = actions.add_parser(name, help=text, description=text)
-        action.add_argument("--dir", type=Path, default=None,
-                            help="the cluster's work directory (default: <cache>/run/spark)")
+        action.add_argument(
+            "--dir", type=Path, default=None, help="the cluster's work directory (default: <cache>/run/spark)"
+        )
         if name == "start":
             action.add_argument("--cores", type=int, default=2, help="cores the worker offers (default 2)")
             action.add_argument("--memory", default="1g", help="memory the worker offers (default 1g)")
@@ -90,8 +89,9 @@ def _parser() -> argparse.ArgumentParser:
         ("status", "print whether the registry runs; exit code 0 if it does, 1 if not"),
     ):
         action = actions.add_parser(name, help=text, description=text)
-        action.add_argument("--dir", type=Path, default=None,
-                            help="the registry's work directory (default: <cache>/run/registry)")
+        action.add_argument(
+            "--dir", type=Path, default=None, help="the registry's work directory (default: <cache>/run/registry)"
+        )
         if name == "start":
             action.add_argument("--port", type=int, default=None, help="HTTP port (default: a free one)")
             action.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for start-up")
@@ -104,14 +104,18 @@ def _parser() -> argparse.ArgumentParser:
         )
         actions = database.add_subparsers(dest="action", required=True, metavar="ACTION")
         for name, text in (
-            ("start", f"start {label} (if not running; installs the Debian package when missing) "
-                      "and print its JDBC URL (connection.url)"),
+            (
+                "start",
+                f"start {label} (if not running; installs the Debian package when missing) "
+                "and print its JDBC URL (connection.url)",
+            ),
             ("stop", f"stop {label}"),
             ("status", f"print whether {label} runs; exit code 0 if it does, 1 if not"),
         ):
             action = actions.add_parser(name, help=text, description=text)
-            action.add_argument("--dir", type=Path, default=None,
-                                help=f"the server's work directory (default: <cache>/run/{command})")
+            action.add_argument(
+                "--dir", type=Path, default=None, help=f"the server's work directory (default: <cache>/run/{command})"
+            )
             if name == "start":
                 action.add_argument("--port", type=int, default=None, help="TCP port (default: a free one)")
                 action.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for start-up")

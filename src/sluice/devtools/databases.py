@@ -149,7 +149,7 @@ class DatabaseEndpoint:
         """
         text = url.strip()
         if text.startswith("jdbc:"):
-            text = text[len("jdbc:"):]
+            text = text[len("jdbc:") :]
         parts = urllib.parse.urlsplit(text)
         scheme = parts.scheme.lower()
         kinds = {"postgresql": "postgresql", "postgres": "postgresql", "mariadb": "mariadb", "mysql": "mysql"}
@@ -358,7 +358,9 @@ def install_packages(packages: Sequence[str], what: str) -> None:
         log.info("installing %s with apt-get (once; this takes a minute)", " ".join(wanted))
         install = apt + ["install", "-y", "--no-install-recommends", *wanted]
         proc = subprocess.run(install, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
-        if proc.returncode != 0 and re.search(r"Unable to locate package|Failed to fetch|404\s+Not Found", proc.stdout + proc.stderr):
+        if proc.returncode != 0 and re.search(
+            r"Unable to locate package|Failed to fetch|404\s+Not Found", proc.stdout + proc.stderr
+        ):
             log.info("apt-get update, then installing %s again", " ".join(wanted))
             _apt(apt + ["update"], env, what)
             proc = subprocess.run(
@@ -383,9 +385,7 @@ def _apt(command: list[str], env: Mapping[str, str], what: str) -> None:
 
 def _run_quietly(command: list[str]) -> bool:
     try:
-        return (
-            subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=60).returncode == 0
-        )
+        return subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -487,7 +487,9 @@ class _LocalDatabase(LocalService):
     ) -> None:
         for label, value in (("user", user), ("database", database)):
             if not _NAME.match(value):
-                raise DevToolsError(f"{self.name} {label} name {value!r} must be a plain identifier ([A-Za-z_][A-Za-z0-9_]*).")
+                raise DevToolsError(
+                    f"{self.name} {label} name {value!r} must be a plain identifier ([A-Za-z_][A-Za-z0-9_]*)."
+                )
         self.work_dir = Path(work_dir).expanduser().absolute()
         self.port_option = port
         self.user = user
@@ -609,7 +611,12 @@ class _LocalDatabase(LocalService):
             self._check_login()
             log.info(
                 "%s %s up at %s (user %s, password %s, pid %s)",
-                self.name, self._version, self.url, self.user, self.password, self._pid,
+                self.name,
+                self._version,
+                self.url,
+                self.user,
+                self.password,
+                self._pid,
             )
             return self.url
         raise AssertionError("unreachable")
@@ -876,9 +883,12 @@ class PostgresServer(_LocalDatabase):
         self._run_tool(
             [
                 str(binaries.initdb),
-                "-D", str(self.data_dir),
-                "-U", self.superuser,
-                "-E", "UTF8",
+                "-D",
+                str(self.data_dir),
+                "-U",
+                self.superuser,
+                "-E",
+                "UTF8",
                 "--no-locale",
                 "--auth-local=trust",
                 "--auth-host=scram-sha-256",
@@ -1027,8 +1037,10 @@ class MariaDbServer(_LocalDatabase):
     def _create_account(self) -> None:
         with self._admin() as conn, conn.cursor() as cur:
             # Only root@localhost (the unix socket) stays: no anonymous users, no root over TCP.
-            cur.execute("SELECT User, Host FROM mysql.global_priv WHERE User = '' OR (User = %s AND Host <> 'localhost')",
-                        (self.superuser,))
+            cur.execute(
+                "SELECT User, Host FROM mysql.global_priv WHERE User = '' OR (User = %s AND Host <> 'localhost')",
+                (self.superuser,),
+            )
             for user, host in cur.fetchall():
                 cur.execute("DROP USER %s@%s", (user, host))
             cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}` CHARACTER SET utf8mb4")

@@ -19,5 +19,6 @@ def source_timestamp_interceptor_jar(spark_kafka_jars: Sequence[Path]) -> Path:
     clients = [p for p in spark_kafka_jars if Path(p).name.startswith("kafka-clients-")]
     if not clients:
         raise DevToolsError("no kafka-clients jar among Spark's Kafka jars")
-    return compiled_jar("SourceTimestampInterceptor.java", clients, "interceptor",
-                        "sluice/kafka/SourceTimestampInterceptor.class")
+    return compiled_jar(
+        "SourceTimestampInterceptor.java", clients, "interceptor", "sluice/kafka/SourceTimestampInterceptor.class"
+    )

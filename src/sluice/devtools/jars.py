@@ -197,9 +197,7 @@ def _bundled_with_pyspark(artifact: str, bundled: Sequence[str]) -> bool:
     PySpark's jars are named ``<artifact>-<version>.jar``; a version starts with a digit.
     """
     prefix = artifact + "-"
-    return any(
-        name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isdigit() for name in bundled
-    )
+    return any(name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isdigit() for name in bundled)
 
 
 # ------------------------------------------------------------------------------- public
@@ -256,9 +254,7 @@ def fetch_all() -> dict[str, list[Path]]:
 # ----------------------------------------------------------------------------- plumbing
 
 
-def _jar_set(
-    name: str, modules: Sequence[Module], keep: Callable[[str], bool] = lambda _artifact: True
-) -> list[Path]:
+def _jar_set(name: str, modules: Sequence[Module], keep: Callable[[str], bool] = lambda _artifact: True) -> list[Path]:
     root = jvm_dir()
     dest = root / name
     cached = _read_complete(dest, modules)
@@ -369,9 +365,7 @@ def _ivy_retrieve(modules: Sequence[Module], retrieved: Path, work: Path) -> Non
     ivy_log = work / "ivy.log"
     with open(ivy_log, "w") as out:
         try:
-            proc = subprocess.run(
-                command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=1800
-            )
+            proc = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=1800)
         except subprocess.TimeoutExpired as exc:
             raise DevToolsError(f"Resolving {_coords(modules)} with Ivy timed out.") from exc
     if proc.returncode != 0 or not retrieved.is_dir():
@@ -472,9 +466,7 @@ def _check_member(member: str, out: Path) -> None:
         raise DevToolsError(f"Archive member {member!r} would be written outside {out}.")
 
 
-def _ivy_retrieve_artifact(
-    module: Module, ext: str, classifier: str | None, retrieved: Path, work: Path
-) -> None:
+def _ivy_retrieve_artifact(module: Module, ext: str, classifier: str | None, retrieved: Path, work: Path) -> None:
     """Like :func:`_ivy_retrieve` for one non-jar artifact of one module, without dependencies."""
     org, mod, rev = module
     classifier_attr = f" m:classifier={quoteattr(classifier)}" if classifier else ""
@@ -483,7 +475,7 @@ def _ivy_retrieve_artifact(
         '<ivy-module version="2.0" xmlns:m="http://ant.apache.org/ivy/maven">\n'
         '  <info organisation="sluice.local" module="archive"/>\n'
         "  <dependencies>\n"
-        f"    <dependency org={quoteattr(org)} name={quoteattr(mod)} rev={quoteattr(rev)} transitive=\"false\">\n"
+        f'    <dependency org={quoteattr(org)} name={quoteattr(mod)} rev={quoteattr(rev)} transitive="false">\n'
         f"      <artifact name={quoteattr(mod)} type={quoteattr(ext)} ext={quoteattr(ext)}{classifier_attr}/>\n"
         "    </dependency>\n"
         "  </dependencies>\n"
@@ -509,9 +501,7 @@ def _ivy_retrieve_artifact(
     ivy_log = work / "ivy.log"
     with open(ivy_log, "w") as out:
         try:
-            proc = subprocess.run(
-                command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=1800
-            )
+            proc = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=1800)
         except subprocess.TimeoutExpired as exc:
             raise DevToolsError(f"Resolving {coords} with Ivy timed out.") from exc
     if proc.returncode != 0 or not retrieved.is_dir():

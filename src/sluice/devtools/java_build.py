@@ -51,9 +51,22 @@ def compiled_classes(source_name: str, classpath: Sequence[Path], kind: str, mar
         classes = work / "classes"
         classes.mkdir()
         proc = subprocess.run(
-            [javac, "-nowarn", "-encoding", "UTF-8", "--release", "17",
-             "-cp", os.pathsep.join(str(p) for p in classpath), "-d", str(classes), str(work / source_name)],
-            capture_output=True, text=True, timeout=300,
+            [
+                javac,
+                "-nowarn",
+                "-encoding",
+                "UTF-8",
+                "--release",
+                "17",
+                "-cp",
+                os.pathsep.join(str(p) for p in classpath),
+                "-d",
+                str(classes),
+                str(work / source_name),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         if proc.returncode != 0:
             raise JavaBuildError(f"javac failed to compile {source_name}:\n{proc.stdout}{proc.stderr}")

@@ -384,9 +384,7 @@ class KafkaBroker(LocalService):
             raise self._start_failure("exited during start-up")
 
     def _start_failure(self, what: str) -> DevToolsError:
-        return DevToolsError(
-            f"The Kafka broker in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}"
-        )
+        return DevToolsError(f"The Kafka broker in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}")
 
     def _kill_failed_start(self) -> None:
         if self._pid is not None and self._is_running(self._pid):
@@ -487,4 +485,3 @@ def _random_cluster_id() -> str:
 
 def _escape_property(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n")
-

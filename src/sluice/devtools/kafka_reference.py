@@ -188,7 +188,9 @@ def _json_converter_class() -> type:
     devtools sits below the plugin packages and does not import them."""
     for ep in importlib.metadata.entry_points(group="sluice.converters", name="JsonConverter"):
         return ep.load()  # type: ignore[no-any-return]
-    raise ReferenceError_("Sluice's JsonConverter plugin is not installed (entry point sluice.converters:JsonConverter)")
+    raise ReferenceError_(
+        "Sluice's JsonConverter plugin is not installed (entry point sluice.converters:JsonConverter)"
+    )
 
 
 def _neutral_converter() -> Any:
@@ -532,8 +534,9 @@ class KafkaReference:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
         )
-        threading.Thread(target=self._pump, args=(self._proc, self._lines), daemon=True,
-                         name=f"kafka-reference-{self._proc.pid}").start()
+        threading.Thread(
+            target=self._pump, args=(self._proc, self._lines), daemon=True, name=f"kafka-reference-{self._proc.pid}"
+        ).start()
         ready = self._read(timeout=max(self.timeout, 120.0))
         if not ready.get("ready"):
             self.stop()
@@ -737,4 +740,3 @@ class KafkaReference:
         kind, node = encode_record(record)
         answer = self.request("predicate", predicate=predicate, configs=_configs(configs), kind=kind, record=node)
         return bool(answer["result"])
-

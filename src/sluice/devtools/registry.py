@@ -198,7 +198,10 @@ class SchemaRegistry(LocalService):
 
         java = registry_java(_required_java(self.version))
         home = maven_archive(
-            "io.apicurio", "apicurio-registry-app", self.version, classifier="all",
+            "io.apicurio",
+            "apicurio-registry-app",
+            self.version,
+            classifier="all",
             name=f"apicurio-registry-{self.version}",
         )
         runner = home / "quarkus-run.jar"
@@ -372,6 +375,7 @@ class SchemaRegistry(LocalService):
             state["url"] = None
             self._write_state(state)
 
+
 # ----------------------------------------------------------------------------- Java
 
 
@@ -382,9 +386,7 @@ def registry_java(min_major: int = 21) -> Path:
         java = Path(explicit) / "bin" / "java"
         major = _java_major(str(java))
         if major is None or major < min_major:
-            raise DevToolsError(
-                f"{JAVA_HOME_ENV}={explicit!r}: {java} is not a Java {min_major}+ executable."
-            )
+            raise DevToolsError(f"{JAVA_HOME_ENV}={explicit!r}: {java} is not a Java {min_major}+ executable.")
         return java
     configured: Path | None = None
     with contextlib.suppress(DevToolsError):

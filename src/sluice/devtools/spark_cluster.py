@@ -197,16 +197,36 @@ class SparkStandaloneCluster:
                 "master",
                 java,
                 classpath,
-                [_MASTER_CLASS, "--host", _HOST, "--port", str(ports["master"]),
-                 "--webui-port", str(ports["master_ui"])],
+                [
+                    _MASTER_CLASS,
+                    "--host",
+                    _HOST,
+                    "--port",
+                    str(ports["master"]),
+                    "--webui-port",
+                    str(ports["master_ui"]),
+                ],
             )
             self._launch(
                 "worker",
                 java,
                 classpath,
-                [_WORKER_CLASS, "--host", _HOST, "--port", str(ports["worker"]),
-                 "--webui-port", str(ports["worker_ui"]), "--cores", str(self.cores),
-                 "--memory", self.memory, "--work-dir", str(self.worker_dir), master_url],
+                [
+                    _WORKER_CLASS,
+                    "--host",
+                    _HOST,
+                    "--port",
+                    str(ports["worker"]),
+                    "--webui-port",
+                    str(ports["worker_ui"]),
+                    "--cores",
+                    str(self.cores),
+                    "--memory",
+                    self.memory,
+                    "--work-dir",
+                    str(self.worker_dir),
+                    master_url,
+                ],
             )
             try:
                 self._wait_ready(time.monotonic() + timeout)
@@ -216,8 +236,13 @@ class SparkStandaloneCluster:
                 if _lost_port_race(output) and attempt < _PORT_ATTEMPTS:
                     continue  # another process took a port between choosing and binding
                 raise
-            log.info("Spark %s standalone cluster up at %s (master pid %s, worker pid %s)",
-                     SPARK_VERSION, master_url, self.master_pid, self.worker_pid)
+            log.info(
+                "Spark %s standalone cluster up at %s (master pid %s, worker pid %s)",
+                SPARK_VERSION,
+                master_url,
+                self.master_pid,
+                self.worker_pid,
+            )
             return master_url
         raise AssertionError("unreachable")
 
@@ -340,7 +365,8 @@ class SparkStandaloneCluster:
             else:
                 last = {"status": doc.get("status"), "workers": doc.get("workers")}
                 alive = [
-                    w for w in doc.get("workers", [])
+                    w
+                    for w in doc.get("workers", [])
                     if w.get("state") == "ALIVE" and f"{w.get('host')}:{w.get('port')}" == worker_address
                 ]
                 if doc.get("status") == "ALIVE" and alive:
@@ -465,4 +491,3 @@ def _children(pid: int) -> list[int]:
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [int(p) for p in out.stdout.split()]
-

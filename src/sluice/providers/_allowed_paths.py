@@ -15,8 +15,7 @@ __all__ = ["ALLOWED_PATHS_CONFIG", "ALLOWED_PATHS_DOC", "AllowedPaths"]
 
 ALLOWED_PATHS_CONFIG = "allowed.paths"
 ALLOWED_PATHS_DOC = (
-    "A comma separated list of paths that this config provider is allowed to access. "
-    "If not set, all paths are allowed."
+    "A comma separated list of paths that this config provider is allowed to access. If not set, all paths are allowed."
 )
 
 

@@ -134,8 +134,7 @@ def _check_and_put_name(connector_name: str, config: dict[str, str | None]) -> N
     if included is not None:
         if included != connector_name:
             raise BadRequestError(
-                f"Connector name configuration ({included}) doesn't match connector name "
-                f"in the URL ({connector_name})"
+                f"Connector name configuration ({included}) doesn't match connector name in the URL ({connector_name})"
             )
     else:
         config["name"] = connector_name
@@ -274,9 +273,7 @@ def create_app(
     def create_connector(request: Request, body: JsonBody) -> Response:
         name, config, initial_state = entities.parse_create_request(_require_body(body))
         _check_and_put_name(name, config)
-        _created, info = herder.put_connector_config(
-            name, config, allow_replace=False, initial_state=initial_state
-        )
+        _created, info = herder.put_connector_config(name, config, allow_replace=False, initial_state=initial_state)
         return _json(
             entities.connector_info_json(info),
             status_code=201,
@@ -403,9 +400,7 @@ def create_app(
     def validate_config(plugin: str, body: JsonBody) -> Response:
         config = entities.parse_config_map(_require_body(body))
         included = config.get("connector.class")
-        if included is not None and not _normalized_plugin_name(included).endswith(
-            _normalized_plugin_name(plugin)
-        ):
+        if included is not None and not _normalized_plugin_name(included).endswith(_normalized_plugin_name(plugin)):
             raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
         return _json(entities.config_infos_json(herder.validate_connector_config(config)))
 
@@ -422,9 +417,7 @@ def create_app(
     @app.put("/admin/loggers/{logger}", operation_id="setLoggerLevel")
     def set_logger_level(request: Request, logger: str, body: JsonBody) -> Response:
         if isinstance(body, dict) and isinstance(body.get("level"), (dict, list)):
-            raise BadRequestError(
-                f"Field 'level' must be a JSON string, not {entities.json_type_name(body['level'])}"
-            )
+            raise BadRequestError(f"Field 'level' must be a JSON string, not {entities.json_type_name(body['level'])}")
         level = entities.parse_logger_level_request(None if body is _MISSING else body)
         scope = request.query_params.get("scope", "worker")
         if scope.lower() == "cluster":

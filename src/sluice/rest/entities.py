@@ -324,7 +324,9 @@ def parse_offsets_request(body: Any) -> list[dict[str, Any]]:
         for field_name in ("partition", "offset"):
             value = entry.get(field_name)
             if value is not None and not isinstance(value, dict):
-                raise BadRequestError(f"Field '{field_name}' must be a JSON object or null, not {json_type_name(value)}")
+                raise BadRequestError(
+                    f"Field '{field_name}' must be a JSON object or null, not {json_type_name(value)}"
+                )
         entries.append(_json_numbers_as_numbers(entry))
     return entries
 

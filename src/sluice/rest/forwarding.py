@@ -56,7 +56,12 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
     log.debug("Forwarding %s %s to %s", request.method, request.url.path, url)
     try:
         answer = await asyncio.to_thread(
-            httpx2.request, request.method, url, params=params, content=body or None, headers=headers,
+            httpx2.request,
+            request.method,
+            url,
+            params=params,
+            content=body or None,
+            headers=headers,
             timeout=FORWARD_TIMEOUT_S,
         )
     except httpx2.HTTPError as error:
@@ -66,5 +71,5 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
     target = exc.forward_url.rstrip("/")
     for key, value in passed.items():
         if key.lower() == "location" and value.startswith(target + "/"):
-            passed[key] = str(request.base_url).rstrip("/") + value[len(target):]
+            passed[key] = str(request.base_url).rstrip("/") + value[len(target) :]
     return Response(answer.content, status_code=answer.status_code, headers=passed)

@@ -71,8 +71,8 @@ _CONFIG_TYPES = ["BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", 
 # A JSON scalar that a Map<String, String> body accepts (Jackson's coercion).
 _CONFIG_VALUE_IN = {
     "type": ["string", "number", "boolean", "null"],
-    "description": "A string; a JSON number or boolean is stored as its text (`1` → `\"1\"`, "
-    "`true` → `\"true\"`), as Kafka Connect does.",
+    "description": 'A string; a JSON number or boolean is stored as its text (`1` → `"1"`, '
+    '`true` → `"true"`), as Kafka Connect does.',
 }
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -166,7 +166,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ConnectorState": {
         "type": "object",
         "description": "`trace` is present only when the connector failed; `version` is the connector "
-                       "plugin's version recorded with the status (null when unknown).",
+        "plugin's version recorded with the status (null when unknown).",
         "required": ["state", "worker_id"],
         "properties": {
             "state": {"type": "string", "enum": _STATE_NAMES},
@@ -178,7 +178,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "TaskState": {
         "type": "object",
         "description": "`trace` is present only when the task failed; `version` is the task's version "
-                       "recorded with the status (null when unknown).",
+        "recorded with the status (null when unknown).",
         "required": ["id", "state", "worker_id"],
         "properties": {
             "id": {"type": "integer"},
@@ -233,11 +233,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "partition": {
                 "type": ["object", "null"],
                 "description": "Source: the connector's partition map. Sink: "
-                "`{\"kafka_topic\": str, \"kafka_partition\": int}`.",
+                '`{"kafka_topic": str, "kafka_partition": int}`.',
             },
             "offset": {
                 "type": ["object", "null"],
-                "description": "Source: the connector's offset map. Sink: `{\"kafka_offset\": int}`. "
+                "description": 'Source: the connector\'s offset map. Sink: `{"kafka_offset": int}`. '
                 "null (in a request) removes the offset.",
             },
         },
@@ -728,8 +728,12 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "listConnectorPlugins": _op(
         "Installed plugins",
         "plugins",
-        {200: _json_response("Sinks, then sources, then (unless connectorsOnly) the other kinds.",
-                             {"type": "array", "items": _ref("PluginInfo")})},
+        {
+            200: _json_response(
+                "Sinks, then sources, then (unless connectorsOnly) the other kinds.",
+                {"type": "array", "items": _ref("PluginInfo")},
+            )
+        },
         parameters=[
             _java_bool_query(
                 "connectorsOnly", True, "List only connectors; `false` adds transformations, predicates and converters."
@@ -805,7 +809,7 @@ _TAGS = [
 _DESCRIPTION = (
     "The Kafka Connect REST API as Sluice serves it: the same paths, query parameters, JSON "
     "entities, status codes and error body as Apache Kafka Connect 4.x. Every error answers "
-    "`{\"error_code\": <status>, \"message\": <text>}`; that includes 404 for unknown paths, "
+    '`{"error_code": <status>, "message": <text>}`; that includes 404 for unknown paths, '
     "405 for unsupported methods and, on endpoints that read a body, 400 for a body that is "
     "not JSON of the documented shape and 415 for a non-JSON Content-Type. A trailing slash "
     "is accepted on every path, and every GET is also served as HEAD."

@@ -146,8 +146,13 @@ _CONSUMER: tuple[tuple[str, str, object, str], ...] = (
     ("group.instance.id", S, None, M),
     ("session.timeout.ms", I, "45000", H),
     ("heartbeat.interval.ms", I, "3000", H),
-    ("partition.assignment.strategy", LI, "class org.apache.kafka.clients.consumer.RangeAssignor,"
-     "class org.apache.kafka.clients.consumer.CooperativeStickyAssignor", M),
+    (
+        "partition.assignment.strategy",
+        LI,
+        "class org.apache.kafka.clients.consumer.RangeAssignor,"
+        "class org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+        M,
+    ),
     ("metadata.max.age.ms", L, "300000", LO),
     ("enable.auto.commit", B, "true", M),
     ("auto.commit.interval.ms", I, "5000", LO),

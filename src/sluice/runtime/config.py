@@ -62,65 +62,183 @@ SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverte
 
 def _worker_def(standalone: bool) -> ConfigDef:
     d = ConfigDef()
-    d.define("bootstrap.servers", ConfigType.LIST, "localhost:9092", importance=Importance.HIGH,
-             documentation="Kafka bootstrap servers.")
-    d.define("key.converter", ConfigType.CLASS, importance=Importance.HIGH,
-             documentation="Converter class for record keys.")
-    d.define("value.converter", ConfigType.CLASS, importance=Importance.HIGH,
-             documentation="Converter class for record values.")
-    d.define("header.converter", ConfigType.CLASS, SIMPLE_HEADER_CONVERTER, importance=Importance.LOW,
-             documentation="Converter class for header values.")
-    d.define("task.shutdown.graceful.timeout.ms", ConfigType.LONG, 5000, importance=Importance.LOW,
-             documentation="How long to wait for tasks to shut down gracefully (total).")
-    d.define("offset.flush.interval.ms", ConfigType.LONG, 60000, importance=Importance.LOW,
-             documentation="Upper bound between offset commits (Sluice commits after every batch).")
-    d.define("offset.flush.timeout.ms", ConfigType.LONG, 5000, importance=Importance.LOW,
-             documentation="Maximum wait for an offset commit.")
-    d.define("plugin.path", ConfigType.LIST, None, importance=Importance.LOW,
-             documentation="Directories holding Python plugin modules and packages.")
-    d.define("listeners", ConfigType.LIST, "http://:8083", importance=Importance.LOW,
-             documentation="REST listeners, protocol://host:port.")
+    d.define(
+        "bootstrap.servers",
+        ConfigType.LIST,
+        "localhost:9092",
+        importance=Importance.HIGH,
+        documentation="Kafka bootstrap servers.",
+    )
+    d.define(
+        "key.converter", ConfigType.CLASS, importance=Importance.HIGH, documentation="Converter class for record keys."
+    )
+    d.define(
+        "value.converter",
+        ConfigType.CLASS,
+        importance=Importance.HIGH,
+        documentation="Converter class for record values.",
+    )
+    d.define(
+        "header.converter",
+        ConfigType.CLASS,
+        SIMPLE_HEADER_CONVERTER,
+        importance=Importance.LOW,
+        documentation="Converter class for header values.",
+    )
+    d.define(
+        "task.shutdown.graceful.timeout.ms",
+        ConfigType.LONG,
+        5000,
+        importance=Importance.LOW,
+        documentation="How long to wait for tasks to shut down gracefully (total).",
+    )
+    d.define(
+        "offset.flush.interval.ms",
+        ConfigType.LONG,
+        60000,
+        importance=Importance.LOW,
+        documentation="Upper bound between offset commits (Sluice commits after every batch).",
+    )
+    d.define(
+        "offset.flush.timeout.ms",
+        ConfigType.LONG,
+        5000,
+        importance=Importance.LOW,
+        documentation="Maximum wait for an offset commit.",
+    )
+    d.define(
+        "plugin.path",
+        ConfigType.LIST,
+        None,
+        importance=Importance.LOW,
+        documentation="Directories holding Python plugin modules and packages.",
+    )
+    d.define(
+        "listeners",
+        ConfigType.LIST,
+        "http://:8083",
+        importance=Importance.LOW,
+        documentation="REST listeners, protocol://host:port.",
+    )
     d.define("rest.advertised.host.name", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.port", ConfigType.INT, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.listener", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
-    d.define("admin.listeners", ConfigType.LIST, None, importance=Importance.LOW,
-             documentation="Listeners serving only the /admin endpoints; empty: /admin is disabled; "
-             "unset: /admin is served on the REST listeners.")
-    d.define("access.control.allow.origin", ConfigType.STRING, "", importance=Importance.LOW,
-             documentation="Value of Access-Control-Allow-Origin for CORS requests; empty disables CORS.")
-    d.define("access.control.allow.methods", ConfigType.STRING, "", importance=Importance.LOW,
-             documentation="Methods allowed for CORS requests (default GET, POST, HEAD).")
-    d.define("response.http.headers.config", ConfigType.STRING, "", importance=Importance.LOW,
-             documentation="Rules for HTTP response headers: comma-separated "
-             "'[action] [name]:[value]' with action set, add, setDate, addDate or unset.")
-    d.define("topic.creation.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Allow source connectors to create the topics they write to, as their "
-             "topic.creation.* settings say.")
-    d.define("topic.tracking.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Track the topics each connector uses (GET /connectors/{name}/topics).")
-    d.define("topic.tracking.allow.reset", ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Allow PUT /connectors/{name}/topics/reset.")
-    d.define("config.providers", ConfigType.LIST, "", importance=Importance.LOW,
-             documentation="Names of ConfigProviders; each has config.providers.<name>.class and "
-             "optional config.providers.<name>.param.* settings.")
-    d.define("sluice.source.batch.max.records", ConfigType.INT, 500_000, Range.at_least(1), Importance.LOW,
-             "Most records one source micro-batch (one Spark job) carries; a batch ends earlier "
-             "as soon as the task has nothing more to hand over.")
-    d.define("sluice.source.batch.max.wait.ms", ConfigType.INT, 500, Range.at_least(1), Importance.LOW,
-             "How long a source micro-batch waits for its first records.")
-    d.define("sluice.sink.batch.max.records", ConfigType.INT, 500_000, Range.at_least(1), Importance.LOW,
-             "Most records one sink micro-batch reads per partition.")
-    d.define("sluice.sink.poll.interval.ms", ConfigType.INT, 100, Range.at_least(1), Importance.LOW,
-             "How often an idle sink task checks Kafka for new records.")
-    d.define("sluice.transforms.columnar.enable", ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Run a sink connector's transformation chain as Spark SQL expressions when "
-             "every step has a columnar form; false: always per record in Python.")
+    d.define(
+        "admin.listeners",
+        ConfigType.LIST,
+        None,
+        importance=Importance.LOW,
+        documentation="Listeners serving only the /admin endpoints; empty: /admin is disabled; "
+        "unset: /admin is served on the REST listeners.",
+    )
+    d.define(
+        "access.control.allow.origin",
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="Value of Access-Control-Allow-Origin for CORS requests; empty disables CORS.",
+    )
+    d.define(
+        "access.control.allow.methods",
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="Methods allowed for CORS requests (default GET, POST, HEAD).",
+    )
+    d.define(
+        "response.http.headers.config",
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="Rules for HTTP response headers: comma-separated "
+        "'[action] [name]:[value]' with action set, add, setDate, addDate or unset.",
+    )
+    d.define(
+        "topic.creation.enable",
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Allow source connectors to create the topics they write to, as their "
+        "topic.creation.* settings say.",
+    )
+    d.define(
+        "topic.tracking.enable",
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Track the topics each connector uses (GET /connectors/{name}/topics).",
+    )
+    d.define(
+        "topic.tracking.allow.reset",
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Allow PUT /connectors/{name}/topics/reset.",
+    )
+    d.define(
+        "config.providers",
+        ConfigType.LIST,
+        "",
+        importance=Importance.LOW,
+        documentation="Names of ConfigProviders; each has config.providers.<name>.class and "
+        "optional config.providers.<name>.param.* settings.",
+    )
+    d.define(
+        "sluice.source.batch.max.records",
+        ConfigType.INT,
+        500_000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Most records one source micro-batch (one Spark job) carries; a batch ends earlier "
+        "as soon as the task has nothing more to hand over.",
+    )
+    d.define(
+        "sluice.source.batch.max.wait.ms",
+        ConfigType.INT,
+        500,
+        Range.at_least(1),
+        Importance.LOW,
+        "How long a source micro-batch waits for its first records.",
+    )
+    d.define(
+        "sluice.sink.batch.max.records",
+        ConfigType.INT,
+        500_000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Most records one sink micro-batch reads per partition.",
+    )
+    d.define(
+        "sluice.sink.poll.interval.ms",
+        ConfigType.INT,
+        100,
+        Range.at_least(1),
+        Importance.LOW,
+        "How often an idle sink task checks Kafka for new records.",
+    )
+    d.define(
+        "sluice.transforms.columnar.enable",
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Run a sink connector's transformation chain as Spark SQL expressions when "
+        "every step has a columnar form; false: always per record in Python.",
+    )
     if standalone:
-        d.define("offset.storage.file.filename", ConfigType.STRING, importance=Importance.HIGH,
-                 documentation="File to store source connector offsets in.")
-        d.define("sluice.config.storage.file.filename", ConfigType.STRING, None, importance=Importance.LOW,
-                 documentation="File keeping REST-created connectors and target states across restarts "
-                 "(default: the offsets file name plus '.connectors.json').")
+        d.define(
+            "offset.storage.file.filename",
+            ConfigType.STRING,
+            importance=Importance.HIGH,
+            documentation="File to store source connector offsets in.",
+        )
+        d.define(
+            "sluice.config.storage.file.filename",
+            ConfigType.STRING,
+            None,
+            importance=Importance.LOW,
+            documentation="File keeping REST-created connectors and target states across restarts "
+            "(default: the offsets file name plus '.connectors.json').",
+        )
     else:
         _distributed_keys(d)
     return d
@@ -128,32 +246,83 @@ def _worker_def(standalone: bool) -> ConfigDef:
 
 def _distributed_keys(d: ConfigDef) -> None:
     """Kafka Connect's DistributedConfig keys Sluice uses (spec 3.3)."""
-    d.define("group.id", ConfigType.STRING, importance=Importance.HIGH,
-             documentation="The cluster this worker belongs to: workers with the same group.id form one cluster.")
-    for kind, partitions, what in (("config", None, "connector and task configurations"),
-                                   ("offset", 25, "source connector offsets"),
-                                   ("status", 5, "connector and task statuses")):
-        d.define(f"{kind}.storage.topic", ConfigType.STRING, importance=Importance.HIGH,
-                 documentation=f"Compacted topic holding the {what}.")
-        d.define(f"{kind}.storage.replication.factor", ConfigType.SHORT, 3, importance=Importance.LOW,
-                 documentation=f"Replication factor of {kind}.storage.topic when it is created (-1: broker default).")
+    d.define(
+        "group.id",
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        documentation="The cluster this worker belongs to: workers with the same group.id form one cluster.",
+    )
+    for kind, partitions, what in (
+        ("config", None, "connector and task configurations"),
+        ("offset", 25, "source connector offsets"),
+        ("status", 5, "connector and task statuses"),
+    ):
+        d.define(
+            f"{kind}.storage.topic",
+            ConfigType.STRING,
+            importance=Importance.HIGH,
+            documentation=f"Compacted topic holding the {what}.",
+        )
+        d.define(
+            f"{kind}.storage.replication.factor",
+            ConfigType.SHORT,
+            3,
+            importance=Importance.LOW,
+            documentation=f"Replication factor of {kind}.storage.topic when it is created (-1: broker default).",
+        )
         if partitions is not None:
-            d.define(f"{kind}.storage.partitions", ConfigType.INT, partitions, importance=Importance.LOW,
-                     documentation=f"Partitions of {kind}.storage.topic when it is created (-1: broker default).")
-    d.define("session.timeout.ms", ConfigType.INT, 10000, importance=Importance.HIGH,
-             documentation="How long the group waits for a worker's heartbeat before it is considered gone.")
-    d.define("heartbeat.interval.ms", ConfigType.INT, 3000, importance=Importance.HIGH,
-             documentation="How often a worker heartbeats to the group coordinator.")
-    d.define("rebalance.timeout.ms", ConfigType.INT, 60000, importance=Importance.HIGH,
-             documentation="How long workers have to rejoin the group once a rebalance starts.")
-    d.define("scheduled.rebalance.max.delay.ms", ConfigType.INT, 300000, Range.between(0, 2**31 - 1),
-             Importance.LOW, "How long the work of a worker that left is held back for its return.")
-    d.define("connect.protocol", ConfigType.STRING, "sessioned",
-             ValidString.in_case_insensitive("eager", "compatible", "sessioned"), Importance.LOW,
-             "The group protocol workers speak.")
-    d.define("worker.sync.timeout.ms", ConfigType.INT, 3000, importance=Importance.MEDIUM,
-             documentation="How long a worker waits to catch up with the config topic before it gives up "
-             "its work and rejoins.")
+            d.define(
+                f"{kind}.storage.partitions",
+                ConfigType.INT,
+                partitions,
+                importance=Importance.LOW,
+                documentation=f"Partitions of {kind}.storage.topic when it is created (-1: broker default).",
+            )
+    d.define(
+        "session.timeout.ms",
+        ConfigType.INT,
+        10000,
+        importance=Importance.HIGH,
+        documentation="How long the group waits for a worker's heartbeat before it is considered gone.",
+    )
+    d.define(
+        "heartbeat.interval.ms",
+        ConfigType.INT,
+        3000,
+        importance=Importance.HIGH,
+        documentation="How often a worker heartbeats to the group coordinator.",
+    )
+    d.define(
+        "rebalance.timeout.ms",
+        ConfigType.INT,
+        60000,
+        importance=Importance.HIGH,
+        documentation="How long workers have to rejoin the group once a rebalance starts.",
+    )
+    d.define(
+        "scheduled.rebalance.max.delay.ms",
+        ConfigType.INT,
+        300000,
+        Range.between(0, 2**31 - 1),
+        Importance.LOW,
+        "How long the work of a worker that left is held back for its return.",
+    )
+    d.define(
+        "connect.protocol",
+        ConfigType.STRING,
+        "sessioned",
+        ValidString.in_case_insensitive("eager", "compatible", "sessioned"),
+        Importance.LOW,
+        "The group protocol workers speak.",
+    )
+    d.define(
+        "worker.sync.timeout.ms",
+        ConfigType.INT,
+        3000,
+        importance=Importance.MEDIUM,
+        documentation="How long a worker waits to catch up with the config topic before it gives up "
+        "its work and rejoins.",
+    )
 
 
 @dataclass(frozen=True)
@@ -184,7 +353,7 @@ class WorkerConfig:
         return {k: v for k, v in self.raw.items() if k.startswith("spark.")}
 
     def prefixed(self, prefix: str) -> dict[str, str]:
-        return {k[len(prefix):]: v for k, v in self.raw.items() if k.startswith(prefix)}
+        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
 
     @property
     def plugin_path(self) -> list[str]:
@@ -194,7 +363,7 @@ class WorkerConfig:
 def converter_props(config: Mapping[str, str], prefix: str) -> dict[str, str]:
     """``<prefix>.x=y`` → ``{"x": "y"}`` for a converter (``prefix`` e.g. ``key.converter``)."""
     head = prefix + "."
-    return {k[len(head):]: v for k, v in config.items() if k.startswith(head)}
+    return {k[len(head) :]: v for k, v in config.items() if k.startswith(head)}
 
 
 # --------------------------------------------------------------------------- connectors
@@ -309,7 +478,7 @@ class VersionRange:
             if close < 0:
                 raise ValueError(f"Unbounded range: {spec}")
             self.ranges.append(self._range(text[: close + 1], spec))
-            text = text[close + 1:].strip()
+            text = text[close + 1 :].strip()
             if text.startswith(","):
                 text = text[1:].strip()
         if text:
@@ -347,8 +516,22 @@ class VersionRange:
         return ",".join(parts)
 
 
-_QUALIFIERS = {"alpha": 0, "a": 0, "beta": 1, "b": 1, "milestone": 2, "m": 2, "rc": 3, "cr": 3,
-               "snapshot": 4, "": 5, "ga": 5, "final": 5, "release": 5, "sp": 6}
+_QUALIFIERS = {
+    "alpha": 0,
+    "a": 0,
+    "beta": 1,
+    "b": 1,
+    "milestone": 2,
+    "m": 2,
+    "rc": 3,
+    "cr": 3,
+    "snapshot": 4,
+    "": 5,
+    "ga": 5,
+    "final": 5,
+    "release": 5,
+    "sp": 6,
+}
 _RELEASE = 5
 
 
@@ -530,135 +713,364 @@ def _common_def(
 ) -> ConfigDef:
     d = ConfigDef()
     order = itertools.count(1)
-    d.define(NAME_CONFIG, ConfigType.STRING, NO_DEFAULT, NonEmptyStringWithoutControlChars(), Importance.HIGH,
-             "Name of the connector, unique in the Connect cluster.",
-             COMMON_GROUP, next(order), Width.MEDIUM, "Connector name")
-    d.define(CONNECTOR_CLASS_CONFIG, ConfigType.STRING, NO_DEFAULT, None, Importance.HIGH,
-             "The connector's class: Kafka's class name or one of its aliases for a built-in connector "
-             "(FileStreamSink, FileStreamSinkConnector or org.apache.kafka.connect.file.FileStreamSinkConnector), "
-             "or the Python path package.module.Class of a Python connector.",
-             COMMON_GROUP, next(order), Width.LONG, "Connector class")
-    d.define(CONNECTOR_VERSION_CONFIG, ConfigType.STRING, _default_version(connector_version), _VERSION_VALIDATOR,
-             Importance.MEDIUM,
-             "Which installed version of the connector plugin to use: a version, or a range such as [1.0,2.0). "
-             "Defaults to the installed version.",
-             COMMON_GROUP, next(order), Width.MEDIUM, "Connector version",
-             recommender=_PluginVersion(plugins, CONNECTOR_CLASS_CONFIG, ("source", "sink")))
-    d.define(TASKS_MAX_CONFIG, ConfigType.INT, 1, Range.at_least(1), Importance.HIGH,
-             "The largest number of tasks the connector may run; it may run fewer.",
-             COMMON_GROUP, next(order), Width.SHORT, "Tasks max")
-    d.define(TASKS_MAX_ENFORCE_CONFIG, ConfigType.BOOLEAN, True, None, Importance.LOW,
-             "Deprecated. When true, a connector that produces more task configs than tasks.max fails; when "
-             "false, the extra tasks run and a warning is logged.",
-             COMMON_GROUP, next(order), Width.SHORT, "Enforce tasks max")
+    d.define(
+        NAME_CONFIG,
+        ConfigType.STRING,
+        NO_DEFAULT,
+        NonEmptyStringWithoutControlChars(),
+        Importance.HIGH,
+        "Name of the connector, unique in the Connect cluster.",
+        COMMON_GROUP,
+        next(order),
+        Width.MEDIUM,
+        "Connector name",
+    )
+    d.define(
+        CONNECTOR_CLASS_CONFIG,
+        ConfigType.STRING,
+        NO_DEFAULT,
+        None,
+        Importance.HIGH,
+        "The connector's class: Kafka's class name or one of its aliases for a built-in connector "
+        "(FileStreamSink, FileStreamSinkConnector or org.apache.kafka.connect.file.FileStreamSinkConnector), "
+        "or the Python path package.module.Class of a Python connector.",
+        COMMON_GROUP,
+        next(order),
+        Width.LONG,
+        "Connector class",
+    )
+    d.define(
+        CONNECTOR_VERSION_CONFIG,
+        ConfigType.STRING,
+        _default_version(connector_version),
+        _VERSION_VALIDATOR,
+        Importance.MEDIUM,
+        "Which installed version of the connector plugin to use: a version, or a range such as [1.0,2.0). "
+        "Defaults to the installed version.",
+        COMMON_GROUP,
+        next(order),
+        Width.MEDIUM,
+        "Connector version",
+        recommender=_PluginVersion(plugins, CONNECTOR_CLASS_CONFIG, ("source", "sink")),
+    )
+    d.define(
+        TASKS_MAX_CONFIG,
+        ConfigType.INT,
+        1,
+        Range.at_least(1),
+        Importance.HIGH,
+        "The largest number of tasks the connector may run; it may run fewer.",
+        COMMON_GROUP,
+        next(order),
+        Width.SHORT,
+        "Tasks max",
+    )
+    d.define(
+        TASKS_MAX_ENFORCE_CONFIG,
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Deprecated. When true, a connector that produces more task configs than tasks.max fails; when "
+        "false, the extra tasks run and a warning is logged.",
+        COMMON_GROUP,
+        next(order),
+        Width.SHORT,
+        "Enforce tasks max",
+    )
     docs = {
-        KEY_CONVERTER_CLASS_CONFIG: ("Converter between the Connect data of record keys and the bytes in Kafka, "
-                                     "for this connector only; unset, the worker's key.converter is used.",
-                                     "Key converter class", "Key converter version"),
-        VALUE_CONVERTER_CLASS_CONFIG: ("Converter between the Connect data of record values and the bytes in "
-                                       "Kafka, for this connector only; unset, the worker's value.converter is "
-                                       "used.", "Value converter class", "Value converter version"),
-        HEADER_CONVERTER_CLASS_CONFIG: ("Converter between the Connect data of header values and the bytes in "
-                                        "Kafka, for this connector only; unset, the worker's header.converter is "
-                                        "used.", "Header converter class", "Header converter version"),
+        KEY_CONVERTER_CLASS_CONFIG: (
+            "Converter between the Connect data of record keys and the bytes in Kafka, "
+            "for this connector only; unset, the worker's key.converter is used.",
+            "Key converter class",
+            "Key converter version",
+        ),
+        VALUE_CONVERTER_CLASS_CONFIG: (
+            "Converter between the Connect data of record values and the bytes in "
+            "Kafka, for this connector only; unset, the worker's value.converter is "
+            "used.",
+            "Value converter class",
+            "Value converter version",
+        ),
+        HEADER_CONVERTER_CLASS_CONFIG: (
+            "Converter between the Connect data of header values and the bytes in "
+            "Kafka, for this connector only; unset, the worker's header.converter is "
+            "used.",
+            "Header converter class",
+            "Header converter version",
+        ),
     }
     for class_key, version_key, kind in CONVERTER_KEYS:
         doc, display, version_display = docs[class_key]
         default = converters.get(class_key, ConverterDefault())
-        d.define(class_key, ConfigType.CLASS, default.class_name,
-                 CompositeValidator.of(_implements(plugins, kind)), Importance.LOW, doc,
-                 COMMON_GROUP, next(order), Width.SHORT, display, recommender=_PluginClasses(plugins, kind))
-        d.define(version_key, ConfigType.STRING, _default_version(default.version), _VERSION_VALIDATOR, Importance.LOW,
-                 f"Which installed version of the {class_key} plugin to use: a version, or a range such as "
-                 "[1.0,2.0). Defaults to the installed version.",
-                 COMMON_GROUP, next(order), Width.SHORT, version_display,
-                 recommender=_PluginVersion(plugins, class_key, (kind,), needs_class=True))
-    d.define(TRANSFORMS_CONFIG, ConfigType.LIST, [], _unique_aliases("transformation"), Importance.LOW,
-             "Aliases of the transformations applied to each record, in order; each alias is configured by the "
-             "transforms.<alias>.* keys.",
-             TRANSFORMS_GROUP, next(order), Width.LONG, "Transforms")
-    d.define(PREDICATES_CONFIG, ConfigType.LIST, [], _unique_aliases("predicate"), Importance.LOW,
-             "Aliases of the predicates that transformations may refer to; each alias is configured by the "
-             "predicates.<alias>.* keys.",
-             PREDICATES_GROUP, next(order), Width.LONG, "Predicates")
-    d.define(CONFIG_RELOAD_ACTION_CONFIG, ConfigType.STRING, "restart", ValidString.in_("none", "restart"),
-             Importance.LOW,
-             "What happens when a config provider reports that a value this connector uses has changed: "
-             "'restart' restarts the connector with the new value, 'none' does nothing.",
-             COMMON_GROUP, next(order), Width.MEDIUM, "Reload Action")
+        d.define(
+            class_key,
+            ConfigType.CLASS,
+            default.class_name,
+            CompositeValidator.of(_implements(plugins, kind)),
+            Importance.LOW,
+            doc,
+            COMMON_GROUP,
+            next(order),
+            Width.SHORT,
+            display,
+            recommender=_PluginClasses(plugins, kind),
+        )
+        d.define(
+            version_key,
+            ConfigType.STRING,
+            _default_version(default.version),
+            _VERSION_VALIDATOR,
+            Importance.LOW,
+            f"Which installed version of the {class_key} plugin to use: a version, or a range such as "
+            "[1.0,2.0). Defaults to the installed version.",
+            COMMON_GROUP,
+            next(order),
+            Width.SHORT,
+            version_display,
+            recommender=_PluginVersion(plugins, class_key, (kind,), needs_class=True),
+        )
+    d.define(
+        TRANSFORMS_CONFIG,
+        ConfigType.LIST,
+        [],
+        _unique_aliases("transformation"),
+        Importance.LOW,
+        "Aliases of the transformations applied to each record, in order; each alias is configured by the "
+        "transforms.<alias>.* keys.",
+        TRANSFORMS_GROUP,
+        next(order),
+        Width.LONG,
+        "Transforms",
+    )
+    d.define(
+        PREDICATES_CONFIG,
+        ConfigType.LIST,
+        [],
+        _unique_aliases("predicate"),
+        Importance.LOW,
+        "Aliases of the predicates that transformations may refer to; each alias is configured by the "
+        "predicates.<alias>.* keys.",
+        PREDICATES_GROUP,
+        next(order),
+        Width.LONG,
+        "Predicates",
+    )
+    d.define(
+        CONFIG_RELOAD_ACTION_CONFIG,
+        ConfigType.STRING,
+        "restart",
+        ValidString.in_("none", "restart"),
+        Importance.LOW,
+        "What happens when a config provider reports that a value this connector uses has changed: "
+        "'restart' restarts the connector with the new value, 'none' does nothing.",
+        COMMON_GROUP,
+        next(order),
+        Width.MEDIUM,
+        "Reload Action",
+    )
     errors = itertools.count(1)
-    d.define(ERRORS_RETRY_TIMEOUT_CONFIG, ConfigType.LONG, 0, None, Importance.MEDIUM,
-             "How long, in milliseconds, a failed operation is retried: 0 (the default) never retries, -1 "
-             "retries without end.",
-             ERROR_GROUP, next(errors), Width.MEDIUM, "Retry Timeout for Errors")
-    d.define(ERRORS_RETRY_MAX_DELAY_CONFIG, ConfigType.LONG, 60000, None, Importance.MEDIUM,
-             "The longest wait, in milliseconds, between two retries of a failed operation; random jitter is "
-             "added once the backoff reaches it.",
-             ERROR_GROUP, next(errors), Width.MEDIUM, "Maximum Delay Between Retries for Errors")
-    d.define(ERRORS_TOLERANCE_CONFIG, ConfigType.STRING, "none", ValidString.in_("none", "all"), Importance.MEDIUM,
-             "What an error in conversion or transformation does: 'none' (the default) fails the task at once, "
-             "'all' skips the record and goes on.",
-             ERROR_GROUP, next(errors), Width.SHORT, "Error Tolerance")
-    d.define(ERRORS_LOG_ENABLE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-             "Whether each error, with the operation that failed and the record it concerned, is written to the "
-             "worker's log; by default only errors that are not tolerated are.",
-             ERROR_GROUP, next(errors), Width.SHORT, "Log Errors")
-    d.define(ERRORS_LOG_INCLUDE_MESSAGES_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-             "Whether logged errors include the record's key, value and headers; by default only its topic, "
-             "partition and offset are logged.",
-             ERROR_GROUP, next(errors), Width.SHORT, "Log Error Details")
+    d.define(
+        ERRORS_RETRY_TIMEOUT_CONFIG,
+        ConfigType.LONG,
+        0,
+        None,
+        Importance.MEDIUM,
+        "How long, in milliseconds, a failed operation is retried: 0 (the default) never retries, -1 "
+        "retries without end.",
+        ERROR_GROUP,
+        next(errors),
+        Width.MEDIUM,
+        "Retry Timeout for Errors",
+    )
+    d.define(
+        ERRORS_RETRY_MAX_DELAY_CONFIG,
+        ConfigType.LONG,
+        60000,
+        None,
+        Importance.MEDIUM,
+        "The longest wait, in milliseconds, between two retries of a failed operation; random jitter is "
+        "added once the backoff reaches it.",
+        ERROR_GROUP,
+        next(errors),
+        Width.MEDIUM,
+        "Maximum Delay Between Retries for Errors",
+    )
+    d.define(
+        ERRORS_TOLERANCE_CONFIG,
+        ConfigType.STRING,
+        "none",
+        ValidString.in_("none", "all"),
+        Importance.MEDIUM,
+        "What an error in conversion or transformation does: 'none' (the default) fails the task at once, "
+        "'all' skips the record and goes on.",
+        ERROR_GROUP,
+        next(errors),
+        Width.SHORT,
+        "Error Tolerance",
+    )
+    d.define(
+        ERRORS_LOG_ENABLE_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Whether each error, with the operation that failed and the record it concerned, is written to the "
+        "worker's log; by default only errors that are not tolerated are.",
+        ERROR_GROUP,
+        next(errors),
+        Width.SHORT,
+        "Log Errors",
+    )
+    d.define(
+        ERRORS_LOG_INCLUDE_MESSAGES_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Whether logged errors include the record's key, value and headers; by default only its topic, "
+        "partition and offset are logged.",
+        ERROR_GROUP,
+        next(errors),
+        Width.SHORT,
+        "Log Error Details",
+    )
     return d
 
 
 def _sink_def(d: ConfigDef) -> ConfigDef:
-    d.define(TOPICS_CONFIG, ConfigType.LIST, [], ValidList.any_non_duplicate_values(True, False), Importance.HIGH,
-             "The topics to consume, separated by commas. Set this or topics.regex, not both.",
-             COMMON_GROUP, 4, Width.LONG, "Topics")
-    d.define(TOPICS_REGEX_CONFIG, ConfigType.STRING, "", LambdaValidator.with_(_valid_regex, "valid regex"),
-             Importance.HIGH,
-             "A regular expression; every topic whose whole name it matches is consumed. Set this or topics, "
-             "not both.",
-             COMMON_GROUP, 4, Width.LONG, "Topics regex")
-    d.define(DLQ_TOPIC_NAME_CONFIG, ConfigType.STRING, "", None, Importance.MEDIUM,
-             "Topic that receives the records the sink failed to process (the dead letter queue); empty, the "
-             "default, means none.",
-             ERROR_GROUP, 6, Width.MEDIUM, "Dead Letter Queue Topic Name")
-    d.define(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG, ConfigType.SHORT, 3, None, Importance.MEDIUM,
-             "Replication factor of the dead letter queue topic when the worker has to create it.",
-             ERROR_GROUP, 7, Width.MEDIUM, "Dead Letter Queue Topic Replication Factor")
-    d.define(DLQ_CONTEXT_HEADERS_ENABLE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-             "Whether records written to the dead letter queue carry __connect.errors.* headers describing the "
-             "failure and where the record came from.",
-             ERROR_GROUP, 8, Width.MEDIUM, "Enable Error Context Headers")
+    d.define(
+        TOPICS_CONFIG,
+        ConfigType.LIST,
+        [],
+        ValidList.any_non_duplicate_values(True, False),
+        Importance.HIGH,
+        "The topics to consume, separated by commas. Set this or topics.regex, not both.",
+        COMMON_GROUP,
+        4,
+        Width.LONG,
+        "Topics",
+    )
+    d.define(
+        TOPICS_REGEX_CONFIG,
+        ConfigType.STRING,
+        "",
+        LambdaValidator.with_(_valid_regex, "valid regex"),
+        Importance.HIGH,
+        "A regular expression; every topic whose whole name it matches is consumed. Set this or topics, not both.",
+        COMMON_GROUP,
+        4,
+        Width.LONG,
+        "Topics regex",
+    )
+    d.define(
+        DLQ_TOPIC_NAME_CONFIG,
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.MEDIUM,
+        "Topic that receives the records the sink failed to process (the dead letter queue); empty, the "
+        "default, means none.",
+        ERROR_GROUP,
+        6,
+        Width.MEDIUM,
+        "Dead Letter Queue Topic Name",
+    )
+    d.define(
+        DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
+        ConfigType.SHORT,
+        3,
+        None,
+        Importance.MEDIUM,
+        "Replication factor of the dead letter queue topic when the worker has to create it.",
+        ERROR_GROUP,
+        7,
+        Width.MEDIUM,
+        "Dead Letter Queue Topic Replication Factor",
+    )
+    d.define(
+        DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Whether records written to the dead letter queue carry __connect.errors.* headers describing the "
+        "failure and where the record came from.",
+        ERROR_GROUP,
+        8,
+        Width.MEDIUM,
+        "Enable Error Context Headers",
+    )
     return d
 
 
 def _source_def(d: ConfigDef) -> ConfigDef:
     order = itertools.count(1)  # one sequence across the three source groups, as in Kafka
-    d.define(TOPIC_CREATION_GROUPS_CONFIG, ConfigType.LIST, [], _unique_aliases("topic creation group"),
-             Importance.LOW,
-             "Names of topic creation groups besides 'default'; each is configured by the "
-             "topic.creation.<group>.* keys and applies to the topics its include/exclude patterns select.",
-             TOPIC_CREATION_GROUP, next(order), Width.LONG, "Topic Creation Groups")
-    d.define(EXACTLY_ONCE_SUPPORT_CONFIG, ConfigType.STRING, "requested",
-             CaseInsensitiveValidString.in_("REQUIRED", "REQUESTED"), Importance.MEDIUM,
-             "'required' refuses the connector unless it declares exactly-once support; 'requested' (the "
-             "default) accepts it either way.",
-             EXACTLY_ONCE_GROUP, next(order), Width.SHORT, "Exactly once support")
-    d.define(TRANSACTION_BOUNDARY_CONFIG, ConfigType.STRING, "poll",
-             CaseInsensitiveValidString.in_("INTERVAL", "POLL", "CONNECTOR"), Importance.MEDIUM,
-             "With exactly-once delivery, where transactions end: 'poll' after each batch a task returns, "
-             "'interval' every transaction.boundary.interval.ms, 'connector' where the connector decides.",
-             EXACTLY_ONCE_GROUP, next(order), Width.SHORT, "Transaction Boundary")
-    d.define(TRANSACTION_BOUNDARY_INTERVAL_CONFIG, ConfigType.LONG, None,
-             LambdaValidator.with_(_non_negative_or_null, "[0,...]"), Importance.LOW,
-             "With transaction.boundary=interval, milliseconds between two commits (default: the worker's "
-             "offset.flush.interval.ms).",
-             EXACTLY_ONCE_GROUP, next(order), Width.SHORT, "Transaction boundary interval")
-    d.define(OFFSETS_TOPIC_CONFIG, ConfigType.STRING, None, NonEmptyString(), Importance.LOW,
-             "A topic of its own for this connector's source offsets, instead of the worker's offsets topic "
-             "(distributed mode).",
-             OFFSETS_TOPIC_GROUP, 1, Width.LONG, "Offsets topic")
+    d.define(
+        TOPIC_CREATION_GROUPS_CONFIG,
+        ConfigType.LIST,
+        [],
+        _unique_aliases("topic creation group"),
+        Importance.LOW,
+        "Names of topic creation groups besides 'default'; each is configured by the "
+        "topic.creation.<group>.* keys and applies to the topics its include/exclude patterns select.",
+        TOPIC_CREATION_GROUP,
+        next(order),
+        Width.LONG,
+        "Topic Creation Groups",
+    )
+    d.define(
+        EXACTLY_ONCE_SUPPORT_CONFIG,
+        ConfigType.STRING,
+        "requested",
+        CaseInsensitiveValidString.in_("REQUIRED", "REQUESTED"),
+        Importance.MEDIUM,
+        "'required' refuses the connector unless it declares exactly-once support; 'requested' (the "
+        "default) accepts it either way.",
+        EXACTLY_ONCE_GROUP,
+        next(order),
+        Width.SHORT,
+        "Exactly once support",
+    )
+    d.define(
+        TRANSACTION_BOUNDARY_CONFIG,
+        ConfigType.STRING,
+        "poll",
+        CaseInsensitiveValidString.in_("INTERVAL", "POLL", "CONNECTOR"),
+        Importance.MEDIUM,
+        "With exactly-once delivery, where transactions end: 'poll' after each batch a task returns, "
+        "'interval' every transaction.boundary.interval.ms, 'connector' where the connector decides.",
+        EXACTLY_ONCE_GROUP,
+        next(order),
+        Width.SHORT,
+        "Transaction Boundary",
+    )
+    d.define(
+        TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+        ConfigType.LONG,
+        None,
+        LambdaValidator.with_(_non_negative_or_null, "[0,...]"),
+        Importance.LOW,
+        "With transaction.boundary=interval, milliseconds between two commits (default: the worker's "
+        "offset.flush.interval.ms).",
+        EXACTLY_ONCE_GROUP,
+        next(order),
+        Width.SHORT,
+        "Transaction boundary interval",
+    )
+    d.define(
+        OFFSETS_TOPIC_CONFIG,
+        ConfigType.STRING,
+        None,
+        NonEmptyString(),
+        Importance.LOW,
+        "A topic of its own for this connector's source offsets, instead of the worker's offsets topic "
+        "(distributed mode).",
+        OFFSETS_TOPIC_GROUP,
+        1,
+        Width.LONG,
+        "Offsets topic",
+    )
     return d
 
 
@@ -725,33 +1137,52 @@ def _enrich_family(d: ConfigDef, props: Mapping[str, Any], plugins: Plugins, fam
             if family is _TRANSFORMS:
                 negate, predicate = prefix + NEGATE_CONFIG, prefix + PREDICATE_CONFIG
                 if negate in props and predicate not in props:
-                    raise ConfigError(f"Config '{negate}' was provided but there is no config '{predicate}' "
-                                      "defining a predicate to be negated.")
+                    raise ConfigError(
+                        f"Config '{negate}' was provided but there is no config '{predicate}' "
+                        "defining a predicate to be negated."
+                    )
             if value is None:
                 return
             try:
                 found = plugins.resolve(str(value), (family.kind,))
             except Exception as exc:
-                raise ConfigError(f"Class class {value} does not implement the {family.interface} interface") \
-                    from exc
+                raise ConfigError(f"Class class {value} does not implement the {family.interface} interface") from exc
             try:
                 _plugin_config_def(found)
             except Exception as exc:
-                raise ConfigError(name, value,
-                                  f"Error getting config definition from {family.interface}: {exc}") from exc
+                raise ConfigError(
+                    name, value, f"Error getting config definition from {family.interface}: {exc}"
+                ) from exc
 
         what = "transformation" if family is _TRANSFORMS else "predicate"
-        d.define(type_key, ConfigType.CLASS, NO_DEFAULT,
-                 LambdaValidator.with_(check_type, f"valid configs for {alias} {what}"), Importance.HIGH,
-                 f"Class of the '{alias}' {what}: Kafka's class name or alias, or a Python path.",
-                 group, 0, Width.LONG, f"{family.interface} type for {alias}",
-                 recommender=_PluginClasses(plugins, family.kind))
+        d.define(
+            type_key,
+            ConfigType.CLASS,
+            NO_DEFAULT,
+            LambdaValidator.with_(check_type, f"valid configs for {alias} {what}"),
+            Importance.HIGH,
+            f"Class of the '{alias}' {what}: Kafka's class name or alias, or a Python path.",
+            group,
+            0,
+            Width.LONG,
+            f"{family.interface} type for {alias}",
+            recommender=_PluginClasses(plugins, family.kind),
+        )
         version = _default_version(plugin.version if plugin else None)
-        d.define(prefix + PLUGIN_VERSION_SUFFIX, ConfigType.STRING, version, _VERSION_VALIDATOR, Importance.HIGH,
-                 f"Which installed version of the '{alias}' {what} to use: a version, or a range such as "
-                 "[1.0,2.0). Defaults to the installed version.",
-                 group, 1, Width.LONG, f"{family.interface} version for {alias}",
-                 recommender=_PluginVersion(plugins, type_key, (family.kind,)))
+        d.define(
+            prefix + PLUGIN_VERSION_SUFFIX,
+            ConfigType.STRING,
+            version,
+            _VERSION_VALIDATOR,
+            Importance.HIGH,
+            f"Which installed version of the '{alias}' {what} to use: a version, or a range such as "
+            "[1.0,2.0). Defaults to the installed version.",
+            group,
+            1,
+            Width.LONG,
+            f"{family.interface} version for {alias}",
+            recommender=_PluginVersion(plugins, type_key, (family.kind,)),
+        )
         if plugin is None:
             continue
         try:
@@ -760,11 +1191,23 @@ def _enrich_family(d: ConfigDef, props: Mapping[str, Any], plugins: Plugins, fam
             continue  # reported on the type key by its validator
         child = ConfigDef()
         if family is _TRANSFORMS:
-            child.define(PREDICATE_CONFIG, ConfigType.STRING, None, None, Importance.MEDIUM,
-                         "Alias of the predicate that decides, record by record, whether this transformation "
-                         "applies; without one it applies to every record.")
-            child.define(NEGATE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-                         "Apply the transformation to the records the predicate does not match instead.")
+            child.define(
+                PREDICATE_CONFIG,
+                ConfigType.STRING,
+                None,
+                None,
+                Importance.MEDIUM,
+                "Alias of the predicate that decides, record by record, whether this transformation "
+                "applies; without one it applies to every record.",
+            )
+            child.define(
+                NEGATE_CONFIG,
+                ConfigType.BOOLEAN,
+                False,
+                None,
+                Importance.MEDIUM,
+                "Apply the transformation to the records the predicate does not match instead.",
+            )
         for key in own.config_keys().values():
             if family is _TRANSFORMS and key.name in (PREDICATE_CONFIG, NEGATE_CONFIG):
                 log.warning("Transformation config %s is masked by the implicit config of that name", key.name)
@@ -830,8 +1273,15 @@ class ConnectorConfigDefs:
     SINK = connector_config_def("sink")
     SOURCE = connector_config_def("source")
     SINK_GROUPS = [COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP, ERROR_GROUP]
-    SOURCE_GROUPS = [COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP, ERROR_GROUP, TOPIC_CREATION_GROUP,
-                     EXACTLY_ONCE_GROUP, OFFSETS_TOPIC_GROUP]
+    SOURCE_GROUPS = [
+        COMMON_GROUP,
+        TRANSFORMS_GROUP,
+        PREDICATES_GROUP,
+        ERROR_GROUP,
+        TOPIC_CREATION_GROUP,
+        EXACTLY_ONCE_GROUP,
+        OFFSETS_TOPIC_GROUP,
+    ]
 
     @classmethod
     def for_type(cls, kind: str) -> ConfigDef:

@@ -81,7 +81,9 @@ def keys_with_placeholders(config: Mapping[str, str]) -> set[str]:
     return {key for key, value in config.items() if has_placeholder(value)}
 
 
-def reverse_transform(raw_connector_config: Mapping[str, str], task_configs: list[dict[str, str]]) -> list[dict[str, str]]:
+def reverse_transform(
+    raw_connector_config: Mapping[str, str], task_configs: list[dict[str, str]]
+) -> list[dict[str, str]]:
     """``task_configs`` with the raw connector value put back for every key whose raw value
     holds a placeholder (``AbstractHerder.reverseTransform``).
 
@@ -146,11 +148,15 @@ class ConfigProviders:
                 prefix = f"{CONFIG_PROVIDERS_CONFIG}.{name}"
                 class_name = raw.get(f"{prefix}.class")
                 if class_name is None or not str(class_name).strip():
-                    log.warning("Config provider '%s' is listed in %s but %s.class is not set; ignoring it",
-                                name, CONFIG_PROVIDERS_CONFIG, prefix)
+                    log.warning(
+                        "Config provider '%s' is listed in %s but %s.class is not set; ignoring it",
+                        name,
+                        CONFIG_PROVIDERS_CONFIG,
+                        prefix,
+                    )
                     continue
                 params = {
-                    key[len(prefix) + len(".param."):]: str(value)
+                    key[len(prefix) + len(".param.") :]: str(value)
                     for key, value in raw.items()
                     if key.startswith(f"{prefix}.param.")
                 }
@@ -276,8 +282,11 @@ def _new_provider(
             f"{available}, or give a Python path package.module.Class",
         ) from e
     if not (isinstance(provider_class, type) and issubclass(provider_class, ConfigProvider)):
-        raise ConfigError(class_config, class_name,
-                          f"Config provider '{name}': the class does not implement {ConfigProvider.__module__}.ConfigProvider")
+        raise ConfigError(
+            class_config,
+            class_name,
+            f"Config provider '{name}': the class does not implement {ConfigProvider.__module__}.ConfigProvider",
+        )
     if inspect.isabstract(provider_class):
         raise ConfigError(class_config, class_name, f"Config provider '{name}': the class is abstract")
     try:

@@ -42,12 +42,30 @@ __all__ = [
     "transforms_spec",
 ]
 
-_LIBRDKAFKA_PRODUCER_KEYS = frozenset({
-    "bootstrap.servers", "acks", "client.id", "compression.type", "linger.ms", "batch.size",
-    "delivery.timeout.ms", "request.timeout.ms", "retries", "retry.backoff.ms", "enable.idempotence",
-    "security.protocol", "sasl.mechanism", "sasl.username", "sasl.password", "ssl.ca.location",
-    "ssl.certificate.location", "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
-})
+_LIBRDKAFKA_PRODUCER_KEYS = frozenset(
+    {
+        "bootstrap.servers",
+        "acks",
+        "client.id",
+        "compression.type",
+        "linger.ms",
+        "batch.size",
+        "delivery.timeout.ms",
+        "request.timeout.ms",
+        "retries",
+        "retry.backoff.ms",
+        "enable.idempotence",
+        "security.protocol",
+        "sasl.mechanism",
+        "sasl.username",
+        "sasl.password",
+        "ssl.ca.location",
+        "ssl.certificate.location",
+        "ssl.key.location",
+        "ssl.key.password",
+        "ssl.endpoint.identification.algorithm",
+    }
+)
 
 
 def librdkafka_config(java_client_config: Mapping[str, str]) -> dict[str, str]:
@@ -89,10 +107,15 @@ def transforms_spec(config: Mapping[str, str], plugins: Plugins) -> PluginSpec |
     transforms = _aliases(config.get(TRANSFORMS_CONFIG))
     if not transforms:
         return None
-    keys = {k: v for k, v in config.items()
-            if k in (TRANSFORMS_CONFIG, PREDICATES_CONFIG) or k.startswith(("transforms.", "predicates."))}
-    for family, kind, aliases in (("transforms", "transformation", transforms),
-                                  ("predicates", "predicate", _aliases(config.get(PREDICATES_CONFIG)))):
+    keys = {
+        k: v
+        for k, v in config.items()
+        if k in (TRANSFORMS_CONFIG, PREDICATES_CONFIG) or k.startswith(("transforms.", "predicates."))
+    }
+    for family, kind, aliases in (
+        ("transforms", "transformation", transforms),
+        ("predicates", "predicate", _aliases(config.get(PREDICATES_CONFIG))),
+    ):
         for alias in aliases:
             type_key = f"{family}.{alias}.type"
             if keys.get(type_key):
@@ -111,15 +134,17 @@ def topic_creation_active(config: Mapping[str, str], worker_enabled: bool) -> bo
 def _creation_int(config: Mapping[str, str], key: str, fallback: str | None) -> int:
     raw = config.get(key, fallback)
     if raw is None or not str(raw).strip():
-        raise ValueError(f"Missing required configuration \"{key}\" which has no default value.")
+        raise ValueError(f'Missing required configuration "{key}" which has no default value.')
     try:
         value = int(str(raw).strip())
     except ValueError:
         raise ValueError(f"Invalid value {raw} for configuration {key}: Not a number of type INT") from None
     if value == 0 or value < -1:
         what = "partitions" if key.endswith("partitions") else "replication factor"
-        raise ValueError(f"Invalid value {value} for configuration {key}: Number of {what} must be positive, "
-                         "or -1 to use the broker's default")
+        raise ValueError(
+            f"Invalid value {value} for configuration {key}: Number of {what} must be positive, "
+            "or -1 to use the broker's default"
+        )
     return value
 
 
@@ -132,10 +157,13 @@ def topic_creation_spec(config: Mapping[str, str], admin_config: dict[str, str])
     groups = []
     for name in [*(a for a in _aliases(config.get(TOPIC_CREATION_GROUPS_CONFIG)) if a != DEFAULT_GROUP), DEFAULT_GROUP]:
         own = f"{prefix}{name}."
-        topic_configs = tuple(sorted(
-            (k[len(own):], v) for k, v in config.items()
-            if k.startswith(own) and k[len(own):] not in _GROUP_SETTINGS
-        ))
+        topic_configs = tuple(
+            sorted(
+                (k[len(own) :], v)
+                for k, v in config.items()
+                if k.startswith(own) and k[len(own) :] not in _GROUP_SETTINGS
+            )
+        )
         if name == DEFAULT_GROUP:
             groups.append(TopicCreationGroup(name, default_rf, default_partitions, topic_configs=topic_configs))
             continue
@@ -144,14 +172,16 @@ def topic_creation_spec(config: Mapping[str, str], admin_config: dict[str, str])
                 re.compile(pattern)
             except re.error as exc:
                 raise ValueError(f"Invalid value {pattern} for configuration {own}include/exclude: {exc}") from None
-        groups.append(TopicCreationGroup(
-            name,
-            _creation_int(config, own + "replication.factor", str(default_rf)),
-            _creation_int(config, own + "partitions", str(default_partitions)),
-            tuple(_aliases(config.get(own + "include"))),
-            tuple(_aliases(config.get(own + "exclude"))),
-            topic_configs,
-        ))
+        groups.append(
+            TopicCreationGroup(
+                name,
+                _creation_int(config, own + "replication.factor", str(default_rf)),
+                _creation_int(config, own + "partitions", str(default_partitions)),
+                tuple(_aliases(config.get(own + "include"))),
+                tuple(_aliases(config.get(own + "exclude"))),
+                topic_configs,
+            )
+        )
     return TopicCreationSpec(tuple(groups), dict(admin_config))
 
 
@@ -178,7 +208,9 @@ class DeadLetterQueue:
         self._producer: Any = None
 
     @classmethod
-    def for_connector(cls, config: Mapping[str, str], admin: Any, producer_config: dict[str, str]) -> DeadLetterQueue | None:
+    def for_connector(
+        cls, config: Mapping[str, str], admin: Any, producer_config: dict[str, str]
+    ) -> DeadLetterQueue | None:
         topic = (config.get(DLQ_TOPIC_NAME_CONFIG) or "").strip()
         if not topic:
             return None
@@ -206,8 +238,14 @@ class DeadLetterQueue:
                 errors.append(err)
 
         for row in rows:
-            headers = [(h["key"], None if h["value"] is None else base64.b64decode(h["value"]))
-                       for h in json.loads(row.headers_json)] if row.headers_json else None
+            headers = (
+                [
+                    (h["key"], None if h["value"] is None else base64.b64decode(h["value"]))
+                    for h in json.loads(row.headers_json)
+                ]
+                if row.headers_json
+                else None
+            )
             key = None if row.key is None else bytes(row.key)  # Spark's rows hold bytearrays
             value = None if row.value is None else bytes(row.value)
             kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": delivered}

@@ -103,8 +103,11 @@ class Loggers:
                 existing = self._existing()
                 targets = {n: lg for n, lg in existing.items() if n.startswith(namespace)}
                 if namespace not in targets:
-                    targets[namespace] = logging.getLogger(namespace) if self._manager is logging.Logger.manager \
+                    targets[namespace] = (
+                        logging.getLogger(namespace)
+                        if self._manager is logging.Logger.manager
                         else self._manager.getLogger(namespace)
+                    )
             now = int(time.time() * 1000)
             for name, logger in targets.items():
                 if logger.level != level:

@@ -134,9 +134,7 @@ def parse_source_offsets(entries: list[dict[str, Any]]) -> list[tuple[dict[str, 
         for what, value in (("partition", partition), ("offset", offset)):
             if value is None:
                 continue
-            if not isinstance(value, dict) or not all(
-                isinstance(k, str) and _primitive(v) for k, v in value.items()
-            ):
+            if not isinstance(value, dict) or not all(isinstance(k, str) and _primitive(v) for k, v in value.items()):
                 raise ConnectRestError(
                     500,
                     f"Offsets may only contain primitive types as values, but field {what} contains a map or list: "

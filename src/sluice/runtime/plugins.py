@@ -89,14 +89,10 @@ KAFKA_CLASS_NAMES = {
     "sluice.converters.number.LongConverter": "org.apache.kafka.connect.converters.LongConverter",
     "sluice.converters.number.FloatConverter": "org.apache.kafka.connect.converters.FloatConverter",
     "sluice.converters.number.DoubleConverter": "org.apache.kafka.connect.converters.DoubleConverter",
-    "sluice.connectors.testing.verifiable_source.VerifiableSourceConnector":
-        "org.apache.kafka.connect.tools.VerifiableSourceConnector",
-    "sluice.connectors.testing.verifiable_sink.VerifiableSinkConnector":
-        "org.apache.kafka.connect.tools.VerifiableSinkConnector",
-    "sluice.connectors.testing.mock.MockSourceConnector":
-        "org.apache.kafka.connect.tools.MockSourceConnector",
-    "sluice.connectors.testing.mock.MockSinkConnector":
-        "org.apache.kafka.connect.tools.MockSinkConnector",
+    "sluice.connectors.testing.verifiable_source.VerifiableSourceConnector": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+    "sluice.connectors.testing.verifiable_sink.VerifiableSinkConnector": "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+    "sluice.connectors.testing.mock.MockSourceConnector": "org.apache.kafka.connect.tools.MockSourceConnector",
+    "sluice.connectors.testing.mock.MockSinkConnector": "org.apache.kafka.connect.tools.MockSinkConnector",
 }
 
 # The task classes of the built-in connectors under Kafka's (or Confluent's) names, as
@@ -107,10 +103,8 @@ KAFKA_TASK_CLASS_NAMES = {
     "sluice.connectors.file.sink.FileStreamSinkTask": "org.apache.kafka.connect.file.FileStreamSinkTask",
     "sluice.connectors.jdbc.source.JdbcSourceTask": "io.confluent.connect.jdbc.source.JdbcSourceTask",
     "sluice.connectors.jdbc.sink.JdbcSinkTask": "io.confluent.connect.jdbc.sink.JdbcSinkTask",
-    "sluice.connectors.testing.verifiable_source.VerifiableSourceTask":
-        "org.apache.kafka.connect.tools.VerifiableSourceTask",
-    "sluice.connectors.testing.verifiable_sink.VerifiableSinkTask":
-        "org.apache.kafka.connect.tools.VerifiableSinkTask",
+    "sluice.connectors.testing.verifiable_source.VerifiableSourceTask": "org.apache.kafka.connect.tools.VerifiableSourceTask",
+    "sluice.connectors.testing.verifiable_sink.VerifiableSinkTask": "org.apache.kafka.connect.tools.VerifiableSinkTask",
     "sluice.connectors.testing.mock.MockSourceTask": "org.apache.kafka.connect.tools.MockSourceTask",
     "sluice.connectors.testing.mock.MockSinkTask": "org.apache.kafka.connect.tools.MockSinkTask",
 }
@@ -118,12 +112,14 @@ _TASK_PYTHON_PATHS = {kafka: path for path, kafka in KAFKA_TASK_CLASS_NAMES.item
 
 # Kafka's test connectors (its connect-runtime "tools"): usable by name, but left out of
 # the plugin listing, as Kafka's ConnectorPluginsResource leaves them out.
-UNLISTED_CLASS_NAMES = frozenset({
-    "org.apache.kafka.connect.tools.VerifiableSourceConnector",
-    "org.apache.kafka.connect.tools.VerifiableSinkConnector",
-    "org.apache.kafka.connect.tools.MockSourceConnector",
-    "org.apache.kafka.connect.tools.MockSinkConnector",
-})
+UNLISTED_CLASS_NAMES = frozenset(
+    {
+        "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+        "org.apache.kafka.connect.tools.MockSourceConnector",
+        "org.apache.kafka.connect.tools.MockSinkConnector",
+    }
+)
 
 _SUFFIXES = {
     "source": "Connector",

@@ -66,9 +66,7 @@ class WorkerTask:
         self._cancelled = threading.Event()
         self.state: State | None = None
         self.trace: str | None = None
-        self._thread = threading.Thread(
-            target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True)
 
     # -- control (any thread) -----------------------------------------------------
 
@@ -189,8 +187,12 @@ class WorkerSourceTask(WorkerTask):
     kind = "source"
 
     def __init__(
-        self, *args: Any, offset_store: OffsetBackingStore, kafka_options: dict[str, str],
-        dead_letter_queue: Any = None, **kw: Any,
+        self,
+        *args: Any,
+        offset_store: OffsetBackingStore,
+        kafka_options: dict[str, str],
+        dead_letter_queue: Any = None,
+        **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
         self.dead_letter_queue = dead_letter_queue  # written by the executors, created here
@@ -204,8 +206,9 @@ class WorkerSourceTask(WorkerTask):
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSourceTaskRunner(spark, self.spec, self.kafka_options)
         if self.dead_letter_queue is not None:
-            _with_kafka_retries(self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic",
-                                self._stopping)
+            _with_kafka_retries(
+                self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic", self._stopping
+            )
         self.committed = {
             partition_key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
         }
@@ -220,8 +223,14 @@ class WorkerSourceTask(WorkerTask):
             self._wait_ms,
         )
         self._commit(result)
-        log.debug("Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
-                  *self.id, self.seq, result.count, time.monotonic() - started, result.fresh)
+        log.debug(
+            "Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
+            *self.id,
+            self.seq,
+            result.count,
+            time.monotonic() - started,
+            result.fresh,
+        )
         self.seq += 1
         if result.failure:
             raise _TaskFailed(result.failure)
@@ -231,8 +240,13 @@ class WorkerSourceTask(WorkerTask):
             # instance as the one that served the batch before it
             split = self.runner.run_split_read(self.seq - 1, result.split_parts)
             self._commit(split)
-            log.info("Source task %s-%s read %d records in %d Spark partitions in %.1f s", *self.id, split.count,
-                     len(result.split_parts), time.monotonic() - split_started)
+            log.info(
+                "Source task %s-%s read %d records in %d Spark partitions in %.1f s",
+                *self.id,
+                split.count,
+                len(result.split_parts),
+                time.monotonic() - split_started,
+            )
             if split.failure:
                 raise _TaskFailed(split.failure)
             result.count += split.count
@@ -267,14 +281,22 @@ class WorkerSourceTask(WorkerTask):
             log.warning("Task %s-%s: could not pause the polling of its instance: %s", *self.id, exc)
             return
         if not paused:
-            log.info("Task %s-%s: could not confirm within %.0f s that its instance stopped polling (a poll() "
-                     "still running, or the instance is not where its batches ran)", *self.id, self.PAUSE_POLL_WAIT_S)
+            log.info(
+                "Task %s-%s: could not confirm within %.0f s that its instance stopped polling (a poll() "
+                "still running, or the instance is not where its batches ran)",
+                *self.id,
+                self.PAUSE_POLL_WAIT_S,
+            )
 
     def _commit(self, result: Any) -> None:
         """Store the offsets of a batch Kafka acknowledged (unless the task was moved)."""
         if result.offsets and not self._may_commit():
-            log.warning("Task %s-%s no longer owns its work here (a rebalance moved it): not committing "
-                        "the offsets of batch %d; its new owner resumes from the last committed ones", *self.id, self.seq)
+            log.warning(
+                "Task %s-%s no longer owns its work here (a rebalance moved it): not committing "
+                "the offsets of batch %d; its new owner resumes from the last committed ones",
+                *self.id,
+                self.seq,
+            )
         elif result.offsets:
             updates = {}
             for partition, offset in result.offsets:
@@ -326,8 +348,9 @@ def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.
             elapsed = time.monotonic() - started
             if not reported and elapsed >= KAFKA_RETRY_QUIET_S:
                 reported = True
-                log.warning("%s still fails after %.0f s: %s; retrying for up to %.0f s",
-                            what, elapsed, error, timeout_s)
+                log.warning(
+                    "%s still fails after %.0f s: %s; retrying for up to %.0f s", what, elapsed, error, timeout_s
+                )
             else:
                 log.debug("%s: %s; retrying", what, error)
             stopping.wait(delay)
@@ -384,8 +407,9 @@ class WorkerSinkTask(WorkerTask):
         consumer_conf.update({"group.id": self.group_id, "enable.auto.commit": False})
         self.consumer = Consumer(consumer_conf)
         if self.dead_letter_queue is not None:
-            _with_kafka_retries(self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic",
-                                self._stopping)
+            _with_kafka_retries(
+                self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic", self._stopping
+            )
         self._pattern = re.compile(self.topics_regex) if self.topics_regex else None
         self._refresh_assignment(force=True)
 
@@ -449,15 +473,21 @@ class WorkerSinkTask(WorkerTask):
                     self.settings["record_topic"](topic)
             started = self._last_batch_at = time.monotonic()
             result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
-            log.debug("Sink task %s-%s batch %d: %d records in %.3f s", *self.id, self.seq,
-                      sum(end - start for start, end in ranges.values()), time.monotonic() - started)
+            log.debug(
+                "Sink task %s-%s batch %d: %d records in %.3f s",
+                *self.id,
+                self.seq,
+                sum(end - start for start, end in ranges.values()),
+                time.monotonic() - started,
+            )
         else:
             now = time.monotonic()
             if now < self._idle_put_due:
                 self._wait(min(self.settings["sink_poll_interval_ms"] / 1000.0, self._idle_put_due - now))
                 return
-            result = self.runner.run_without_records(self.seq, self.assignment, dict(self.committed),
-                                                     start_only=self.seq == 0)
+            result = self.runner.run_without_records(
+                self.seq, self.assignment, dict(self.committed), start_only=self.seq == 0
+            )
         self.seq += 1
         wait_ms = result.timeout_ms or self.settings["offset_flush_interval_ms"]
         self._idle_put_due = time.monotonic() + wait_ms / 1000.0
@@ -466,7 +496,9 @@ class WorkerSinkTask(WorkerTask):
             try:
                 self.dead_letter_queue.send(result.dead_letters)
             except KafkaException as exc:
-                raise _TaskFailed(f"Writing to the dead letter queue {self.dead_letter_queue.topic} failed: {exc}") from exc
+                raise _TaskFailed(
+                    f"Writing to the dead letter queue {self.dead_letter_queue.topic} failed: {exc}"
+                ) from exc
         if result.failure:
             raise _TaskFailed(result.failure)
         for tp, (_, end) in ranges.items():
@@ -497,8 +529,10 @@ class WorkerSinkTask(WorkerTask):
         if not changed:
             return
         if not self._may_commit():
-            log.warning("Task %s-%s no longer owns its partitions here (a rebalance moved it): not committing "
-                        "its offsets", *self.id)
+            log.warning(
+                "Task %s-%s no longer owns its partitions here (a rebalance moved it): not committing its offsets",
+                *self.id,
+            )
             return
         try:
             _with_kafka_retries(

@@ -164,7 +164,12 @@ class Worker:
 
         def report(state: State, trace: str | None) -> None:
             status = TaskStatus(
-                name, task, state.value, self.worker_id, trace, self.generation,
+                name,
+                task,
+                state.value,
+                self.worker_id,
+                trace,
+                self.generation,
                 None if state is State.UNASSIGNED else version,
             )
             # As Kafka's herder: a failure or shutdown may come from a task another worker
@@ -405,7 +410,9 @@ class Worker:
                     incarnation=new_incarnation(),
                     key_converter=self._converter_spec(connector_config, "key.converter", None),
                     value_converter=self._converter_spec(connector_config, "value.converter", None),
-                    header_converter=self._converter_spec(connector_config, "header.converter", SIMPLE_HEADER_CONVERTER),
+                    header_converter=self._converter_spec(
+                        connector_config, "header.converter", SIMPLE_HEADER_CONVERTER
+                    ),
                     errors=error_policy(connector_config),
                     transforms=transforms_spec(connector_config, self.plugins),
                     topic_creation=self._topic_creation(wc.kind, connector_config),
@@ -428,17 +435,24 @@ class Worker:
                 worker_task: WorkerTask
                 if wc.kind == "source":
                     worker_task = WorkerSourceTask(
-                        spec, target, self.spark, task_report, settings,
+                        spec,
+                        target,
+                        self.spark,
+                        task_report,
+                        settings,
                         offset_store=self.offset_store,
                         kafka_options=self._producer_options(connector_config),
-                        dead_letter_queue=DeadLetterQueue.for_connector(
-                            connector_config, self.admin_client(), {}),
+                        dead_letter_queue=DeadLetterQueue.for_connector(connector_config, self.admin_client(), {}),
                     )
                 else:
                     topics_regex = connector_config.get("topics.regex") or None
                     topics = [t.strip() for t in connector_config.get("topics", "").split(",") if t.strip()]
                     worker_task = WorkerSinkTask(
-                        spec, target, self.spark, task_report, settings,
+                        spec,
+                        target,
+                        self.spark,
+                        task_report,
+                        settings,
                         bootstrap_servers=self.config.bootstrap_servers,
                         consumer_overrides=self._client_props(connector_config, "consumer"),
                         kafka_options=self._consumer_options(connector_config),
@@ -446,7 +460,8 @@ class Worker:
                         topics_regex=topics_regex,
                         task_count=task_count,
                         dead_letter_queue=DeadLetterQueue.for_connector(
-                            connector_config, self.admin_client(), self._producer_config(connector_config)),
+                            connector_config, self.admin_client(), self._producer_config(connector_config)
+                        ),
                     )
             except BaseException as exc:
                 report(State.FAILED, _trace(exc))
@@ -471,13 +486,18 @@ class Worker:
 
     def _admin_config(self) -> dict[str, str]:
         # admin.listeners is a REST setting, not a client one.
-        props = {k: v for k, v in self.config.prefixed("admin.").items()
-                 if not k.startswith("override.") and k != "listeners"}
+        props = {
+            k: v
+            for k, v in self.config.prefixed("admin.").items()
+            if not k.startswith("override.") and k != "listeners"
+        }
         props["bootstrap.servers"] = self.config.bootstrap_servers
         return props
 
     def _topic_creation(self, kind: str, connector_config: dict[str, str]) -> TopicCreationSpec | None:
-        if kind != "source" or not topic_creation_active(connector_config, bool(self.config.get("topic.creation.enable"))):
+        if kind != "source" or not topic_creation_active(
+            connector_config, bool(self.config.get("topic.creation.enable"))
+        ):
             return None
         return topic_creation_spec(connector_config, librdkafka_config(self._admin_config()))
 
@@ -495,8 +515,13 @@ class Worker:
 
     def _client_props(self, connector_config: dict[str, str], client: str) -> dict[str, str]:
         props = self.config.prefixed(f"{client}.")
-        props.update({k[len(f"{client}.override."):]: v for k, v in connector_config.items()
-                      if k.startswith(f"{client}.override.")})
+        props.update(
+            {
+                k[len(f"{client}.override.") :]: v
+                for k, v in connector_config.items()
+                if k.startswith(f"{client}.override.")
+            }
+        )
         return props
 
     def _producer_config(self, connector_config: dict[str, str]) -> dict[str, str]:
@@ -559,8 +584,12 @@ class Worker:
         deadline = time.monotonic() + timeout_s
         for task_id, task in tasks:
             if not task.join(max(0.0, deadline - time.monotonic())):
-                log.error("Graceful stop of task %s-%s failed: it did not stop within "
-                          "task.shutdown.graceful.timeout.ms; abandoning it", name, task_id)
+                log.error(
+                    "Graceful stop of task %s-%s failed: it did not stop within "
+                    "task.shutdown.graceful.timeout.ms; abandoning it",
+                    name,
+                    task_id,
+                )
                 task.cancel()
 
     def _graceful_s(self) -> float:

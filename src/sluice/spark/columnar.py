@@ -144,8 +144,9 @@ class ColumnarChain:
     the rows a Filter drops. Input columns: ``key``, ``topic``, ``partition``, ``offset``,
     ``value``, ``headers`` and a long epoch millisecond timestamp column."""
 
-    def __init__(self, stages: list[_Stage], routes: bool, header_ops: bool, filters: bool,
-                 typed: TypedOutputs | None = None) -> None:
+    def __init__(
+        self, stages: list[_Stage], routes: bool, header_ops: bool, filters: bool, typed: TypedOutputs | None = None
+    ) -> None:
         self.stages = tuple(stages)
         self.typed = typed
         self.routes = routes or typed is not None  # a null sink_topic marks the rows to redo
@@ -186,8 +187,12 @@ class ColumnarChain:
             new = stage.step(state, applies)
             # One projection per stage: a stage's inputs are computed once, not copied
             # into every later expression.
-            out = [new.topic.alias(working["topic"]), new.headers.alias(working["headers"]),
-                   new.alive.alias(working["alive"]), new.fallback.alias(working["fallback"])]
+            out = [
+                new.topic.alias(working["topic"]),
+                new.headers.alias(working["headers"]),
+                new.alive.alias(working["alive"]),
+                new.fallback.alias(working["fallback"]),
+            ]
             for slot in ("key_typed", "value_typed"):
                 column = getattr(new, slot)
                 if column is not None:
@@ -201,7 +206,9 @@ class ColumnarChain:
         fallback = F.col(working["fallback"])
         out = [F.col(n) for n in names]
         if self.routes:
-            out.append(F.when(fallback, F.lit(None).cast("string")).otherwise(F.col(working["topic"])).alias(SINK_TOPIC))
+            out.append(
+                F.when(fallback, F.lit(None).cast("string")).otherwise(F.col(working["topic"])).alias(SINK_TOPIC)
+            )
         if self.header_ops:
             # A record for the per-record chain is converted as consumed.
             out.append(F.when(fallback, F.col("headers")).otherwise(F.col(working["headers"])).alias(SINK_HEADERS))
@@ -211,8 +218,11 @@ class ColumnarChain:
             if self.typed.value_schema is not None:
                 out.append(F.col(working["value_typed"]).alias(SINK_VALUE))
             if self.typed.added_headers:
-                out.append(F.struct(*[F.col(f"{_W}h{i}").alias(f"h{i}") for i in range(header_count)])
-                           .alias(SINK_ADDED_HEADERS))
+                out.append(
+                    F.struct(*[F.col(f"{_W}h{i}").alias(f"h{i}") for i in range(header_count)]).alias(
+                        SINK_ADDED_HEADERS
+                    )
+                )
         return frame.select(*out)
 
 
@@ -261,7 +271,7 @@ def compile_chain(
         sides = Sides()
         for stage in chain.stages:
             prefix = f"transforms.{stage.alias}."
-            own = {k[len(prefix):]: v for k, v in spec.configs.items() if k.startswith(prefix)}
+            own = {k[len(prefix) :]: v for k, v in spec.configs.items() if k.startswith(prefix)}
             own.pop("predicate", None)
             own.pop("negate", None)
             kind = _class_path(type(stage.transformation))
@@ -270,7 +280,8 @@ def compile_chain(
                 if sides.schema(operating) is None:
                     stages.append(_decode_stage(operating, converters, sides))
                 step, description = columnar_values.value_step(
-                    kind, stage.transformation, sides, conditional=stage.predicate is not None)
+                    kind, stage.transformation, sides, conditional=stage.predicate is not None
+                )
             else:
                 if sides.headers and kind in (DROP_HEADERS, INSERT_HEADER):
                     raise NotColumnar(f"{kind} after HeaderFrom")
@@ -281,8 +292,9 @@ def compile_chain(
             predicate = None
             if stage.predicate is not None:
                 predicate_prefix = f"predicates.{stage.predicate_alias}."
-                predicate_own = {k[len(predicate_prefix):]: v for k, v in spec.configs.items()
-                                 if k.startswith(predicate_prefix)}
+                predicate_own = {
+                    k[len(predicate_prefix) :]: v for k, v in spec.configs.items() if k.startswith(predicate_prefix)
+                }
                 predicate, predicate_text = _predicate(stage.predicate, predicate_own, converters, jvm, sides)
                 description += f" if {'not ' if stage.negate else ''}{predicate_text}"
             stages.append(_Stage(f"{stage.alias}: {description}", step, predicate, stage.negate))
@@ -421,8 +433,9 @@ def _transformation(
     raise NotColumnar(f"{kind} has no columnar form")
 
 
-def _predicate(predicate: Any, own: dict[str, Any], converters: _Converters, jvm: Any,
-               sides: Sides | None = None) -> tuple[Condition, str]:
+def _predicate(
+    predicate: Any, own: dict[str, Any], converters: _Converters, jvm: Any, sides: Sides | None = None
+) -> tuple[Condition, str]:
     kind = _class_path(type(predicate))
     values = _parse(predicate, own)
     if kind == TOPIC_NAME_MATCHES:
@@ -484,8 +497,20 @@ def _java_groups(jvm: Any, regex: str) -> int:
 # --------------------------------------------------------------------------- SimpleDateFormat
 
 _PATTERN_LETTERS = "GyMdkHmsSEDFwWahKzZYuXL"
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _DAYS_FROM_SUNDAY = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 
 

@@ -50,8 +50,19 @@ CAST = "cast.Cast"
 TIMESTAMP_CONVERTER = "timestamp_converter.TimestampConverter"
 VALUE_TO_KEY = "value_to_key.ValueToKey"
 HEADER_FROM = "header_from.HeaderFrom"
-VALUE_STEPS = (HOIST_FIELD, INSERT_FIELD, EXTRACT_FIELD, REPLACE_FIELD, MASK_FIELD, SET_SCHEMA_METADATA, FLATTEN,
-               CAST, TIMESTAMP_CONVERTER, VALUE_TO_KEY, HEADER_FROM)
+VALUE_STEPS = (
+    HOIST_FIELD,
+    INSERT_FIELD,
+    EXTRACT_FIELD,
+    REPLACE_FIELD,
+    MASK_FIELD,
+    SET_SCHEMA_METADATA,
+    FLATTEN,
+    CAST,
+    TIMESTAMP_CONVERTER,
+    VALUE_TO_KEY,
+    HEADER_FROM,
+)
 
 _STRING = "sluice.converters.string.StringConverter"
 _BYTES = "sluice.converters.bytearray.ByteArrayConverter"
@@ -91,7 +102,7 @@ def _base(kind: str) -> str:
     """``cast.Cast`` for ``sluice.transforms.cast.CastValue``."""
     if not kind.startswith(_TRANSFORMS):
         return ""
-    name = kind[len(_TRANSFORMS):]
+    name = kind[len(_TRANSFORMS) :]
     for suffix in ("Value", "Key"):
         if name.endswith(suffix) and name[: -len(suffix)] in VALUE_STEPS:
             return name[: -len(suffix)]
@@ -161,8 +172,7 @@ def sample(schema: Schema) -> Any:
         return []
     if kind is Type.MAP:
         return {}
-    return {Type.STRING: "0", Type.BYTES: b"", Type.BOOLEAN: False, Type.FLOAT32: 0.0,
-            Type.FLOAT64: 0.0}.get(kind, 0)
+    return {Type.STRING: "0", Type.BYTES: b"", Type.BOOLEAN: False, Type.FLOAT32: 0.0, Type.FLOAT64: 0.0}.get(kind, 0)
 
 
 def _has_defaults(schema: Schema) -> bool:
@@ -297,7 +307,7 @@ def _insert(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, st
             columns.append(F.lit(static).cast("string").alias(t._static.name))
         return F.struct(*columns), fallback, ()
 
-    return make, "InsertField " + ", ".join(f.name for f in out.fields()[len(kept):])
+    return make, "InsertField " + ", ".join(f.name for f in out.fields()[len(kept) :])
 
 
 def _extract(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
@@ -517,8 +527,9 @@ def _cast_step(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make,
 
 def _saturated_times(n: Column, factor: int) -> Column:
     limit = LONG_MAX // factor
-    return (F.when(n > F.lit(limit), F.lit(LONG_MAX)).when(n < F.lit(-limit), F.lit(LONG_MIN))
-            .otherwise(n * F.lit(factor)))
+    return (
+        F.when(n > F.lit(limit), F.lit(LONG_MAX)).when(n < F.lit(-limit), F.lit(LONG_MIN)).otherwise(n * F.lit(factor))
+    )
 
 
 def _trunc_div(n: Column, d: int) -> Column:
@@ -583,6 +594,7 @@ def _timestamp_step(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[
         return F.when(safe.isNotNull(), formatter(safe)), bad
 
     if not t.field:
+
         def whole(s: _State, v: Column) -> tuple[Column, Column, tuple[Column, ...]]:
             new, bad = convert(v)
             return new, bad, ()

@@ -167,9 +167,19 @@ class ToleranceOperator:
         failed = FailedStep(stage, getattr(error, "transformation_class", None) or executing_class, error)
         self.failures += 1
         if self.policy.log_enable:
-            where = f", where the record is {describe()}" if describe is not None and self.policy.log_include_messages else ""
-            log.error("Error in task %s at stage '%s' with class '%s'%s", self.task_id, stage, failed.executing_class, where,
-                      exc_info=failed.error)
+            where = (
+                f", where the record is {describe()}"
+                if describe is not None and self.policy.log_include_messages
+                else ""
+            )
+            log.error(
+                "Error in task %s at stage '%s' with class '%s'%s",
+                self.task_id,
+                stage,
+                failed.executing_class,
+                where,
+                exc_info=failed.error,
+            )
         on_failure(failed)
         if not self.policy.tolerate_all:
             raise ToleranceExceeded(failed.error)

@@ -552,8 +552,9 @@ def _run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordB
     if failure is not None:
         _drop_host(task_spec, host)
         split_parts = []
-    report.add([(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh, sorted(topics),
-                 split_parts)])
+    report.add(
+        [(task_spec.task, spec.seq, list(last_offsets.values()), count, failure, fresh, sorted(topics), split_parts)]
+    )
 
 
 @dataclass(frozen=True)
@@ -594,7 +595,7 @@ def _run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch
         columns = _SourceColumns(pipeline, spec.write_timestamps, creator)
         for records in task_class.read_split(dict(task_spec.task_config), spec.part):
             for start in range(0, len(records), ARROW_CHUNK_ROWS):
-                columns.extend(records[start:start + ARROW_CHUNK_ROWS])
+                columns.extend(records[start : start + ARROW_CHUNK_ROWS])
                 batch, processed, error = columns.flush()
                 _track_offsets(processed, offsets, topics)
                 count += len(processed)
@@ -712,7 +713,8 @@ class _ErrantRecordReporter(ErrantRecordReporter):
         cols = host.batch_columns
         pipeline = host.pipeline
         pipeline.operator.execute(
-            Stage.TASK_PUT, host.task_class,
+            Stage.TASK_PUT,
+            host.task_class,
             lambda: (_ for _ in ()).throw(error),
             lambda step: pipeline.dead_letter_for(cols, record, step.error, host.dead),
         )
@@ -751,7 +753,9 @@ class _SinkHost(_Host):
                 self.pipeline.close()
 
 
-def _sink_rows(kind: str, entries: list[tuple[str | None, int | None, int | None]], trace: str | None = None) -> pa.RecordBatch:
+def _sink_rows(
+    kind: str, entries: list[tuple[str | None, int | None, int | None]], trace: str | None = None
+) -> pa.RecordBatch:
     n = len(entries)
     return pa.RecordBatch.from_arrays(
         [
@@ -894,8 +898,9 @@ def _requested_timeout(host: _SinkHost) -> Iterator[pa.RecordBatch]:
         host.context.timeout_ms = 0
 
 
-def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[str, list[Any]],
-                           typed_outputs: TypedOutputs | None = None) -> list[SinkRecord]:
+def _columnar_sink_records(
+    host: _SinkHost, batch: pa.RecordBatch, cols: dict[str, list[Any]], typed_outputs: TypedOutputs | None = None
+) -> list[SinkRecord]:
     """Rows Spark already ran the chain on: convert them as consumed (original topic and,
     for the dead letter queue, headers), then give each its ``sink_topic``; a row whose
     ``sink_topic`` is null goes through the chain here."""
@@ -933,8 +938,9 @@ def _columnar_sink_records(host: _SinkHost, batch: pa.RecordBatch, cols: dict[st
 def _typed_builders(outputs: TypedOutputs) -> tuple[Any, Any, tuple[tuple[str, str, Schema, Any], ...]]:
     key = value_builder(outputs.key_schema) if outputs.key_schema is not None else None
     value = value_builder(outputs.value_schema) if outputs.value_schema is not None else None
-    headers = tuple((f"h{n}", name, schema, value_builder(schema))
-                    for n, (name, schema) in enumerate(outputs.added_headers))
+    headers = tuple(
+        (f"h{n}", name, schema, value_builder(schema)) for n, (name, schema) in enumerate(outputs.added_headers)
+    )
     return key, value, headers
 
 

@@ -100,18 +100,31 @@ class RecordPipeline:
         if chain is None:
             return True, record
         if self.operator.retries:
-            return self.operator.execute(Stage.TRANSFORMATION, "TransformationChain", lambda: chain.apply(record),
-                                         lambda failed: dead_letter(record, failed), lambda: repr(record))
+            return self.operator.execute(
+                Stage.TRANSFORMATION,
+                "TransformationChain",
+                lambda: chain.apply(record),
+                lambda failed: dead_letter(record, failed),
+                lambda: repr(record),
+            )
         try:  # nothing to retry: no closures on the way of a record that transforms fine
             return True, chain.apply(record)
         except Exception as exc:  # noqa: BLE001 - subject to the error policy
-            return self.operator.fail(Stage.TRANSFORMATION, "TransformationChain", exc,
-                                      lambda failed: dead_letter(record, failed), lambda: repr(record))
+            return self.operator.fail(
+                Stage.TRANSFORMATION,
+                "TransformationChain",
+                exc,
+                lambda failed: dead_letter(record, failed),
+                lambda: repr(record),
+            )
 
     # -- sink ------------------------------------------------------------------------
 
     def sink_records(
-        self, batch: pa.RecordBatch, dead: list[DeadLetter], cols: dict[str, list[Any]] | None = None,
+        self,
+        batch: pa.RecordBatch,
+        dead: list[DeadLetter],
+        cols: dict[str, list[Any]] | None = None,
         transform: bool = True,
     ) -> list[SinkRecord]:
         """The batch's rows as SinkRecords, transformed; failed records that the policy
@@ -153,13 +166,24 @@ class RecordPipeline:
         topics, partitions, offsets = cols["topic"], cols["partition"], cols["offset"]
         ts, ts_types, headers_col = cols["ts_ms"], cols["ts_type"], cols["headers_json"]
         headers = [self._sink_headers(topics[i], raw) if raw else None for i, raw in enumerate(headers_col)]
-        key_schemas, keys = _to_connect_column(self.key_converter, topics, cols["key"], headers,
-                                               batch.column("key").null_count == n)
+        key_schemas, keys = _to_connect_column(
+            self.key_converter, topics, cols["key"], headers, batch.column("key").null_count == n
+        )
         value_schemas, values = _to_connect_column(self.value_converter, topics, cols["value"], headers, False)
         types = [_TIMESTAMP_TYPES.get(t, TimestampType.NO_TIMESTAMP_TYPE) for t in ts_types]
         return [
-            SinkRecord(topics[i], partitions[i], key_schemas[i], keys[i], value_schemas[i], values[i], offsets[i], ts[i],
-                       types[i], headers[i])
+            SinkRecord(
+                topics[i],
+                partitions[i],
+                key_schemas[i],
+                keys[i],
+                value_schemas[i],
+                values[i],
+                offsets[i],
+                ts[i],
+                types[i],
+                headers[i],
+            )
             for i in range(n)
         ]
 
@@ -177,25 +201,47 @@ class RecordPipeline:
                 return f"{{topic='{topics[i]}', partition={cols['partition'][i]}, offset={cols['offset'][i]}}}"
 
             raw_headers = cols["headers_json"][i]
-            ok, headers = execute(Stage.HEADER_CONVERTER, self.header_class,
-                                  lambda: self._sink_headers(topic, raw_headers) if raw_headers else Headers(),
-                                  failed, describe)
+            ok, headers = execute(
+                Stage.HEADER_CONVERTER,
+                self.header_class,
+                lambda: self._sink_headers(topic, raw_headers) if raw_headers else Headers(),
+                failed,
+                describe,
+            )
             if not ok:
                 continue
-            ok, key = execute(Stage.KEY_CONVERTER, self.key_class,
-                              lambda: self.key_converter.to_connect_data(topic, cols["key"][i], headers), failed, describe)
+            ok, key = execute(
+                Stage.KEY_CONVERTER,
+                self.key_class,
+                lambda: self.key_converter.to_connect_data(topic, cols["key"][i], headers),
+                failed,
+                describe,
+            )
             if not ok:
                 continue
-            ok, value = execute(Stage.VALUE_CONVERTER, self.value_class,
-                                lambda: self.value_converter.to_connect_data(topic, cols["value"][i], headers),
-                                failed, describe)
+            ok, value = execute(
+                Stage.VALUE_CONVERTER,
+                self.value_class,
+                lambda: self.value_converter.to_connect_data(topic, cols["value"][i], headers),
+                failed,
+                describe,
+            )
             if not ok:
                 continue
-            records.append(SinkRecord(
-                topic, cols["partition"][i], key.schema, key.value, value.schema, value.value, cols["offset"][i],
-                cols["ts_ms"][i], _TIMESTAMP_TYPES.get(cols["ts_type"][i], TimestampType.NO_TIMESTAMP_TYPE),
-                headers if raw_headers else None,
-            ))
+            records.append(
+                SinkRecord(
+                    topic,
+                    cols["partition"][i],
+                    key.schema,
+                    key.value,
+                    value.schema,
+                    value.value,
+                    cols["offset"][i],
+                    cols["ts_ms"][i],
+                    _TIMESTAMP_TYPES.get(cols["ts_type"][i], TimestampType.NO_TIMESTAMP_TYPE),
+                    headers if raw_headers else None,
+                )
+            )
         return records
 
     def _sink_headers(self, topic: str, raw: str) -> Headers:
@@ -208,7 +254,9 @@ class RecordPipeline:
             headers.add(h["key"], sv.value, sv.schema)
         return headers
 
-    def _dead_sink(self, cols: dict[str, list[Any]], record: SinkRecord, step: FailedStep, dead: list[DeadLetter]) -> None:
+    def _dead_sink(
+        self, cols: dict[str, list[Any]], record: SinkRecord, step: FailedStep, dead: list[DeadLetter]
+    ) -> None:
         """A record that failed after conversion: dead-letter its raw row."""
         # Where it was consumed: a transformation may have routed it since.
         where = (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
@@ -218,8 +266,9 @@ class RecordPipeline:
                 self._dead_row(cols, i, step, dead)
                 return
 
-    def dead_letter_for(self, cols: dict[str, list[Any]], record: SinkRecord, error: BaseException,
-                        dead: list[DeadLetter]) -> None:
+    def dead_letter_for(
+        self, cols: dict[str, list[Any]], record: SinkRecord, error: BaseException, dead: list[DeadLetter]
+    ) -> None:
         """``ErrantRecordReporter.report``: the record's raw row, stage TASK_PUT."""
         self._dead_sink(cols, record, FailedStep(Stage.TASK_PUT, "SinkTask", error), dead)
 
@@ -233,10 +282,22 @@ class RecordPipeline:
                 value = h.get("value")
                 headers.append((h["key"], None if value is None else base64.b64decode(value)))
         if self.policy.context_headers:
-            headers.extend(context_headers(step, self.connector, self.task, cols["topic"][i], cols["partition"][i],
-                                           cols["offset"][i]))
-        dead.append(DeadLetter(cols["topic"][i], cols["partition"][i], cols["offset"][i], cols["ts_ms"][i],
-                               cols["key"][i], cols["value"][i], headers))
+            headers.extend(
+                context_headers(
+                    step, self.connector, self.task, cols["topic"][i], cols["partition"][i], cols["offset"][i]
+                )
+            )
+        dead.append(
+            DeadLetter(
+                cols["topic"][i],
+                cols["partition"][i],
+                cols["offset"][i],
+                cols["ts_ms"][i],
+                cols["key"][i],
+                cols["value"][i],
+                headers,
+            )
+        )
 
     # -- source ----------------------------------------------------------------------
 
@@ -253,6 +314,7 @@ class RecordPipeline:
         error: BaseException | None = None
         pairs: list[tuple[SourceRecord, SourceRecord | None]] = []  # (polled, to write or None)
         if self.chain is not None:
+
             def dead_letter(record: SourceRecord, step: FailedStep) -> None:
                 self._dead_source(record, step, dead)
 
@@ -295,20 +357,32 @@ class RecordPipeline:
         def describe() -> str:
             return repr(record)
 
-        ok, _ = execute(Stage.KEY_CONVERTER, self.key_class,
-                        lambda: self.key_converter.from_connect_data(topic, record.key_schema, record.key, headers),
-                        failed, describe)
+        ok, _ = execute(
+            Stage.KEY_CONVERTER,
+            self.key_class,
+            lambda: self.key_converter.from_connect_data(topic, record.key_schema, record.key, headers),
+            failed,
+            describe,
+        )
         if not ok:
             return False
-        ok, _ = execute(Stage.VALUE_CONVERTER, self.value_class,
-                        lambda: self.value_converter.from_connect_data(topic, record.value_schema, record.value, headers),
-                        failed, describe)
+        ok, _ = execute(
+            Stage.VALUE_CONVERTER,
+            self.value_class,
+            lambda: self.value_converter.from_connect_data(topic, record.value_schema, record.value, headers),
+            failed,
+            describe,
+        )
         if not ok:
             return False
         hc = self.header_converter
-        ok, _ = execute(Stage.HEADER_CONVERTER, self.header_class,
-                        lambda: [hc.from_connect_header(topic, h.key, h.schema, h.value) for h in (headers or ())],
-                        failed, describe)
+        ok, _ = execute(
+            Stage.HEADER_CONVERTER,
+            self.header_class,
+            lambda: [hc.from_connect_header(topic, h.key, h.schema, h.value) for h in (headers or ())],
+            failed,
+            describe,
+        )
         return ok
 
     def _source_rows(self, records: list[SourceRecord], batched: bool, write_timestamps: bool) -> dict[str, list[Any]]:
@@ -327,10 +401,17 @@ class RecordPipeline:
                 for t, r in zip(topics, records, strict=True)
             ]
         return {
-            "key": _from_connect_column(self.key_converter, topics, [r.key_schema for r in records],
-                                        [r.key for r in records], headers, batched),
-            "value": _from_connect_column(self.value_converter, topics, [r.value_schema for r in records],
-                                          [r.value for r in records], headers, batched),
+            "key": _from_connect_column(
+                self.key_converter, topics, [r.key_schema for r in records], [r.key for r in records], headers, batched
+            ),
+            "value": _from_connect_column(
+                self.value_converter,
+                topics,
+                [r.value_schema for r in records],
+                [r.value for r in records],
+                headers,
+                batched,
+            ),
             "topic": out_topics,
             "partition": [r.kafka_partition for r in records],
             "headers": header_rows,
@@ -353,16 +434,26 @@ class RecordPipeline:
         }
         headers = []
         if self.policy.context_headers:
-            headers = [{"key": k, "value": v} for k, v in context_headers(
-                step, self.connector, self.task, record.topic, record.kafka_partition,
-                json.dumps(record.source_offset, default=str, sort_keys=True))]
-        dead.append({
-            "key": None,
-            "value": json.dumps(description, default=str).encode(),
-            "topic": topic,
-            "partition": None,
-            "headers": headers or None,
-        })
+            headers = [
+                {"key": k, "value": v}
+                for k, v in context_headers(
+                    step,
+                    self.connector,
+                    self.task,
+                    record.topic,
+                    record.kafka_partition,
+                    json.dumps(record.source_offset, default=str, sort_keys=True),
+                )
+            ]
+        dead.append(
+            {
+                "key": None,
+                "value": json.dumps(description, default=str).encode(),
+                "topic": topic,
+                "partition": None,
+                "headers": headers or None,
+            }
+        )
 
 
 def _concat_rows(rows: dict[str, list[Any]], extra: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -419,4 +510,3 @@ def _to_connect_column(
         schemas.append(sv.schema)
         values.append(sv.value)
     return schemas, values
-

@@ -133,7 +133,11 @@ class SparkSourceTaskRunner:
             self.kafka_options["kafka.interceptor.classes"] = ",".join([interceptor, *chained])
 
     def run_batch(
-        self, seq: int, committed_offsets: list[tuple[dict[str, Any], dict[str, Any]]], max_records: int, max_wait_ms: int
+        self,
+        seq: int,
+        committed_offsets: list[tuple[dict[str, Any], dict[str, Any]]],
+        max_records: int,
+        max_wait_ms: int,
     ) -> SourceBatchResult:
         spec = SourceBatchSpec(self.task, seq, committed_offsets, max_records, max_wait_ms, self.write_timestamps)
         report = self.spark.sparkContext.accumulator([], _ListParam())
@@ -165,8 +169,11 @@ class SparkSourceTaskRunner:
                 yield from run_split_part(specs[index], report)
 
         _job_group(self.spark, self.task)
-        self._write_to_kafka(_map_in_arrow(self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL,
-                                           self.task, pool="split"))
+        self._write_to_kafka(
+            _map_in_arrow(
+                self.spark.range(0, len(parts), 1, len(parts)), read, SOURCE_OUTPUT_DDL, self.task, pool="split"
+            )
+        )
         entries = sorted((e for e in report.value if e[1] == seq), key=lambda e: e[2])
         offsets: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
         topics: set[str] = set()
@@ -186,8 +193,9 @@ class SparkSourceTaskRunner:
         poll() under way returned (the next batch resumes it). False if that could not be
         confirmed: the instance is elsewhere or gone, or its poll() is still running."""
         task = self.task
-        return _in_task_worker(self.spark, task, lambda: pause_host(task.connector, task.task, task.incarnation,
-                                                                    timeout_s))
+        return _in_task_worker(
+            self.spark, task, lambda: pause_host(task.connector, task.task, task.incarnation, timeout_s)
+        )
 
     def _write_to_kafka(self, frame: DataFrame) -> None:
         """Run the job that makes ``frame`` with Spark's Kafka sink as its writer."""
@@ -242,8 +250,16 @@ def sink_rows(kafka: DataFrame, chain: ColumnarChain | None = None) -> DataFrame
     )
     if chain is not None:
         frame = chain.apply(frame, "ts_ms")
-    columns = ["key", "value", "topic", "partition", "offset", "ts_ms", "ts_type",
-               _headers_json("headers").alias("headers_json")]
+    columns = [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "ts_ms",
+        "ts_type",
+        _headers_json("headers").alias("headers_json"),
+    ]
     if chain is not None and chain.routes:
         columns.append(SINK_TOPIC)
     if chain is not None and chain.header_ops:
@@ -269,8 +285,13 @@ class SparkSinkTaskRunner:
                     how = "sluice.transforms.columnar.enable=false"
             except Exception as exc:  # noqa: BLE001 - the per-record path always works
                 how = f"compiling failed: {exc}"
-            log.debug("Task %s-%s runs its transformation chain %s (%s)", task.connector, task.task,
-                      "as Spark SQL expressions" if self.chain is not None else "per record in Python", how)
+            log.debug(
+                "Task %s-%s runs its transformation chain %s (%s)",
+                task.connector,
+                task.task,
+                "as Spark SQL expressions" if self.chain is not None else "per record in Python",
+                how,
+            )
 
     def run_batch(
         self,
@@ -280,8 +301,13 @@ class SparkSinkTaskRunner:
         ranges: dict[tuple[str, int], tuple[int, int]],
     ) -> SinkBatchResult:
         spec = SinkBatchSpec(
-            self.task, seq, assignment, dict(committed), {tp: r[0] for tp, r in ranges.items()},
-            columnar=self.chain is not None, end={tp: r[1] for tp, r in ranges.items()},
+            self.task,
+            seq,
+            assignment,
+            dict(committed),
+            {tp: r[0] for tp, r in ranges.items()},
+            columnar=self.chain is not None,
+            end={tp: r[1] for tp, r in ranges.items()},
             typed=self.chain.typed if self.chain is not None else None,
         )
         topics: dict[str, list[int]] = {}

@@ -47,8 +47,14 @@ LOG4J2_CONFIG_OPTION = "-Dlog4j2.configurationFile="
 
 # A log4j event as log4j2.properties writes it: newlines inside it encoded as \\n.
 _JVM_EVENT = re.compile(r"(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (\S+): (.*)")
-_JVM_LEVELS = {"TRACE": logging.DEBUG, "DEBUG": logging.DEBUG, "INFO": logging.INFO,
-               "WARN": logging.WARNING, "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
+_JVM_LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+}
 # The JVM's own start-up notices about the JDK features Spark's launcher always enables
 # (e.g. "WARNING: Using incubator modules: jdk.incubator.vector"): not about the worker.
 _JVM_NOTICE = "WARNING: "
@@ -61,7 +67,7 @@ def _runs_on_this_machine(master: str) -> bool:
         return True
     if not master.startswith("spark://"):
         return False  # yarn, k8s://…: executors run elsewhere
-    hosts = [address.rpartition(":")[0] or address for address in master[len("spark://"):].split(",")]
+    hosts = [address.rpartition(":")[0] or address for address in master[len("spark://") :].split(",")]
     return all(host in {"127.0.0.1", "localhost", "[::1]"} for host in hosts)
 
 
@@ -122,8 +128,9 @@ def _launch_jvm(settings: Mapping[str, str]) -> None:
     read_fd, write_fd = os.pipe()
     # Read from the start: what a JVM that fails to start says is logged too, and a full
     # pipe never blocks it.
-    threading.Thread(target=_forward_jvm_output, args=(os.fdopen(read_fd, "rb"),),
-                     name="sluice-spark-jvm-output", daemon=True).start()
+    threading.Thread(
+        target=_forward_jvm_output, args=(os.fdopen(read_fd, "rb"),), name="sluice-spark-jvm-output", daemon=True
+    ).start()
     try:
         gateway = launch_gateway(conf, popen_kwargs={"stderr": write_fd})
     finally:
@@ -174,8 +181,9 @@ def stop_spark_session(spark: Any) -> None:
     its tasks (a JVM-wide cache that outlives the session: left open, they keep talking
     to the brokers until the process exits, and complain once the brokers are gone)."""
     try:
-        producers = getattr(spark.sparkContext._jvm.org.apache.spark.sql.kafka010.producer,
-                            "InternalKafkaProducerPool$")
+        producers = getattr(
+            spark.sparkContext._jvm.org.apache.spark.sql.kafka010.producer, "InternalKafkaProducerPool$"
+        )
         getattr(producers, "MODULE$").reset()
     except Exception as exc:  # noqa: BLE001 - Spark's Kafka connector not loaded: nothing to close
         log.debug("Could not close Spark's cached Kafka producers: %s", exc)

@@ -83,8 +83,11 @@ def create_missing_topics(admin: Any, requests: dict[str, tuple[int, int, dict[s
     from confluent_kafka.admin import NewTopic
 
     existing = admin.list_topics(timeout=30).topics
-    missing = [NewTopic(topic, partitions, factor, config=configs)
-               for topic, (partitions, factor, configs) in sorted(requests.items()) if topic not in existing]
+    missing = [
+        NewTopic(topic, partitions, factor, config=configs)
+        for topic, (partitions, factor, configs) in sorted(requests.items())
+        if topic not in existing
+    ]
     if not missing:
         return []
     created = []

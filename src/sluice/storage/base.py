@@ -227,9 +227,7 @@ class ConfigBackingStore(ABC):
         """Close the store. The default does nothing."""
 
     @abstractmethod
-    def put_connector_config(
-        self, name: str, config: dict[str, str], target_state: str | None = None
-    ) -> None:
+    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
         """Create or replace a connector config; ``target_state`` (if given) is set too.
 
         Without ``target_state`` an existing connector keeps its target state.

@@ -92,9 +92,7 @@ class FileOffsetBackingStore(OffsetBackingStore):
 
     def _check_started(self) -> None:
         if not self._started:
-            raise IllegalWorkerStateError(
-                f"FileOffsetBackingStore for {self._path} is not started"
-            )
+            raise IllegalWorkerStateError(f"FileOffsetBackingStore for {self._path} is not started")
 
     def _load(self) -> dict[bytes, bytes]:
         try:
@@ -109,8 +107,7 @@ class FileOffsetBackingStore(OffsetBackingStore):
             raw = load_hashmap(payload)
         except TruncatedStreamError as e:
             log.warning(
-                "Ignoring the truncated offset file %s (%s); starting with no offsets, "
-                "as Kafka Connect does",
+                "Ignoring the truncated offset file %s (%s); starting with no offsets, as Kafka Connect does",
                 self._path,
                 e,
             )

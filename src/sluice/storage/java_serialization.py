@@ -314,12 +314,7 @@ def _decode_mutf8(data: bytes) -> str:
         elif b & 0xE0 == 0xC0 and i + 1 < n and data[i + 1] & 0xC0 == 0x80:
             units.append(((b & 0x1F) << 6) | (data[i + 1] & 0x3F))
             i += 2
-        elif (
-            b & 0xF0 == 0xE0
-            and i + 2 < n
-            and data[i + 1] & 0xC0 == 0x80
-            and data[i + 2] & 0xC0 == 0x80
-        ):
+        elif b & 0xF0 == 0xE0 and i + 2 < n and data[i + 1] & 0xC0 == 0x80 and data[i + 2] & 0xC0 == 0x80:
             units.append(((b & 0x0F) << 12) | ((data[i + 1] & 0x3F) << 6) | (data[i + 2] & 0x3F))
             i += 3
         else:
@@ -572,9 +567,7 @@ def load_hashmap(data: bytes) -> dict[bytes, bytes | None]:
     if size < 0:
         raise JavaSerializationError(f"invalid HashMap size {size}")
     if len(objects) < 2 * size:
-        raise JavaSerializationError(
-            f"HashMap declares {size} entries but holds {len(objects) // 2}"
-        )
+        raise JavaSerializationError(f"HashMap declares {size} entries but holds {len(objects) // 2}")
     result: dict[bytes, bytes | None] = {}
     for i in range(size):
         key, value = objects[2 * i], objects[2 * i + 1]

@@ -264,24 +264,24 @@ def parse_config_key(key: str) -> ConfigKey:
     without a task number).
     """
     if key.startswith(TARGET_STATE_PREFIX):
-        return ConfigKey("target-state", key[len(TARGET_STATE_PREFIX):])
+        return ConfigKey("target-state", key[len(TARGET_STATE_PREFIX) :])
     if key.startswith(CONNECTOR_PREFIX):
-        return ConfigKey("connector", key[len(CONNECTOR_PREFIX):])
+        return ConfigKey("connector", key[len(CONNECTOR_PREFIX) :])
     if key.startswith(TASK_PREFIX):
-        parsed = _split_task_id(key[len(TASK_PREFIX):])
+        parsed = _split_task_id(key[len(TASK_PREFIX) :])
         if parsed is None:
             raise RecordFormatError(f"{key!r} is not a task config key (task-<connector>-<task number>)")
         return ConfigKey("task", parsed[0], parsed[1])
     if key.startswith(COMMIT_TASKS_PREFIX):
-        return ConfigKey("commit", key[len(COMMIT_TASKS_PREFIX):])
+        return ConfigKey("commit", key[len(COMMIT_TASKS_PREFIX) :])
     if key.startswith(RESTART_PREFIX):
-        return ConfigKey("restart", key[len(RESTART_PREFIX):])
+        return ConfigKey("restart", key[len(RESTART_PREFIX) :])
     if key.startswith(TASK_COUNT_RECORD_PREFIX):
-        return ConfigKey("task-count", key[len(TASK_COUNT_RECORD_PREFIX):])
+        return ConfigKey("task-count", key[len(TASK_COUNT_RECORD_PREFIX) :])
     if key == SESSION_KEY_KEY:
         return ConfigKey("session-key", "")
     if key.startswith(LOGGER_CLUSTER_PREFIX):
-        return ConfigKey("logger", key[len(LOGGER_CLUSTER_PREFIX):])
+        return ConfigKey("logger", key[len(LOGGER_CLUSTER_PREFIX) :])
     raise RecordFormatError(f"unknown config record key {key!r}")
 
 
@@ -482,17 +482,17 @@ def topic_status_key(topic: str, connector: str) -> str:
 def parse_status_key(key: str) -> StatusKey:
     """Classify a status-topic key; :class:`RecordFormatError` for keys Kafka discards."""
     if key.startswith(CONNECTOR_STATUS_PREFIX):
-        name = key[len(CONNECTOR_STATUS_PREFIX):]
+        name = key[len(CONNECTOR_STATUS_PREFIX) :]
         if not name:
             raise RecordFormatError(f"connector status key {key!r} names no connector")
         return StatusKey("connector", name)
     if key.startswith(TASK_STATUS_PREFIX):
-        parsed = _split_task_id(key[len(TASK_STATUS_PREFIX):])
+        parsed = _split_task_id(key[len(TASK_STATUS_PREFIX) :])
         if parsed is None:
             raise RecordFormatError(f"{key!r} is not a task status key (status-task-<connector>-<task number>)")
         return StatusKey("task", parsed[0], task=parsed[1])
     if key.startswith(TOPIC_STATUS_PREFIX):
-        rest = key[len(TOPIC_STATUS_PREFIX):]
+        rest = key[len(TOPIC_STATUS_PREFIX) :]
         topic, sep, connector = rest.partition(TOPIC_STATUS_SEPARATOR)
         if not sep or ":" in topic:
             raise RecordFormatError(f"{key!r} is not a topic status key (status-topic-<topic>:connector-<name>)")
@@ -567,5 +567,7 @@ def decode_topic_status(value: bytes) -> TopicStatus:
     task = _int(inner.get("task"), "task")
     timestamp = inner.get("discoverTimestamp")
     if isinstance(timestamp, bool) or not isinstance(timestamp, int):
-        raise RecordFormatError(f"'discoverTimestamp' of topic status should be an integer but is {_type_name(timestamp)}")
+        raise RecordFormatError(
+            f"'discoverTimestamp' of topic status should be an integer but is {_type_name(timestamp)}"
+        )
     return TopicStatus(name, connector, task, timestamp)

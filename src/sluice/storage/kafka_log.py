@@ -193,7 +193,9 @@ def ensure_topic(admin: AdminClient, settings: TopicSettings, *, timeout: float 
     backoff = 0.1
     while True:
         remaining = max(deadline - time.monotonic(), 0.1)
-        futures = admin.create_topics([new_topic], operation_timeout=min(remaining, 30.0), request_timeout=min(remaining, 30.0))
+        futures = admin.create_topics(
+            [new_topic], operation_timeout=min(remaining, 30.0), request_timeout=min(remaining, 30.0)
+        )
         try:
             futures[settings.name].result(timeout=remaining + 5)
         except KafkaException as e:
@@ -370,7 +372,9 @@ class KafkaBasedLog:
             if self._settings is not None:
                 self._created_topic = ensure_topic(self.admin, self._settings, timeout=timeout)
             self._consumer = Consumer(self._consumer_config)
-            self._partitions = self._wait_for_partitions(min(TOPIC_METADATA_TIMEOUT, max(deadline - time.monotonic(), 1.0)))
+            self._partitions = self._wait_for_partitions(
+                min(TOPIC_METADATA_TIMEOUT, max(deadline - time.monotonic(), 1.0))
+            )
             with self._cond:
                 self._positions = {p: 0 for p in self._partitions}
             self._consumer.assign(
@@ -414,7 +418,9 @@ class KafkaBasedLog:
         last_error: object = None
         while True:
             try:
-                metadata = self._consumer.list_topics(self.topic, timeout=max(min(deadline - time.monotonic(), 5.0), 0.5))
+                metadata = self._consumer.list_topics(
+                    self.topic, timeout=max(min(deadline - time.monotonic(), 5.0), 0.5)
+                )
                 topic = metadata.topics.get(self.topic)
                 if topic is not None and topic.error is None and topic.partitions:
                     return sorted(topic.partitions)

@@ -261,7 +261,9 @@ class KafkaStatusBackingStore(StatusBackingStore):
             tasks = self.get_all_tasks(name)
             connector = self.get_connector(name)
         for task in tasks:
-            self.put_task(TaskStatus(name, task.task, DESTROYED, task.worker_id, generation=max(generation, task.generation)))
+            self.put_task(
+                TaskStatus(name, task.task, DESTROYED, task.worker_id, generation=max(generation, task.generation))
+            )
         worker_id = connector.worker_id if connector is not None else ""
         held_generation = connector.generation if connector is not None else 0
         self.put_connector(ConnectorStatus(name, DESTROYED, worker_id, generation=max(generation, held_generation)))
@@ -272,7 +274,9 @@ class KafkaStatusBackingStore(StatusBackingStore):
         with self._lock:
             generation = self._generation
         worker_id = held.worker_id if held is not None else ""
-        self.put_task(TaskStatus(name, task, DESTROYED, worker_id, generation=max(generation, held.generation if held else 0)))
+        self.put_task(
+            TaskStatus(name, task, DESTROYED, worker_id, generation=max(generation, held.generation if held else 0))
+        )
 
     def connectors(self) -> set[str]:
         with self._lock:
@@ -280,9 +284,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
 
     # ------------------------------------------------------------------ topics
 
-    def put_topic(
-        self, connector: str, topic: str, *, task: int = 0, discover_timestamp: int | None = None
-    ) -> None:
+    def put_topic(self, connector: str, topic: str, *, task: int = 0, discover_timestamp: int | None = None) -> None:
         """Record that ``connector`` uses ``topic`` (once: a topic already recorded is not rewritten)."""
         with self._lock:
             if topic in self._topics.get(connector, {}):
@@ -445,8 +447,14 @@ class KafkaStatusBackingStore(StatusBackingStore):
                 entry.deleted = True
             return StatusChange("connector", name, None)
         decoded = decode_status(value)
-        status = ConnectorStatus(name, decoded.state, decoded.worker_id, decoded.trace,  # type: ignore[arg-type]
-                                 decoded.generation, decoded.version)
+        status = ConnectorStatus(
+            name,
+            decoded.state,
+            decoded.worker_id,
+            decoded.trace,  # type: ignore[arg-type]
+            decoded.generation,
+            decoded.version,
+        )
         with self._lock:
             entry = self._connectors.get(name)
             if entry is None:
@@ -466,8 +474,15 @@ class KafkaStatusBackingStore(StatusBackingStore):
                 entry.deleted = True
             return StatusChange("task", name, None, task=task)
         decoded = decode_status(value)
-        status = TaskStatus(name, task, decoded.state, decoded.worker_id, decoded.trace,  # type: ignore[arg-type]
-                            decoded.generation, decoded.version)
+        status = TaskStatus(
+            name,
+            task,
+            decoded.state,
+            decoded.worker_id,
+            decoded.trace,  # type: ignore[arg-type]
+            decoded.generation,
+            decoded.version,
+        )
         with self._lock:
             tasks = self._tasks.setdefault(name, {})
             entry = tasks.get(task)

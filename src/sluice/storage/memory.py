@@ -150,9 +150,7 @@ class MemoryConfigBackingStore(ConfigBackingStore):
         self._lock = threading.RLock()
         self._state = ClusterConfigState()
 
-    def put_connector_config(
-        self, name: str, config: dict[str, str], target_state: str | None = None
-    ) -> None:
+    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
         if target_state is not None:
             target_state = check_target_state(target_state)
         config = dict(config)

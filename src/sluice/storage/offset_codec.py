@@ -177,12 +177,7 @@ def decode_offset_key(key: bytes) -> tuple[str, dict[str, Any]] | None:
         value = _decode_json(key)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if (
-        isinstance(value, list)
-        and len(value) == 2
-        and isinstance(value[0], str)
-        and isinstance(value[1], dict)
-    ):
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict):
         return value[0], value[1]
     return None
 
@@ -212,9 +207,7 @@ def decode_offset_value(value: bytes | None) -> dict[str, Any] | None:
     return decoded
 
 
-def connector_offsets(
-    store: OffsetBackingStore, connector: str
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def connector_offsets(store: OffsetBackingStore, connector: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Every ``(partition, offset)`` of ``connector`` with a non-null offset.
 
     Keys that are not ``[string, map]`` lists or name another connector are skipped, as

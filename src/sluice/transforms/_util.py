@@ -174,9 +174,7 @@ def require_schema(schema: Schema | None, purpose: str) -> Schema:
 
 def require_map(value: Any, purpose: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise DataError(
-            f"Only Map objects supported in absence of schema for [{purpose}], found: {class_name(value)}"
-        )
+        raise DataError(f"Only Map objects supported in absence of schema for [{purpose}], found: {class_name(value)}")
     return value  # type: ignore[return-value]
 
 
@@ -254,8 +252,7 @@ class LRUCache:
 
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 _REPLACE_NULL_WITH_DEFAULT_DOC = (
-    "When a field is null and its schema has a default value, use that default (true) or "
-    "keep the null (false)."
+    "When a field is null and its schema has a default value, use that default (true) or keep the null (false)."
 )
 
 
@@ -642,8 +639,7 @@ class SimpleDateFormat:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._tokens: list[str | _Field] = self._compile(pattern)
-        self._formatters = [t if isinstance(t, str) else date_field_formatter(t.letter, t.count)
-                            for t in self._tokens]
+        self._formatters = [t if isinstance(t, str) else date_field_formatter(t.letter, t.count) for t in self._tokens]
         now = _dt.datetime.now(_dt.timezone.utc)
         try:
             self._century_start = now.replace(year=now.year - 80)

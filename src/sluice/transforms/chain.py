@@ -309,10 +309,22 @@ def _define_alias(
         raise ConnectError(f"{_class_path(plugin_class)}.config() must return a ConfigDef that is not null.")
     child = ConfigDef()
     if kind == "transformation":
-        child.define(PREDICATE_CONFIG, ConfigType.STRING, None, None, Importance.MEDIUM,
-                     "Alias of the predicate that decides which records this transformation applies to.")
-        child.define(NEGATE_CONFIG, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-                     "Whether to apply the transformation to the records the predicate does not match instead.")
+        child.define(
+            PREDICATE_CONFIG,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Alias of the predicate that decides which records this transformation applies to.",
+        )
+        child.define(
+            NEGATE_CONFIG,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.MEDIUM,
+            "Whether to apply the transformation to the records the predicate does not match instead.",
+        )
     for key in own.config_keys().values():
         if kind == "transformation" and key.name in (PREDICATE_CONFIG, NEGATE_CONFIG):
             log.warning("Transformer config %s is masked by implicit config of that name", key.name)

@@ -43,7 +43,10 @@ class DropHeaders(Transformation):
             if len(unique) != len(names):
                 log.warning(
                     'Configuration key "%s" contains duplicate values. Duplicates will be removed. '
-                    "The original value is: %s, the updated value is: %s", HEADERS_FIELD, names, unique,
+                    "The original value is: %s, the updated value is: %s",
+                    HEADERS_FIELD,
+                    names,
+                    unique,
                 )
             props[HEADERS_FIELD] = unique
         self._names = frozenset(CONFIG_DEF.parse(props)[HEADERS_FIELD])

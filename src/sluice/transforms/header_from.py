@@ -236,4 +236,3 @@ class HeaderFromValue(HeaderFrom):
 
     def _new_record(self, record: ConnectRecord, schema: Schema | None, value: Any, headers: Headers) -> ConnectRecord:
         return record.new_record(value_schema=schema, value=value, headers=headers)
-

@@ -53,9 +53,7 @@ class TopicNameMatches(Predicate):
         try:
             self._pattern = compile_java_regex(value)
         except (re.error, ValueError, TypeError) as e:
-            raise ConfigError(
-                PATTERN_CONFIG, value, f"entry must be a Java-compatible regular expression: {e}"
-            ) from e
+            raise ConfigError(PATTERN_CONFIG, value, f"entry must be a Java-compatible regular expression: {e}") from e
         self._answers = {}
 
     def test(self, record: ConnectRecord) -> bool:

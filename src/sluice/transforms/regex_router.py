@@ -123,7 +123,7 @@ def _translate(pattern: str) -> str:
                 if d == "k" and i + 2 < n and pattern[i + 2] == "<":
                     close = pattern.find(">", i + 3)
                     if close > 0:
-                        out.append(f"(?P={pattern[i + 3:close]})")
+                        out.append(f"(?P={pattern[i + 3 : close]})")
                         i = close + 1
                         continue
             out.append(pattern[i : i + 2])

@@ -62,10 +62,17 @@ def test_parse_type(raw, type_, expected) -> None:
         ("40000", ConfigType.SHORT, "Invalid value 40000 for configuration k: Not a number of type SHORT"),
         ("1.5", ConfigType.LONG, "Invalid value 1.5 for configuration k: Not a number of type LONG"),
         ("x1", ConfigType.DOUBLE, "Invalid value x1 for configuration k: Not a number of type DOUBLE"),
-        (True, ConfigType.INT, "Invalid value true for configuration k: Expected value to be a 32-bit integer, "
-         "but it was a java.lang.Boolean"),
-        (5, ConfigType.STRING, "Invalid value 5 for configuration k: Expected value to be a string, "
-         "but it was a java.lang.Integer"),
+        (
+            True,
+            ConfigType.INT,
+            "Invalid value true for configuration k: Expected value to be a 32-bit integer, "
+            "but it was a java.lang.Boolean",
+        ),
+        (
+            5,
+            ConfigType.STRING,
+            "Invalid value 5 for configuration k: Expected value to be a string, but it was a java.lang.Integer",
+        ),
         (5, ConfigType.LIST, "Invalid value 5 for configuration k: Expected a comma separated list."),
     ],
 )
@@ -97,9 +104,17 @@ def test_convert_to_string() -> None:
 def _def() -> ConfigDef:
     return (
         ConfigDef()
-        .define("name", ConfigType.STRING, validator=NonEmptyStringWithoutControlChars(), importance=Importance.HIGH,
-                documentation="Connector name", group="Common", order_in_group=1, width=Width.MEDIUM,
-                display_name="Connector name")
+        .define(
+            "name",
+            ConfigType.STRING,
+            validator=NonEmptyStringWithoutControlChars(),
+            importance=Importance.HIGH,
+            documentation="Connector name",
+            group="Common",
+            order_in_group=1,
+            width=Width.MEDIUM,
+            display_name="Connector name",
+        )
         .define("tasks.max", ConfigType.INT, 1, Range.at_least(1), Importance.HIGH, "Max tasks", group="Common")
         .define("errors.tolerance", ConfigType.STRING, "none", ValidString.in_("none", "all"), Importance.MEDIUM, "")
         .define("topics", ConfigType.LIST, "", importance=Importance.HIGH)
@@ -122,11 +137,16 @@ def test_parse_missing_required() -> None:
     ("props", "message"),
     [
         ({"name": "c", "tasks.max": "0"}, "Invalid value 0 for configuration tasks.max: Value must be at least 1"),
-        ({"name": "c", "errors.tolerance": "some"},
-         "Invalid value some for configuration errors.tolerance: String must be one of: none, all"),
+        (
+            {"name": "c", "errors.tolerance": "some"},
+            "Invalid value some for configuration errors.tolerance: String must be one of: none, all",
+        ),
         ({"name": ""}, "Invalid value  for configuration name: String may not be empty"),
-        ({"name": "a\nb"}, "Invalid value a\nb for configuration name: String may not contain control sequences "
-         "but had the following ASCII chars: 10"),
+        (
+            {"name": "a\nb"},
+            "Invalid value a\nb for configuration name: String may not contain control sequences "
+            "but had the following ASCII chars: 10",
+        ),
         ({"name": "c", "tasks.max": "x"}, "Invalid value x for configuration tasks.max: Not a number of type INT"),
     ],
 )
@@ -192,7 +212,9 @@ def test_define_twice_and_bad_default() -> None:
         cd.define("a", ConfigType.INT, 1)
     with pytest.raises(ConfigError, match="Value must be at least 1"):
         ConfigDef().define("b", ConfigType.INT, 0, Range.at_least(1))
-    assert ConfigDef().define("c", ConfigType.INT, NO_DEFAULT, Range.at_least(1)).config_keys()["c"].has_default is False
+    assert (
+        ConfigDef().define("c", ConfigType.INT, NO_DEFAULT, Range.at_least(1)).config_keys()["c"].has_default is False
+    )
 
 
 def test_base_def_is_copied() -> None:

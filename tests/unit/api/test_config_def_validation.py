@@ -68,8 +68,9 @@ def test_dependents_are_checked_after_their_parent_and_undefined_ones_are_report
     cd = (
         ConfigDef()
         .define("child", ConfigType.STRING, "c", LambdaValidator.with_(record, "records"))
-        .define("parent", ConfigType.STRING, "p", LambdaValidator.with_(record, "records"),
-                dependents=["child", "ghost"])
+        .define(
+            "parent", ConfigType.STRING, "p", LambdaValidator.with_(record, "records"), dependents=["child", "ghost"]
+        )
         .define("other", ConfigType.STRING, "o", LambdaValidator.with_(record, "records"))
     )
     seen.clear()  # define() checked each default
@@ -79,8 +80,9 @@ def test_dependents_are_checked_after_their_parent_and_undefined_ones_are_report
     assert list(values)[-1] == "ghost"
     assert ghost.error_messages == ["ghost is referred in the dependents, but not defined."]
     assert ghost.visible is False and ghost.value is None
-    with pytest.raises(ConfigError, match="Some configurations in are referred in the dependents, but not defined: "
-                                          "ghost"):
+    with pytest.raises(
+        ConfigError, match="Some configurations in are referred in the dependents, but not defined: ghost"
+    ):
         cd.parse({})
 
 
@@ -166,17 +168,32 @@ def test_embed_prefixes_names_groups_and_dependents() -> None:
     child = (
         ConfigDef()
         .define("level", ConfigType.INT, 1, small, Importance.HIGH, "Level.", dependents=["style"])
-        .define("style", ConfigType.STRING, None, importance=Importance.LOW, group="Look", order_in_group=1,
-                width=Width.SHORT, display_name="Style", recommender=Rec())
+        .define(
+            "style",
+            ConfigType.STRING,
+            None,
+            importance=Importance.LOW,
+            group="Look",
+            order_in_group=1,
+            width=Width.SHORT,
+            display_name="Style",
+            recommender=Rec(),
+        )
     )
     parent = ConfigDef().define("top", ConfigType.STRING, "t", group="Top", order_in_group=1)
     parent.embed("x.", "Child", 5, child)
     keys = parent.config_keys()
     assert list(keys) == ["top", "x.level", "x.style"]
     assert (keys["x.level"].group, keys["x.level"].order_in_group, keys["x.level"].dependents) == (
-        "Child", 5, ["x.style"])
+        "Child",
+        5,
+        ["x.style"],
+    )
     assert (keys["x.style"].group, keys["x.style"].order_in_group, keys["x.style"].display_name) == (
-        "Child: Look", 6, "Style")
+        "Child: Look",
+        6,
+        "Style",
+    )
     assert keys["x.style"].width is Width.SHORT and keys["x.level"].documentation == "Level."
     assert parent.groups() == ["Top", "Child", "Child: Look"]
     values = parent.validate_all({"x.level": "7"})
@@ -206,8 +223,11 @@ def test_valid_list_as_in_kafka_4() -> None:
             any_values("topics", value)
         assert str(info.value) == message
     ValidList.any_non_duplicate_values(True, True)("x", None)
-    with pytest.raises(ConfigError, match=r"^Configuration 'x' must not be empty\. Valid values include: any "
-                                          r"non-empty value$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^Configuration 'x' must not be empty\. Valid values include: any "
+        r"non-empty value$",
+    ):
         ValidList.any_non_duplicate_values(False, False)("x", [])
     with pytest.raises(ConfigError, match=r"^Configuration 'x' must not be empty\. Valid values include: \[a, b\]$"):
         ValidList.in_("a", "b", is_empty_allowed=False)("x", [])

@@ -120,7 +120,7 @@ def test_struct_validation_misc() -> None:
     lists = SchemaBuilder.struct().field("xs", SchemaBuilder.array(Schema.INT8_SCHEMA).build()).build()
     with pytest.raises(DataError, match="Invalid Java object for schema with type INT8"):
         Struct(lists).put("xs", [1, 2, 300])
-    with pytest.raises(DataError, match='Invalid value: null used for required value, schema type: INT8'):
+    with pytest.raises(DataError, match="Invalid value: null used for required value, schema type: INT8"):
         Struct(lists).put("xs", [None])
 
 

@@ -11,7 +11,16 @@ import pytest
 import sluice.api
 
 SUBMODULES = [
-    "config", "connector", "converter", "data", "errors", "records", "schema_projector", "sink", "source", "transforms",
+    "config",
+    "connector",
+    "converter",
+    "data",
+    "errors",
+    "records",
+    "schema_projector",
+    "sink",
+    "source",
+    "transforms",
 ]
 
 
@@ -22,9 +31,7 @@ def test_all_is_sorted_and_unique() -> None:
 
 def test_all_matches_public_names() -> None:
     public = {
-        name
-        for name, value in vars(sluice.api).items()
-        if not name.startswith("_") and not inspect.ismodule(value)
+        name for name, value in vars(sluice.api).items() if not name.startswith("_") and not inspect.ismodule(value)
     }
     assert set(sluice.api.__all__) == public
 

@@ -27,9 +27,10 @@ def test_numeric_promotion_only_widens(source: Type, target: Type) -> None:
         assert projected == 1
         assert isinstance(projected, float if target in (Type.FLOAT32, Type.FLOAT64) else int)
     else:
-        with pytest.raises(SchemaProjectorError, match=(
-            f"^Schema type mismatch. source type: {source.name} and target type: {target.name}$"
-        )):
+        with pytest.raises(
+            SchemaProjectorError,
+            match=(f"^Schema type mismatch. source type: {source.name} and target type: {target.name}$"),
+        ):
             SchemaProjector.project(_schema(source), value, _schema(target))
 
 
@@ -43,14 +44,19 @@ def test_promoted_values_convert_like_java() -> None:
     assert SchemaProjector.project(Schema.FLOAT32_SCHEMA, 0.1, Schema.FLOAT32_SCHEMA) == 0.1
 
 
-@pytest.mark.parametrize(("source", "target"), [
-    (Schema.BOOLEAN_SCHEMA, Schema.INT8_SCHEMA),
-    (Schema.STRING_SCHEMA, Schema.BYTES_SCHEMA),
-    (Schema.INT32_SCHEMA, Schema.STRING_SCHEMA),
-    (Schema.FLOAT64_SCHEMA, Schema.INT64_SCHEMA),
-    (SchemaBuilder.array(Schema.INT32_SCHEMA).build(), SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA)
-     .build()),
-])
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        (Schema.BOOLEAN_SCHEMA, Schema.INT8_SCHEMA),
+        (Schema.STRING_SCHEMA, Schema.BYTES_SCHEMA),
+        (Schema.INT32_SCHEMA, Schema.STRING_SCHEMA),
+        (Schema.FLOAT64_SCHEMA, Schema.INT64_SCHEMA),
+        (
+            SchemaBuilder.array(Schema.INT32_SCHEMA).build(),
+            SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(),
+        ),
+    ],
+)
 def test_incompatible_types(source: Schema, target: Schema) -> None:
     with pytest.raises(SchemaProjectorError, match="^Schema type mismatch"):
         SchemaProjector.project(source, None, target)
@@ -58,7 +64,9 @@ def test_incompatible_types(source: Schema, target: Schema) -> None:
 
 def test_primitives_of_the_same_type_pass_through() -> None:
     for schema, value in [
-        (Schema.BOOLEAN_SCHEMA, True), (Schema.STRING_SCHEMA, "abc"), (Schema.BYTES_SCHEMA, b"\x00\x01"),
+        (Schema.BOOLEAN_SCHEMA, True),
+        (Schema.STRING_SCHEMA, "abc"),
+        (Schema.BYTES_SCHEMA, b"\x00\x01"),
         (Schema.INT8_SCHEMA, -5),
     ]:
         assert SchemaProjector.project(schema, value, schema) == value
@@ -76,9 +84,10 @@ def test_optionality_and_defaults() -> None:
     assert SchemaProjector.project(optional, 7, with_default) == 7
     # optional -> required without a default: always an error, even for a value
     for value in (None, 7):
-        with pytest.raises(SchemaProjectorError, match=(
-            "^Writer schema is optional, however, target schema does not provide a default value.$"
-        )):
+        with pytest.raises(
+            SchemaProjectorError,
+            match=("^Writer schema is optional, however, target schema does not provide a default value.$"),
+        ):
             SchemaProjector.project(optional, value, required)
 
 
@@ -88,16 +97,18 @@ def test_names_and_parameters_must_match_but_versions_and_docs_need_not() -> Non
     assert SchemaProjector.project(v1, "x", v2) == "x"
 
     other = SchemaBuilder.string().name("com.example.Other").build()
-    with pytest.raises(SchemaProjectorError, match=(
-        "^Schema name mismatch. source name: com.example.Id and target name: com.example.Other$"
-    )):
+    with pytest.raises(
+        SchemaProjectorError,
+        match=("^Schema name mismatch. source name: com.example.Id and target name: com.example.Other$"),
+    ):
         SchemaProjector.project(v1, "x", other)
     with pytest.raises(SchemaProjectorError, match="^Schema name mismatch. source name: None"):
         SchemaProjector.project(Schema.STRING_SCHEMA, "x", v1)
 
-    with pytest.raises(SchemaProjectorError, match=(
-        r"^Schema parameters not equal. source parameters: \{scale=2\} and target parameters: \{scale=3\}$"
-    )):
+    with pytest.raises(
+        SchemaProjectorError,
+        match=(r"^Schema parameters not equal. source parameters: \{scale=2\} and target parameters: \{scale=3\}$"),
+    ):
         SchemaProjector.project(Decimal.schema(2), decimal.Decimal("1.00"), Decimal.schema(3))
 
 
@@ -113,7 +124,9 @@ def test_logical_types_project_to_themselves() -> None:
 
 
 V1 = (
-    SchemaBuilder.struct().name("com.example.User").version(1)
+    SchemaBuilder.struct()
+    .name("com.example.User")
+    .version(1)
     .field("id", Schema.INT32_SCHEMA)
     .field("name", Schema.STRING_SCHEMA)
     .field("dropped", Schema.OPTIONAL_STRING_SCHEMA)
@@ -121,7 +134,9 @@ V1 = (
     .build()
 )
 V2 = (
-    SchemaBuilder.struct().name("com.example.User").version(2)
+    SchemaBuilder.struct()
+    .name("com.example.User")
+    .version(2)
     .field("id", Schema.INT64_SCHEMA)
     .field("name", Schema.STRING_SCHEMA)
     .field("email", Schema.OPTIONAL_STRING_SCHEMA)
@@ -145,9 +160,10 @@ def test_struct_projection_by_field_name() -> None:
 
 def test_struct_projection_errors_name_the_field() -> None:
     needs_age = SchemaBuilder.struct().name("com.example.User").field("age", Schema.INT32_SCHEMA).build()
-    with pytest.raises(SchemaProjectorError, match=(
-        r"^Required field `age` is missing from source schema: Schema\{com.example.User:STRUCT\}$"
-    )):
+    with pytest.raises(
+        SchemaProjectorError,
+        match=(r"^Required field `age` is missing from source schema: Schema\{com.example.User:STRUCT\}$"),
+    ):
         SchemaProjector.project(V1, Struct(V1).put("id", 1).put("name", "x"), needs_age)
 
     id_as_string = SchemaBuilder.struct().name("com.example.User").field("id", Schema.STRING_SCHEMA).build()
@@ -160,13 +176,18 @@ def test_struct_projection_errors_name_the_field() -> None:
 def test_nested_structs_project_recursively() -> None:
     inner_v1 = SchemaBuilder.struct().name("Inner").field("n", Schema.OPTIONAL_INT16_SCHEMA).build()
     inner_v2 = (
-        SchemaBuilder.struct().name("Inner")
+        SchemaBuilder.struct()
+        .name("Inner")
         .field("n", SchemaBuilder.int64().default_value(0).build())
         .field("added", Schema.OPTIONAL_STRING_SCHEMA)
         .build()
     )
-    outer_v1 = SchemaBuilder.struct().field("inner", inner_v1).field("list", SchemaBuilder.array(inner_v1).build()).build()
-    outer_v2 = SchemaBuilder.struct().field("inner", inner_v2).field("list", SchemaBuilder.array(inner_v2).build()).build()
+    outer_v1 = (
+        SchemaBuilder.struct().field("inner", inner_v1).field("list", SchemaBuilder.array(inner_v1).build()).build()
+    )
+    outer_v2 = (
+        SchemaBuilder.struct().field("inner", inner_v2).field("list", SchemaBuilder.array(inner_v2).build()).build()
+    )
     value = (
         Struct(outer_v1)
         .put("inner", Struct(inner_v1))  # n is null: the target's default

@@ -83,10 +83,22 @@ def test_compact_offsets() -> None:
 
 def test_connectors_table_from_expanded_status() -> None:
     expanded = {
-        "src": {"status": {"name": "src", "type": "source", "connector": {"state": "RUNNING", "worker_id": "w:1"},
-                           "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w:1"}]}},
-        "a-sink": {"status": {"name": "a-sink", "type": "sink", "connector": {"state": "STOPPED", "worker_id": "w:1"},
-                              "tasks": []}},
+        "src": {
+            "status": {
+                "name": "src",
+                "type": "source",
+                "connector": {"state": "RUNNING", "worker_id": "w:1"},
+                "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w:1"}],
+            }
+        },
+        "a-sink": {
+            "status": {
+                "name": "a-sink",
+                "type": "sink",
+                "connector": {"state": "STOPPED", "worker_id": "w:1"},
+                "tasks": [],
+            }
+        },
     }
     assert manage.connectors_table(expanded).splitlines() == [
         "NAME    TYPE    STATE    TASKS      WORKER",
@@ -153,8 +165,12 @@ def test_parse_create_request_json() -> None:
 
 
 def test_a_saved_connector_info_loads_back() -> None:
-    info = {"name": "c", "config": {"name": "c", "topic": "t"}, "tasks": [{"connector": "c", "task": 0}],
-            "type": "source"}
+    info = {
+        "name": "c",
+        "config": {"name": "c", "topic": "t"},
+        "tasks": [{"connector": "c", "task": 0}],
+        "type": "source",
+    }
     parsed = parse_config_bytes(json.dumps(info).encode())
     assert parsed.name == "c" and parsed.config == {"name": "c", "topic": "t"}
 
@@ -238,8 +254,12 @@ def test_normalize_url() -> None:
 
 
 def _status(connector: str, *tasks: str, name: str = "c", trace: dict[int, str] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "connector": {"state": connector, "worker_id": "w"}, "type": "source",
-                           "tasks": [{"id": i, "state": s, "worker_id": "w"} for i, s in enumerate(tasks)]}
+    out: dict[str, Any] = {
+        "name": name,
+        "connector": {"state": connector, "worker_id": "w"},
+        "type": "source",
+        "tasks": [{"id": i, "state": s, "worker_id": "w"} for i, s in enumerate(tasks)],
+    }
     for i, t in (trace or {}).items():
         out["tasks"][i]["trace"] = t
     return out
@@ -263,8 +283,12 @@ def test_check_state_reports_failures_with_traces() -> None:
     progress = check_state(_status("RUNNING", "FAILED", trace={0: "Traceback\nValueError: boom"}), "RUNNING", [0])
     assert not progress.done
     assert progress.failed == [("task c-0", "Traceback\nValueError: boom")]
-    ignored = check_state(_status("RUNNING", "FAILED", trace={0: "x"}), "RUNNING", [0],
-                          ignore_failed=lambda what, trace: what == "task c-0")
+    ignored = check_state(
+        _status("RUNNING", "FAILED", trace={0: "x"}),
+        "RUNNING",
+        [0],
+        ignore_failed=lambda what, trace: what == "task c-0",
+    )
     assert ignored.failed == []
 
 
@@ -291,8 +315,12 @@ def _mock(handler: Callable[[httpx2.Request], httpx2.Response]) -> httpx2.MockTr
 
 
 def _info(name: str = "c", tasks: int = 1) -> dict[str, Any]:
-    return {"name": name, "config": {}, "tasks": [{"connector": name, "task": i} for i in range(tasks)],
-            "type": "source"}
+    return {
+        "name": name,
+        "config": {},
+        "tasks": [{"connector": name, "task": i} for i in range(tasks)],
+        "type": "source",
+    }
 
 
 def test_wait_for_state_polls_until_reached() -> None:
@@ -347,15 +375,19 @@ def test_wait_for_state_gives_an_old_failure_a_grace_period() -> None:
 
     clock = FakeClock()
     with ConnectClient("http://w", transport=_mock(handler)) as client:
-        result = wait_for_state(client, "c", "RUNNING", 30, stale_failures={"task c-0": "old"},
-                                clock=clock, sleep=clock.sleep)
+        result = wait_for_state(
+            client, "c", "RUNNING", 30, stale_failures={"task c-0": "old"}, clock=clock, sleep=clock.sleep
+        )
     assert result.exit_code == manage.EXIT_OK
 
     clock = FakeClock()
-    with ConnectClient("http://w", transport=_mock(lambda r: httpx2.Response(
-            200, json=old if r.url.path.endswith("/status") else _info()))) as client:
-        result = wait_for_state(client, "c", "RUNNING", 30, stale_failures={"task c-0": "old"},
-                                clock=clock, sleep=clock.sleep)
+    with ConnectClient(
+        "http://w",
+        transport=_mock(lambda r: httpx2.Response(200, json=old if r.url.path.endswith("/status") else _info())),
+    ) as client:
+        result = wait_for_state(
+            client, "c", "RUNNING", 30, stale_failures={"task c-0": "old"}, clock=clock, sleep=clock.sleep
+        )
     assert result.exit_code == manage.EXIT_FAILED
     assert manage.STALE_FAILURE_GRACE <= clock.now < manage.STALE_FAILURE_GRACE + 1
 
@@ -428,8 +460,12 @@ def test_url_from_option_before_or_after_the_command_or_environment(monkeypatch:
     run(handler, "list", "--json")
     monkeypatch.delenv("SLUICE_URL")
     run(handler, "list", "--json")
-    assert seen == ["http://h1:1/connectors", "http://h2:2/connectors", "http://h3:3/connectors",
-                    "http://localhost:8083/connectors"]
+    assert seen == [
+        "http://h1:1/connectors",
+        "http://h2:2/connectors",
+        "http://h3:3/connectors",
+        "http://localhost:8083/connectors",
+    ]
 
 
 def test_json_before_the_command_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
@@ -455,8 +491,13 @@ def test_load_puts_the_config_under_the_given_name(tmp_path: Path, capsys: pytes
     worker = Worker({("PUT", "/connectors/my%20sink/config"): (201, _info("my sink", 1) | {"type": "sink"})})
     assert run(worker, "load", "my sink", "-d", str(f), "--set", "file=/tmp/out") == 0
     body = json.loads(worker.requests[0].content)
-    assert body == {"connector.class": "FileStreamSink", "topics": "t", "tasks.max": "1", "file": "/tmp/out",
-                    "name": "my sink"}
+    assert body == {
+        "connector.class": "FileStreamSink",
+        "topics": "t",
+        "tasks.max": "1",
+        "file": "/tmp/out",
+        "name": "my sink",
+    }
     out, err = capsys.readouterr()
     assert out == "Created sink connector my sink (1 task)\n"
     assert "the file names the connector 'other'" in err
@@ -465,10 +506,12 @@ def test_load_puts_the_config_under_the_given_name(tmp_path: Path, capsys: pytes
 def test_load_with_initial_state_creates_with_post_and_falls_back_to_put(tmp_path: Path) -> None:
     f = tmp_path / "c.json"
     f.write_text('{"name": "c", "config": {"connector.class": "X"}, "initial_state": "STOPPED"}')
-    worker = Worker({
-        ("POST", "/connectors"): (409, {"error_code": 409, "message": "Connector c already exists"}),
-        ("PUT", "/connectors/c/config"): (200, _info()),
-    })
+    worker = Worker(
+        {
+            ("POST", "/connectors"): (409, {"error_code": 409, "message": "Connector c already exists"}),
+            ("PUT", "/connectors/c/config"): (200, _info()),
+        }
+    )
     assert run(worker, "load", "c", "-d", str(f)) == 0
     assert json.loads(worker.requests[0].content)["initial_state"] == "STOPPED"
     assert [r.method for r in worker.requests] == ["POST", "PUT"]
@@ -476,13 +519,19 @@ def test_load_with_initial_state_creates_with_post_and_falls_back_to_put(tmp_pat
 
 def test_load_wait_reports_a_failed_task(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(manage.time, "sleep", lambda s: None)
-    statuses = iter([(404, {"error_code": 404, "message": "No status"}),
-                     (200, _status("RUNNING", "FAILED", name="file-source", trace={0: "Traceback\nOSError: nope"}))])
-    worker = Worker({
-        ("PUT", "/connectors/file-source/config"): (201, _info("file-source")),
-        ("GET", "/connectors/file-source/status"): lambda r: next(statuses),
-        ("GET", "/connectors/file-source"): (200, _info("file-source")),
-    })
+    statuses = iter(
+        [
+            (404, {"error_code": 404, "message": "No status"}),
+            (200, _status("RUNNING", "FAILED", name="file-source", trace={0: "Traceback\nOSError: nope"})),
+        ]
+    )
+    worker = Worker(
+        {
+            ("PUT", "/connectors/file-source/config"): (201, _info("file-source")),
+            ("GET", "/connectors/file-source/status"): lambda r: next(statuses),
+            ("GET", "/connectors/file-source"): (200, _info("file-source")),
+        }
+    )
     assert run(worker, "load", "file-source", "--wait") == manage.EXIT_FAILED
     out, err = capsys.readouterr()
     assert out.startswith("Created source connector file-source")
@@ -494,19 +543,22 @@ def test_pause_wait_prints_the_reached_state(
 ) -> None:
     monkeypatch.setattr(manage.time, "sleep", lambda s: None)
     statuses = iter([_status("RUNNING", "RUNNING"), _status("PAUSED", "PAUSED")])
-    worker = Worker({
-        ("PUT", "/connectors/c/pause"): (202, None),
-        ("GET", "/connectors/c/status"): lambda r: (200, next(statuses)),
-        ("GET", "/connectors/c"): (200, _info()),
-    })
+    worker = Worker(
+        {
+            ("PUT", "/connectors/c/pause"): (202, None),
+            ("GET", "/connectors/c/status"): lambda r: (200, next(statuses)),
+            ("GET", "/connectors/c"): (200, _info()),
+        }
+    )
     assert run(worker, "pause", "c", "--wait") == 0
     assert capsys.readouterr().out == "c is PAUSED (connector PAUSED, tasks 1/1 PAUSED)\n"
 
 
 def test_restart_sends_connect_query_parameters(capsys: pytest.CaptureFixture[str]) -> None:
     plan = _status("RESTARTING", "RESTARTING")
-    worker = Worker({("POST", "/connectors/c/restart"): (202, plan),
-                     ("POST", "/connectors/c/tasks/3/restart"): (204, None)})
+    worker = Worker(
+        {("POST", "/connectors/c/restart"): (202, plan), ("POST", "/connectors/c/tasks/3/restart"): (204, None)}
+    )
     assert run(worker, "restart", "c", "--include-tasks", "--only-failed") == 0
     assert dict(worker.requests[0].url.params) == {"includeTasks": "true", "onlyFailed": "true"}
     assert "task 0     RESTARTING" in capsys.readouterr().out
@@ -517,12 +569,14 @@ def test_restart_sends_connect_query_parameters(capsys: pytest.CaptureFixture[st
 
 def test_config_show_update_patch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = {"name": "c", "connector.class": "FileStreamSource", "topic": "t"}
-    worker = Worker({
-        ("GET", "/connectors/c/config"): (200, config),
-        ("GET", "/connectors/c"): (200, _info() | {"config": config}),
-        ("PUT", "/connectors/c/config"): (200, _info() | {"config": config}),
-        ("PATCH", "/connectors/c/config"): (200, _info() | {"config": config}),
-    })
+    worker = Worker(
+        {
+            ("GET", "/connectors/c/config"): (200, config),
+            ("GET", "/connectors/c"): (200, _info() | {"config": config}),
+            ("PUT", "/connectors/c/config"): (200, _info() | {"config": config}),
+            ("PATCH", "/connectors/c/config"): (200, _info() | {"config": config}),
+        }
+    )
     assert run(worker, "config", "c") == 0
     assert capsys.readouterr().out.splitlines()[0] == "name            = c"
     f = tmp_path / "c.properties"
@@ -537,15 +591,21 @@ def test_config_show_update_patch(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_validate_prints_errors_per_key_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def item(key: str, value: str | None, *errors: str, defined: bool = True) -> dict[str, Any]:
-        return {"definition": {"name": key} if defined else None,
-                "value": {"name": key, "value": value, "errors": list(errors), "recommended_values": [],
-                          "visible": True}}
+        return {
+            "definition": {"name": key} if defined else None,
+            "value": {"name": key, "value": value, "errors": list(errors), "recommended_values": [], "visible": True},
+        }
 
-    result = {"name": "FileStreamSource", "error_count": 2, "groups": ["Common"], "configs": [
-        item("name", "c"),
-        item("tasks.max", "0", "Invalid value 0 for configuration tasks.max: Value must be at least 1"),
-        item("topic", None, 'Missing required configuration "topic" which has no default value.', defined=False),
-    ]}
+    result = {
+        "name": "FileStreamSource",
+        "error_count": 2,
+        "groups": ["Common"],
+        "configs": [
+            item("name", "c"),
+            item("tasks.max", "0", "Invalid value 0 for configuration tasks.max: Value must be at least 1"),
+            item("topic", None, 'Missing required configuration "topic" which has no default value.', defined=False),
+        ],
+    }
     worker = Worker({("PUT", "/connector-plugins/FileStreamSource/config/validate"): (200, result)})
     f = tmp_path / "c.properties"
     f.write_text("connector.class=FileStreamSource\ntasks.max=0\n")
@@ -554,7 +614,7 @@ def test_validate_prints_errors_per_key_and_exits_1(tmp_path: Path, capsys: pyte
     assert out.splitlines() == [
         "KEY        VALUE  ERROR",
         "tasks.max  0      Invalid value 0 for configuration tasks.max: Value must be at least 1",
-        "topic      null   Missing required configuration \"topic\" which has no default value.",
+        'topic      null   Missing required configuration "topic" which has no default value.',
     ]
     assert "the configuration has 2 errors" in err
     assert json.loads(worker.requests[0].content)["name"] == "c"
@@ -568,11 +628,13 @@ def test_validate_prints_errors_per_key_and_exits_1(tmp_path: Path, capsys: pyte
 def test_offsets_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     offsets = {"offsets": [{"partition": {"filename": "/in"}, "offset": {"position": 12}}]}
     message = {"message": "The offsets for this connector have been altered successfully"}
-    worker = Worker({
-        ("GET", "/connectors/c/offsets"): (200, offsets),
-        ("PATCH", "/connectors/c/offsets"): (200, message),
-        ("DELETE", "/connectors/c/offsets"): (200, {"message": "reset"}),
-    })
+    worker = Worker(
+        {
+            ("GET", "/connectors/c/offsets"): (200, offsets),
+            ("PATCH", "/connectors/c/offsets"): (200, message),
+            ("DELETE", "/connectors/c/offsets"): (200, {"message": "reset"}),
+        }
+    )
     assert run(worker, "offsets", "get", "c") == 0
     assert capsys.readouterr().out.splitlines() == ["PARTITION     OFFSET", "filename=/in  position=12"]
     f = tmp_path / "o.json"
@@ -586,12 +648,14 @@ def test_offsets_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_loggers_commands(capsys: pytest.CaptureFixture[str]) -> None:
-    worker = Worker({
-        ("GET", "/admin/loggers"): (200, {"root": {"level": "INFO", "last_modified": None}}),
-        ("PUT", "/admin/loggers/sluice"): lambda r: (
-            (200, ["sluice", "sluice.rest"]) if r.url.params["scope"] == "worker" else (204, None)
-        ),
-    })
+    worker = Worker(
+        {
+            ("GET", "/admin/loggers"): (200, {"root": {"level": "INFO", "last_modified": None}}),
+            ("PUT", "/admin/loggers/sluice"): lambda r: (
+                (200, ["sluice", "sluice.rest"]) if r.url.params["scope"] == "worker" else (204, None)
+            ),
+        }
+    )
     assert run(worker, "loggers") == 0
     assert capsys.readouterr().out.splitlines() == ["LOGGER  LEVEL  LAST MODIFIED", "root    INFO   -"]
     assert run(worker, "loggers", "sluice", "--level", "debug") == 0
@@ -668,15 +732,24 @@ def test_wait_shows_progress_on_the_spinner() -> None:
     tty = Tty()
     clock = FakeClock()
     with ConnectClient("http://w", transport=_mock(handler)) as client:
-        result = wait_for_state(client, "c", "RUNNING", 10, spinner=manage.Spinner(tty),  # type: ignore[arg-type]
-                                clock=clock, sleep=clock.sleep)
+        result = wait_for_state(
+            client,
+            "c",
+            "RUNNING",
+            10,
+            spinner=manage.Spinner(tty),  # type: ignore[arg-type]
+            clock=clock,
+            sleep=clock.sleep,
+        )
     assert result.exit_code == 0
     assert "waiting for c to be RUNNING: connector RUNNING, tasks 0/1 RUNNING (0 s)" in tty.text
 
 
 def test_the_predefined_jdbc_connectors_load_by_name() -> None:
-    for name, cls in (("jdbc-source", "io.confluent.connect.jdbc.JdbcSourceConnector"),
-                      ("jdbc-sink", "io.confluent.connect.jdbc.JdbcSinkConnector")):
+    for name, cls in (
+        ("jdbc-source", "io.confluent.connect.jdbc.JdbcSourceConnector"),
+        ("jdbc-sink", "io.confluent.connect.jdbc.JdbcSinkConnector"),
+    ):
         loaded = manage.load_connector_config(name, None)
         assert loaded.config["connector.class"] == cls
         assert loaded.config["name"] == name

@@ -79,7 +79,11 @@ def test_lines_with_every_terminator(tmp_path: Path) -> None:
     records = drain(task)
     assert [r.value for r in records] == ["one", "two", "three", "four", ""]
     assert [r.source_offset for r in records] == [
-        {"position": 4}, {"position": 9}, {"position": 15}, {"position": 20}, {"position": 21}
+        {"position": 4},
+        {"position": 9},
+        {"position": 15},
+        {"position": 20},
+        {"position": 21},
     ]
     r = records[0]
     assert r.source_partition == {"filename": str(path)}
@@ -234,8 +238,11 @@ def test_source_connector_config_def() -> None:
     assert keys["batch.size"].importance is Importance.LOW
     assert cd.groups() == []
     errors = {v.name: v.error_messages for v in FileStreamSourceConnector().validate({"topic": ""}).config_values}
-    assert errors == {"file": [], "topic": ["Invalid value  for configuration topic: String must be non-empty"],
-                      "batch.size": []}
+    assert errors == {
+        "file": [],
+        "topic": ["Invalid value  for configuration topic: String must be non-empty"],
+        "batch.size": [],
+    }
     errors = {v.name: v.error_messages for v in FileStreamSourceConnector().validate({}).config_values}
     assert errors["topic"] == ['Missing required configuration "topic" which has no default value.']
 
@@ -275,8 +282,13 @@ def test_sink_writes_string_forms(tmp_path: Path) -> None:
     path.write_text("existing\n")
     task = FileStreamSinkTask()
     task.start({"file": str(path), "topics": "t"})
-    schema = SchemaBuilder.struct().field("f1", Schema.INT32_SCHEMA).field("f2", Schema.OPTIONAL_STRING_SCHEMA) \
-        .field("f3", Schema.OPTIONAL_STRING_SCHEMA).build()
+    schema = (
+        SchemaBuilder.struct()
+        .field("f1", Schema.INT32_SCHEMA)
+        .field("f2", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("f3", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
     values = [
         "plain",
         None,

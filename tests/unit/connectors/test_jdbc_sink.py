@@ -31,7 +31,8 @@ from tests.helpers import RecordingSinkContext
 # ------------------------------------------------------------------------------ helpers
 
 VALUE = (
-    SchemaBuilder.struct().name("person")
+    SchemaBuilder.struct()
+    .name("person")
     .field("id", Schema.INT64_SCHEMA)
     .field("name", Schema.STRING_SCHEMA)
     .field("age", Schema.OPTIONAL_INT32_SCHEMA)
@@ -58,8 +59,16 @@ def person(i: int, name: str | None = None, age: int | None = None, schema: Sche
     return s
 
 
-def rec(value: Any, *, offset: int = 0, key: Any = None, key_schema: Schema | None = None,
-        value_schema: Schema | None | str = "auto", topic: str = "people", partition: int = 0) -> SinkRecord:
+def rec(
+    value: Any,
+    *,
+    offset: int = 0,
+    key: Any = None,
+    key_schema: Schema | None = None,
+    value_schema: Schema | None | str = "auto",
+    topic: str = "people",
+    partition: int = 0,
+) -> SinkRecord:
     if value_schema == "auto":
         value_schema = value.schema if isinstance(value, Struct) else None
     return SinkRecord(topic, partition, key_schema, key, value_schema, value, offset)
@@ -148,8 +157,10 @@ def test_validate_refuses_the_combinations_confluent_refuses(db):
     errors = _errors({})
     assert errors["connection.url"]
     # upper case enumerators are Confluent's too; a good config has no errors
-    assert _errors({"connection.url": url, "insert.mode": "UPSERT", "pk.mode": "RECORD_KEY",
-                    "delete.enabled": "true"}) == {}
+    assert (
+        _errors({"connection.url": url, "insert.mode": "UPSERT", "pk.mode": "RECORD_KEY", "delete.enabled": "true"})
+        == {}
+    )
 
 
 def test_validate_reports_a_database_it_cannot_reach(tmp_path):
@@ -184,7 +195,10 @@ def test_registered_as_a_plugin_under_confluents_name():
 
     names = {ep.name: ep.value for ep in entry_points(group="sluice.connectors")}
     assert names["JdbcSinkConnector"] == "sluice.connectors.jdbc:JdbcSinkConnector"
-    assert KAFKA_CLASS_NAMES["sluice.connectors.jdbc.sink.JdbcSinkConnector"] == "io.confluent.connect.jdbc.JdbcSinkConnector"
+    assert (
+        KAFKA_CLASS_NAMES["sluice.connectors.jdbc.sink.JdbcSinkConnector"]
+        == "io.confluent.connect.jdbc.JdbcSinkConnector"
+    )
 
 
 # ---------------------------------------------------------------------------- pk modes
@@ -207,9 +221,7 @@ def test_pk_mode_kafka_uses_the_coordinates(db):
     batch = [rec(person(i), offset=10 + i, partition=i % 2) for i in range(4)]
     task.put(batch)
     task.put(batch)  # a replay: the same coordinates, the same rows
-    assert rows(db, order="__connect_offset") == [
-        ("people", i % 2, 10 + i, i, f"n{i}", None) for i in range(4)
-    ]
+    assert rows(db, order="__connect_offset") == [("people", i % 2, 10 + i, i, f"n{i}", None) for i in range(4)]
     cols = columns(db)
     assert [c[0] for c in cols[:3]] == ["__connect_topic", "__connect_partition", "__connect_offset"]
     assert [c[3] for c in cols[:3]] == [1, 2, 3]  # the primary key, in that order
@@ -226,8 +238,12 @@ def test_pk_mode_kafka_with_own_column_names(db):
 
 def test_pk_mode_record_key_primitive(db):
     task = task_for(db, pk_mode="record_key", pk_fields="key_id", insert_mode="upsert")
-    task.put([rec(person(1), key=100, key_schema=Schema.INT64_SCHEMA),
-              rec(person(2), key=200, key_schema=Schema.INT64_SCHEMA)])
+    task.put(
+        [
+            rec(person(1), key=100, key_schema=Schema.INT64_SCHEMA),
+            rec(person(2), key=200, key_schema=Schema.INT64_SCHEMA),
+        ]
+    )
     assert rows(db, order="key_id") == [(1, "n1", None, 100), (2, "n2", None, 200)]
     assert columns(db)[-1] == ("key_id", "INTEGER", True, 1)
     task.put([rec(person(3), key=100, key_schema=Schema.INT64_SCHEMA)])
@@ -324,19 +340,26 @@ def test_order_of_writes_and_deletes_in_one_batch(db):
     for mode in ("upsert", "insert"):
         path = db.with_name(f"{mode}.db")
         task = task_for(path, pk_mode="record_key", insert_mode=mode, delete_enabled=True, batch_size=100)
-        task.put([
-            keyed(1, person(1, "a")), tombstone(1),                       # written then deleted
-            keyed(2, person(2, "b")), tombstone(2), keyed(2, person(2, "c")),  # re-created
-            keyed(3, person(3, "d")),
-        ])
+        task.put(
+            [
+                keyed(1, person(1, "a")),
+                tombstone(1),  # written then deleted
+                keyed(2, person(2, "b")),
+                tombstone(2),
+                keyed(2, person(2, "c")),  # re-created
+                keyed(3, person(3, "d")),
+            ]
+        )
         assert rows(path) == [(2, "c", None), (3, "d", None)], mode
 
 
 def test_tombstone_for_a_missing_table_is_a_no_op(db):
     task = task_for(db, pk_mode="record_key", delete_enabled=True)
     task.put([tombstone(1)])
-    assert not Path(db).exists() or not sqlite3.connect(db).execute(
-        "SELECT name FROM sqlite_master WHERE name = 'people'").fetchall()
+    assert (
+        not Path(db).exists()
+        or not sqlite3.connect(db).execute("SELECT name FROM sqlite_master WHERE name = 'people'").fetchall()
+    )
 
 
 def test_tombstones_are_refused_without_delete_enabled(db):
@@ -361,26 +384,60 @@ def test_auto_create_off_needs_the_table(db):
 def test_auto_create_maps_every_type(db):
     schema = (
         SchemaBuilder.struct()
-        .field("i8", Schema.INT8_SCHEMA).field("i16", Schema.INT16_SCHEMA).field("i32", Schema.INT32_SCHEMA)
-        .field("i64", Schema.INT64_SCHEMA).field("f32", Schema.FLOAT32_SCHEMA).field("f64", Schema.FLOAT64_SCHEMA)
-        .field("b", Schema.BOOLEAN_SCHEMA).field("s", Schema.STRING_SCHEMA).field("raw", Schema.BYTES_SCHEMA)
-        .field("dec", Decimal.schema(2)).field("day", Date.SCHEMA).field("tod", Time.SCHEMA)
-        .field("ts", Timestamp.SCHEMA).field("opt", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("i8", Schema.INT8_SCHEMA)
+        .field("i16", Schema.INT16_SCHEMA)
+        .field("i32", Schema.INT32_SCHEMA)
+        .field("i64", Schema.INT64_SCHEMA)
+        .field("f32", Schema.FLOAT32_SCHEMA)
+        .field("f64", Schema.FLOAT64_SCHEMA)
+        .field("b", Schema.BOOLEAN_SCHEMA)
+        .field("s", Schema.STRING_SCHEMA)
+        .field("raw", Schema.BYTES_SCHEMA)
+        .field("dec", Decimal.schema(2))
+        .field("day", Date.SCHEMA)
+        .field("tod", Time.SCHEMA)
+        .field("ts", Timestamp.SCHEMA)
+        .field("opt", Schema.OPTIONAL_STRING_SCHEMA)
         .field("dflt", SchemaBuilder.int32().optional().default_value(7).build())
         .build()
     )
     value = (
-        Struct(schema).put("i8", -8).put("i16", 16).put("i32", 32).put("i64", 2**40).put("f32", 1.5)
-        .put("f64", 2.25).put("b", True).put("s", "héllo").put("raw", b"\x00\xff").put("dec", decimal.Decimal("12.34"))
-        .put("day", dt.date(2024, 2, 29)).put("tod", dt.time(13, 14, 15, 678000))
+        Struct(schema)
+        .put("i8", -8)
+        .put("i16", 16)
+        .put("i32", 32)
+        .put("i64", 2**40)
+        .put("f32", 1.5)
+        .put("f64", 2.25)
+        .put("b", True)
+        .put("s", "héllo")
+        .put("raw", b"\x00\xff")
+        .put("dec", decimal.Decimal("12.34"))
+        .put("day", dt.date(2024, 2, 29))
+        .put("tod", dt.time(13, 14, 15, 678000))
         .put("ts", dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.timezone.utc))
     )
     task = task_for(db, table_name_format="all_types")
     task.put([rec(value, topic="t")])
-    assert rows(db, "all_types", order="i8") == [(
-        -8, 16, 32, 2**40, 1.5, 2.25, 1, "héllo", b"\x00\xff", 12.34, "2024-02-29", "13:14:15.678",
-        "2024-01-02 03:04:05.006", None, 7,
-    )]
+    assert rows(db, "all_types", order="i8") == [
+        (
+            -8,
+            16,
+            32,
+            2**40,
+            1.5,
+            2.25,
+            1,
+            "héllo",
+            b"\x00\xff",
+            12.34,
+            "2024-02-29",
+            "13:14:15.678",
+            "2024-01-02 03:04:05.006",
+            None,
+            7,
+        )
+    ]
     types = {name: t for name, t, _, _ in columns(db, "all_types")}
     assert types["raw"] == "BLOB" and types["dec"] == "NUMERIC" and types["ts"] == "TIMESTAMP"
     with sqlite3.connect(db) as conn:
@@ -396,7 +453,8 @@ def test_db_timezone_shifts_timestamps(db):
 
 
 V2 = (
-    SchemaBuilder.struct().name("person")
+    SchemaBuilder.struct()
+    .name("person")
     .field("id", Schema.INT64_SCHEMA)
     .field("name", Schema.STRING_SCHEMA)
     .field("age", Schema.OPTIONAL_INT32_SCHEMA)
@@ -417,13 +475,21 @@ def test_auto_evolve_adds_optional_columns(db):
 def test_auto_evolve_off_refuses_new_fields(db):
     task = task_for(db)
     task.put([rec(person(1))])
-    with pytest.raises(TableAlterOrCreateError, match=r"missing fields \(email, score\) and auto-evolution is disabled"):
+    with pytest.raises(
+        TableAlterOrCreateError, match=r"missing fields \(email, score\) and auto-evolution is disabled"
+    ):
         task.put([rec(person(2, schema=V2))])
 
 
 def test_auto_evolve_refuses_a_required_field_without_default(db):
-    v3 = SchemaBuilder.struct().name("person").field("id", Schema.INT64_SCHEMA).field("name", Schema.STRING_SCHEMA) \
-        .field("must", Schema.STRING_SCHEMA).build()
+    v3 = (
+        SchemaBuilder.struct()
+        .name("person")
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", Schema.STRING_SCHEMA)
+        .field("must", Schema.STRING_SCHEMA)
+        .build()
+    )
     task = task_for(db, auto_evolve=True)
     task.put([rec(person(1))])
     with pytest.raises(TableAlterOrCreateError, match="field must, as the field is not optional"):
@@ -439,8 +505,9 @@ def test_existing_table_with_other_case_and_extra_columns(db):
 
 
 def test_fields_whitelist_and_table_name_format(db):
-    task = task_for(db, fields_whitelist="name", pk_mode="record_value", pk_fields="id",
-                    table_name_format="kafka_${topic}")
+    task = task_for(
+        db, fields_whitelist="name", pk_mode="record_value", pk_fields="id", table_name_format="kafka_${topic}"
+    )
     task.put([rec(person(1, age=4))])
     assert rows(db, "kafka_people") == [(1, "n1")]
 
@@ -486,8 +553,12 @@ def test_a_bad_record_fails_its_batch_before_anything_is_written(db):
 
 
 def test_types_the_database_cannot_hold_are_data_errors(db):
-    schema = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA) \
-        .field("tags", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build()).build()
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT32_SCHEMA)
+        .field("tags", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build())
+        .build()
+    )
     task = task_for(db)
     with pytest.raises(DataError, match="does not support type MAP"):
         task.put([rec(Struct(schema).put("id", 1).put("tags", {"a": "b"}))])
@@ -562,7 +633,14 @@ def test_transient_errors_are_retried_then_fail(db, monkeypatch):
 @pytest.mark.parametrize(
     ("url", "cls", "name", "host", "port", "database"),
     [
-        ("jdbc:postgresql://db.example:5433/shop?user=u&password=p", PostgreSqlDialect, "PostgreSQL", "db.example", 5433, "shop"),
+        (
+            "jdbc:postgresql://db.example:5433/shop?user=u&password=p",
+            PostgreSqlDialect,
+            "PostgreSQL",
+            "db.example",
+            5433,
+            "shop",
+        ),
         ("jdbc:postgresql://localhost/shop", PostgreSqlDialect, "PostgreSQL", "localhost", 5432, "shop"),
         ("jdbc:postgresql:shop", PostgreSqlDialect, "PostgreSQL", "localhost", 5432, "shop"),
         ("jdbc:mariadb://10.0.0.1/shop", MySqlDialect, "MariaDB", "10.0.0.1", 3306, "shop"),
@@ -583,7 +661,9 @@ def test_dialect_credentials_from_url_or_arguments():
     assert d.user == "other"
 
 
-@pytest.mark.parametrize("url", ["jdbc:oracle:thin:@h:1521:x", "postgresql://h/db", "", "jdbc:mysql:db", "jdbc:sqlite:"])
+@pytest.mark.parametrize(
+    "url", ["jdbc:oracle:thin:@h:1521:x", "postgresql://h/db", "", "jdbc:mysql:db", "jdbc:sqlite:"]
+)
 def test_dialect_refuses_other_urls(url):
     with pytest.raises(ConfigError):
         Dialect.for_url(url, None, None)

@@ -83,8 +83,9 @@ def offsets_of(records) -> dict[Any, dict[str, Any]]:
     return out
 
 
-def start_task(props: dict[str, str], stored: dict[Any, dict[str, Any]] | None = None,
-               tables: str | None = None) -> JdbcSourceTask:
+def start_task(
+    props: dict[str, str], stored: dict[Any, dict[str, Any]] | None = None, tables: str | None = None
+) -> JdbcSourceTask:
     config = dict(props)
     if tables is not None:
         config["tables"] = tables
@@ -222,8 +223,9 @@ def test_batch_max_rows_limits_each_poll_and_tables_take_turns(db) -> None:
         conn.execute(f"CREATE TABLE {name} (id INTEGER PRIMARY KEY)")
         conn.executemany(f"INSERT INTO {name} (id) VALUES (?)", [(i,) for i in range(1, 6)])
     conn.commit()
-    task = start_task(base_props(path, mode="incrementing", incrementing_column_name="id", batch_max_rows="2"),
-                      tables='"a","b"')
+    task = start_task(
+        base_props(path, mode="incrementing", incrementing_column_name="id", batch_max_rows="2"), tables='"a","b"'
+    )
     try:
         polls = []
         for _ in range(10):
@@ -257,8 +259,9 @@ def _nanos(text: str) -> int:
 def test_timestamp_mode_picks_up_new_and_changed_rows(db) -> None:
     path, conn = db
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, updated TIMESTAMP NOT NULL)")
-    conn.executemany("INSERT INTO items VALUES (?, ?, ?)",
-                     [(1, "a", _ts(1, 500_000)), (2, "b", _ts(2)), (3, "c", _ts(3))])
+    conn.executemany(
+        "INSERT INTO items VALUES (?, ?, ?)", [(1, "a", _ts(1, 500_000)), (2, "b", _ts(2)), (3, "c", _ts(3))]
+    )
     conn.commit()
     props = base_props(path, mode="timestamp", timestamp_column_name="updated")
     task = start_task(props, tables='"items"')
@@ -294,8 +297,9 @@ def test_timestamp_mode_holds_the_offset_back_within_equal_timestamps(db) -> Non
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, updated TIMESTAMP NOT NULL)")
     conn.executemany("INSERT INTO items VALUES (?, ?)", [(1, _ts(1)), (2, _ts(2)), (3, _ts(2)), (4, _ts(3))])
     conn.commit()
-    task = start_task(base_props(path, mode="timestamp", timestamp_column_name="updated", batch_max_rows="2"),
-                      tables='"items"')
+    task = start_task(
+        base_props(path, mode="timestamp", timestamp_column_name="updated", batch_max_rows="2"), tables='"items"'
+    )
     try:
         records = drain(task)
         offsets = [Offset.from_map(r.source_offset).timestamp_nanos for r in records]
@@ -309,13 +313,18 @@ def test_timestamp_mode_respects_the_delay(db) -> None:
     path, conn = db
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, updated TIMESTAMP NOT NULL)")
     now = dt.datetime.now(UTC)
-    conn.executemany("INSERT INTO items VALUES (?, ?)", [
-        (1, (now - dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S")),
-        (2, (now - dt.timedelta(minutes=1)).strftime("%Y-%m-%d %H:%M:%S")),
-    ])
+    conn.executemany(
+        "INSERT INTO items VALUES (?, ?)",
+        [
+            (1, (now - dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S")),
+            (2, (now - dt.timedelta(minutes=1)).strftime("%Y-%m-%d %H:%M:%S")),
+        ],
+    )
     conn.commit()
-    task = start_task(base_props(path, mode="timestamp", timestamp_column_name="updated",
-                                 timestamp_delay_interval_ms=str(3600_000)), tables='"items"')
+    task = start_task(
+        base_props(path, mode="timestamp", timestamp_column_name="updated", timestamp_delay_interval_ms=str(3600_000)),
+        tables='"items"',
+    )
     try:
         assert ids(drain(task)) == [1]
     finally:
@@ -328,8 +337,10 @@ def test_timestamp_initial_skips_older_rows(db) -> None:
     conn.executemany("INSERT INTO items VALUES (?, ?)", [(1, _ts(1)), (2, _ts(100))])
     conn.commit()
     initial = _nanos(_ts(50)) // 10**6
-    task = start_task(base_props(path, mode="timestamp", timestamp_column_name="updated",
-                                 timestamp_initial=str(initial)), tables='"items"')
+    task = start_task(
+        base_props(path, mode="timestamp", timestamp_column_name="updated", timestamp_initial=str(initial)),
+        tables='"items"',
+    )
     try:
         assert ids(drain(task)) == [2]
     finally:
@@ -341,8 +352,13 @@ def test_timestamp_incrementing_mode(db) -> None:
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, v TEXT, modified TIMESTAMP NOT NULL)")
     conn.executemany("INSERT INTO items VALUES (?, ?, ?)", [(1, "a", _ts(5)), (2, "b", _ts(5)), (3, "c", _ts(6))])
     conn.commit()
-    props = base_props(path, mode="timestamp+incrementing", timestamp_column_name="modified",
-                       incrementing_column_name="id", batch_max_rows="1")
+    props = base_props(
+        path,
+        mode="timestamp+incrementing",
+        timestamp_column_name="modified",
+        incrementing_column_name="id",
+        batch_max_rows="1",
+    )
     task = start_task(props, tables='"items"')
     try:
         records = drain(task)
@@ -382,8 +398,9 @@ def test_db_timezone_reads_naive_timestamps_in_that_zone(db) -> None:
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, at TIMESTAMP NOT NULL)")
     conn.execute("INSERT INTO items VALUES (1, '2024-07-01 12:00:00')")
     conn.commit()
-    task = start_task(base_props(path, mode="timestamp", timestamp_column_name="at", db_timezone="Europe/Paris"),
-                      tables='"items"')
+    task = start_task(
+        base_props(path, mode="timestamp", timestamp_column_name="at", db_timezone="Europe/Paris"), tables='"items"'
+    )
     try:
         (record,) = drain(task)
         assert record.value.get("at") == dt.datetime(2024, 7, 1, 10, 0, tzinfo=UTC)
@@ -402,8 +419,10 @@ def test_nullable_offset_columns_are_refused_unless_validation_is_off(db) -> Non
         start_task(base_props(path, mode="incrementing", incrementing_column_name="id"), tables='"loose"')
     with pytest.raises(ConnectError, match="nullable"):
         start_task(base_props(path, mode="timestamp", timestamp_column_name="updated"), tables='"loose"')
-    task = start_task(base_props(path, mode="incrementing", incrementing_column_name="id",
-                                 validate_non_null="false"), tables='"loose"')
+    task = start_task(
+        base_props(path, mode="incrementing", incrementing_column_name="id", validate_non_null="false"),
+        tables='"loose"',
+    )
     try:
         assert ids(drain(task)) == [1]
     finally:
@@ -428,8 +447,13 @@ def test_query_mode_appends_the_criteria_and_uses_the_prefix_as_topic(db) -> Non
     conn.executemany("INSERT INTO a VALUES (?, ?)", [(1, "x"), (2, "y"), (3, "z")])
     conn.executemany("INSERT INTO b VALUES (?, ?)", [(1, 1.5), (2, 2.25), (3, 3)])
     conn.commit()
-    props = base_props(path, mode="incrementing", incrementing_column_name="id", topic_prefix="joined",
-                       query="SELECT a.id, a.name, b.score FROM a JOIN b ON b.a_id = a.id")
+    props = base_props(
+        path,
+        mode="incrementing",
+        incrementing_column_name="id",
+        topic_prefix="joined",
+        query="SELECT a.id, a.name, b.score FROM a JOIN b ON b.a_id = a.id",
+    )
     task = start_task(props)
     try:
         records = drain(task)
@@ -440,8 +464,10 @@ def test_query_mode_appends_the_criteria_and_uses_the_prefix_as_topic(db) -> Non
         schema = records[0].value_schema
         assert schema.name is None
         assert [f.name for f in schema.fields()] == ["id", "name", "score"]
-        assert schema.field("score").schema == Decimal.builder(2).parameter("connect.decimal.precision", "6") \
-            .optional().build()
+        assert (
+            schema.field("score").schema
+            == Decimal.builder(2).parameter("connect.decimal.precision", "6").optional().build()
+        )
         assert records[1].value.get("score") == decimal.Decimal("2.25")
         committed = offsets_of(records)
     finally:
@@ -461,8 +487,15 @@ def test_query_mode_bulk_with_a_where_clause_and_suffix(db) -> None:
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT)")
     conn.executemany("INSERT INTO t VALUES (?, ?)", [(1, "a%"), (2, "b"), (3, "a%")])
     conn.commit()
-    task = start_task(base_props(path, mode="bulk", topic_prefix="only-a",
-                                 query="SELECT id FROM t WHERE k LIKE 'a%'", query_suffix="ORDER BY id DESC"))
+    task = start_task(
+        base_props(
+            path,
+            mode="bulk",
+            topic_prefix="only-a",
+            query="SELECT id FROM t WHERE k LIKE 'a%'",
+            query_suffix="ORDER BY id DESC",
+        )
+    )
     try:
         records = drain(task)
         assert ids(records) == [3, 1]
@@ -588,8 +621,15 @@ def test_whitelist_and_include_list_choose_tables(db) -> None:
         assert [c["tables"] for c in connector.task_configs(5)] == ['"orders"', '"users"']
     finally:
         connector.stop()
-    connector, _ = start_connector(base_props(path, mode="incrementing", table_include_list="order.*,tmp_.*",
-                                              table_exclude_list=".*items", incrementing_column_mapping=".*:id"))
+    connector, _ = start_connector(
+        base_props(
+            path,
+            mode="incrementing",
+            table_include_list="order.*,tmp_.*",
+            table_exclude_list=".*items",
+            incrementing_column_mapping=".*:id",
+        )
+    )
     try:
         assert [c["tables"] for c in connector.task_configs(5)] == ['"orders"', '"tmp_orders"']
     finally:
@@ -606,8 +646,9 @@ def test_monitor_notices_new_and_dropped_tables(db) -> None:
     path, conn = db
     conn.execute("CREATE TABLE first (id INTEGER PRIMARY KEY)")
     conn.commit()
-    connector, context = start_connector(base_props(path, mode="bulk", table_blacklist="ignored",
-                                                    table_poll_interval_ms="50"))
+    connector, context = start_connector(
+        base_props(path, mode="bulk", table_blacklist="ignored", table_poll_interval_ms="50")
+    )
     try:
         assert [c["tables"] for c in connector.task_configs(3)] == ['"first"']
         assert context.requests == 0 or context.requests == 1  # the first listing may count as a change
@@ -654,8 +695,12 @@ def test_query_mode_makes_one_task_without_monitoring(db) -> None:
 
 def test_table_list_round_trip() -> None:
     tables = parse_table_list('"public"."users","we""ird.name",`db`.`t`,plain')
-    assert tables == [TableId("public", "users"), TableId(None, 'we"ird.name'), TableId("db", "t"),
-                      TableId(None, "plain")]
+    assert tables == [
+        TableId("public", "users"),
+        TableId(None, 'we"ird.name'),
+        TableId("db", "t"),
+        TableId(None, "plain"),
+    ]
 
 
 def test_offsets_keep_nanoseconds() -> None:
@@ -694,8 +739,7 @@ def test_defaults_are_confluents() -> None:
 
 def test_a_valid_config_passes(db) -> None:
     path, conn = db
-    assert errors(base_props(path, mode="incrementing", incrementing_column_name="id",
-                             table_whitelist="t")) == {}
+    assert errors(base_props(path, mode="incrementing", incrementing_column_name="id", table_whitelist="t")) == {}
 
 
 def test_query_and_whitelist_are_exclusive(db) -> None:
@@ -750,8 +794,17 @@ def test_new_style_incrementing_needs_a_mapping(db) -> None:
 
 def test_single_key_checks(db) -> None:
     path, _ = db
-    found = errors(base_props(path, mode="sometimes", topic_prefix="bad prefix!", db_timezone="Mars/Base",
-                              numeric_mapping="fuzzy", table_include_list="(", table_whitelist="t"))
+    found = errors(
+        base_props(
+            path,
+            mode="sometimes",
+            topic_prefix="bad prefix!",
+            db_timezone="Mars/Base",
+            numeric_mapping="fuzzy",
+            table_include_list="(",
+            table_whitelist="t",
+        )
+    )
     assert "String must be one of" in found["mode"][0]
     assert "Topic prefix must not contain" in found["topic.prefix"][0]
     assert "Invalid time zone" in found["db.timezone"][0]
@@ -795,8 +848,10 @@ def test_connector_start_fails_on_a_bad_config(db) -> None:
 def test_plugin_is_registered_under_confluents_class_name() -> None:
     from sluice.runtime.plugins import KAFKA_CLASS_NAMES
 
-    assert KAFKA_CLASS_NAMES["sluice.connectors.jdbc.source.JdbcSourceConnector"] == \
-        "io.confluent.connect.jdbc.JdbcSourceConnector"
+    assert (
+        KAFKA_CLASS_NAMES["sluice.connectors.jdbc.source.JdbcSourceConnector"]
+        == "io.confluent.connect.jdbc.JdbcSourceConnector"
+    )
 
 
 # --------------------------------------------------------------------------- failures
@@ -825,8 +880,9 @@ def test_query_retry_attempts_bounds_the_retries(db) -> None:
     path, conn = db
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
     conn.commit()
-    task = start_task(base_props(path, mode="incrementing", incrementing_column_name="id",
-                                 query_retry_attempts="2"), tables='"t"')
+    task = start_task(
+        base_props(path, mode="incrementing", incrementing_column_name="id", query_retry_attempts="2"), tables='"t"'
+    )
     try:
         conn.execute("DROP TABLE t")
         conn.commit()
@@ -842,8 +898,9 @@ def test_unquoted_identifiers(db) -> None:
     conn.execute("CREATE TABLE plain (id INTEGER PRIMARY KEY)")
     conn.execute("INSERT INTO plain VALUES (7)")
     conn.commit()
-    props = base_props(path, mode="incrementing", incrementing_column_name="id", table_whitelist="plain",
-                       quote_sql_identifiers="never")
+    props = base_props(
+        path, mode="incrementing", incrementing_column_name="id", table_whitelist="plain", quote_sql_identifiers="never"
+    )
     connector, _ = start_connector(props)
     try:
         (config,) = connector.task_configs(1)
@@ -917,8 +974,11 @@ def test_a_large_bulk_table_is_read_in_key_ranges_each_yielding_its_rows(db) -> 
     conn.execute("CREATE TABLE big (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
     conn.executemany("INSERT INTO big (id, name) VALUES (?, ?)", [(i, f"n{i}") for i in range(1, 1001)])
     conn.commit()
-    props = base_props(path, mode="bulk", **{"sluice.bulk.split.partitions": "3", "sluice.bulk.split.min.rows": "500",
-                                             "batch.max.rows": "100"})
+    props = base_props(
+        path,
+        mode="bulk",
+        **{"sluice.bulk.split.partitions": "3", "sluice.bulk.split.min.rows": "500", "batch.max.rows": "100"},
+    )
     task, context = start_splitting_task(props, '"big"')
     try:
         assert drain(task) == []  # the task itself reads nothing: it asked for a split read
@@ -937,12 +997,15 @@ def test_a_large_bulk_table_is_read_in_key_ranges_each_yielding_its_rows(db) -> 
         task.stop()
 
 
-@pytest.mark.parametrize("ddl, extra", [
-    ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)", {"sluice.bulk.split.min.rows": "2000"}),  # too small
-    ("CREATE TABLE t (code TEXT PRIMARY KEY, name TEXT)", {}),  # no integer key
-    ("CREATE TABLE t (a INTEGER, b INTEGER, name TEXT, PRIMARY KEY (a, b))", {}),  # composite key
-    ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)", {"sluice.bulk.split.partitions": "1"}),  # disabled
-])
+@pytest.mark.parametrize(
+    "ddl, extra",
+    [
+        ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)", {"sluice.bulk.split.min.rows": "2000"}),  # too small
+        ("CREATE TABLE t (code TEXT PRIMARY KEY, name TEXT)", {}),  # no integer key
+        ("CREATE TABLE t (a INTEGER, b INTEGER, name TEXT, PRIMARY KEY (a, b))", {}),  # composite key
+        ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)", {"sluice.bulk.split.partitions": "1"}),  # disabled
+    ],
+)
 def test_bulk_tables_that_cannot_or_need_not_be_split_are_read_by_the_task(db, ddl: str, extra: dict[str, str]) -> None:
     path, conn = db
     conn.execute(ddl)

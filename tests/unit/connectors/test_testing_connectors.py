@@ -96,8 +96,13 @@ def source_task(
     clock = clock or FakeClock()
     task = VerifiableSourceTask(clock=clock, wait=clock.wait)
     task.initialize(FakeSourceContext({task_id: {"seqno": stored}} if stored is not None else {}))
-    config = {"name": "vsrc", "id": str(task_id), "topic": "seq", "throughput": "-1",
-              **{k.replace("_", "."): v for k, v in props.items()}}
+    config = {
+        "name": "vsrc",
+        "id": str(task_id),
+        "topic": "seq",
+        "throughput": "-1",
+        **{k.replace("_", "."): v for k, v in props.items()},
+    }
     if report is not None:
         config["report.file"] = str(report)
     task.start(config)
@@ -349,8 +354,9 @@ def test_a_new_instance_reports_what_the_last_one_committed_but_did_not_report(t
     assert committed(report) == list(range(11))
 
 
-def test_catch_up_starts_at_the_first_sent_seqno_when_nothing_was_reported_committed(tmp_path: Path,
-                                                                                     small_polls) -> None:
+def test_catch_up_starts_at_the_first_sent_seqno_when_nothing_was_reported_committed(
+    tmp_path: Path, small_polls
+) -> None:
     report = tmp_path / "report.jsonl"
     first = source_task(report, stored=19, task_id=3)  # resumed at 20
     first.poll()
@@ -362,13 +368,15 @@ def test_catch_up_starts_at_the_first_sent_seqno_when_nothing_was_reported_commi
 def test_catch_up_reads_only_its_own_connector_and_task(tmp_path: Path) -> None:
     report = tmp_path / "report.jsonl"
     writer = ReportWriter(str(report))
-    writer.write([
-        {"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 0},
-        {"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 0, "committed": True},
-        {"name": "vsrc", "task": 1, "topic": "seq", "time_ms": 1, "seqno": 7, "committed": True},
-        {"name": "other", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 9, "committed": True},
-        {"name": "vsrc", "task": 0, "sinkTask": 0, "topic": "seq", "time_ms": 1, "seqno": 5, "offset": 5},
-    ])
+    writer.write(
+        [
+            {"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 0},
+            {"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 0, "committed": True},
+            {"name": "vsrc", "task": 1, "topic": "seq", "time_ms": 1, "seqno": 7, "committed": True},
+            {"name": "other", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 9, "committed": True},
+            {"name": "vsrc", "task": 0, "sinkTask": 0, "topic": "seq", "time_ms": 1, "seqno": 5, "offset": 5},
+        ]
+    )
     writer.close()
     whole = report.read_bytes()
     with report.open("a") as out:  # a line another process is still writing
@@ -379,8 +387,9 @@ def test_catch_up_reads_only_its_own_connector_and_task(tmp_path: Path) -> None:
     assert scan_task_report(str(tmp_path / "missing"), "vsrc", 0) == (None, None)
     report.write_bytes(whole)
     source_task(report, stored=2, task_id=0)
-    assert [e["seqno"] for e in read_report(report) if e.get("committed") and e["name"] == "vsrc"
-            and e["task"] == 0] == [0, 1, 2]
+    assert [
+        e["seqno"] for e in read_report(report) if e.get("committed") and e["name"] == "vsrc" and e["task"] == 0
+    ] == [0, 1, 2]
 
 
 def test_without_a_report_file_lines_go_to_stdout(capsys, small_polls) -> None:
@@ -464,14 +473,19 @@ def test_sink_reads_seqnos_from_structs_maps_and_strings(tmp_path: Path) -> None
     task = sink_task(report)
     source = source_task(None, task_id=5, complete_record_data="true")
     struct = source.poll()[0].value
-    task.put([
-        SinkRecord("seq", 0, None, 5, None, struct, 0),
-        SinkRecord("seq", 0, None, {"x": 1}, None, {"seqno": 7, "task": 2}, 1),
-        SinkRecord("seq", 0, None, "3", None, "42", 2),
-        SinkRecord("seq", 0, None, None, None, "not a number", 3),
-    ])
+    task.put(
+        [
+            SinkRecord("seq", 0, None, 5, None, struct, 0),
+            SinkRecord("seq", 0, None, {"x": 1}, None, {"seqno": 7, "task": 2}, 1),
+            SinkRecord("seq", 0, None, "3", None, "42", 2),
+            SinkRecord("seq", 0, None, None, None, "not a number", 3),
+        ]
+    )
     assert [(e["task"], e["seqno"]) for e in read_report(report)] == [
-        (5, 0), ({"x": 1}, 7), (3, 42), (None, "not a number")
+        (5, 0),
+        ({"x": 1}, 7),
+        (3, 42),
+        (None, "not a number"),
     ]
 
 
@@ -581,11 +595,17 @@ def test_mock_sink_task_failure_on_the_first_put_after_the_delay() -> None:
     [
         ("VerifiableSource", "org.apache.kafka.connect.tools.VerifiableSourceConnector", "source"),
         ("VerifiableSinkConnector", "org.apache.kafka.connect.tools.VerifiableSinkConnector", "sink"),
-        ("org.apache.kafka.connect.tools.MockSourceConnector", "org.apache.kafka.connect.tools.MockSourceConnector",
-         "source"),
+        (
+            "org.apache.kafka.connect.tools.MockSourceConnector",
+            "org.apache.kafka.connect.tools.MockSourceConnector",
+            "source",
+        ),
         ("MockSink", "org.apache.kafka.connect.tools.MockSinkConnector", "sink"),
-        ("sluice.connectors.testing.mock.MockSinkConnector", "org.apache.kafka.connect.tools.MockSinkConnector",
-         "sink"),
+        (
+            "sluice.connectors.testing.mock.MockSinkConnector",
+            "org.apache.kafka.connect.tools.MockSinkConnector",
+            "sink",
+        ),
     ],
 )
 def test_registered_under_kafkas_class_names(name: str, kafka_name: str, kind: str) -> None:

@@ -184,8 +184,12 @@ def test_repeated_struct_is_written_once_then_referenced() -> None:
     inner = SchemaBuilder.struct().name("com.example.Inner").field("x", Schema.INT32_SCHEMA).build()
     optional_inner = SchemaBuilder.struct().name("com.example.Inner").field("x", Schema.INT32_SCHEMA).optional().build()
     schema = (
-        SchemaBuilder.struct().name("com.example.Outer")
-        .field("one", inner).field("two", inner).field("three", optional_inner).build()
+        SchemaBuilder.struct()
+        .name("com.example.Outer")
+        .field("one", inner)
+        .field("two", inner)
+        .field("three", optional_inner)
+        .build()
     )
     text = avro_text(schema)
     assert text.count('"name":"Inner"') == 1
@@ -347,8 +351,10 @@ def test_unions_fixed_and_errors() -> None:
 @pytest.mark.parametrize(
     "schema",
     [
-        SchemaBuilder.struct().name("com.example.Everything")
-        .field("i8", Schema.INT8_SCHEMA).field("i16", Schema.OPTIONAL_INT16_SCHEMA)
+        SchemaBuilder.struct()
+        .name("com.example.Everything")
+        .field("i8", Schema.INT8_SCHEMA)
+        .field("i16", Schema.OPTIONAL_INT16_SCHEMA)
         .field("f", SchemaBuilder.float32().default_value(2.5).build())
         .field("s", SchemaBuilder.string().optional().default_value("dflt").doc("a string").build())
         .field("d", Decimal.builder(4).optional().build())
@@ -356,7 +362,10 @@ def test_unions_fixed_and_errors() -> None:
         .field("m", SchemaBuilder.map(Schema.INT64_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA).build())
         .field("sm", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.FLOAT64_SCHEMA).optional().build())
         .field("a", SchemaBuilder.array(Timestamp.SCHEMA).build())
-        .field("nested", SchemaBuilder.struct().name("com.example.Nested").version(5).field("b", Schema.BYTES_SCHEMA).build())
+        .field(
+            "nested",
+            SchemaBuilder.struct().name("com.example.Nested").version(5).field("b", Schema.BYTES_SCHEMA).build(),
+        )
         .build(),
         SchemaBuilder.array(Schema.OPTIONAL_INT32_SCHEMA).optional().build(),
         Decimal.schema(0),
@@ -373,16 +382,28 @@ def test_connect_schemas_survive_the_round_trip(schema: Schema) -> None:
 
 
 EVERYTHING = (
-    SchemaBuilder.struct().name("com.example.Value")
-    .field("i8", Schema.INT8_SCHEMA).field("i16", Schema.INT16_SCHEMA).field("i32", Schema.INT32_SCHEMA)
-    .field("i64", Schema.INT64_SCHEMA).field("f32", Schema.FLOAT32_SCHEMA).field("f64", Schema.FLOAT64_SCHEMA)
-    .field("bool", Schema.BOOLEAN_SCHEMA).field("str", Schema.STRING_SCHEMA).field("bytes", Schema.BYTES_SCHEMA)
+    SchemaBuilder.struct()
+    .name("com.example.Value")
+    .field("i8", Schema.INT8_SCHEMA)
+    .field("i16", Schema.INT16_SCHEMA)
+    .field("i32", Schema.INT32_SCHEMA)
+    .field("i64", Schema.INT64_SCHEMA)
+    .field("f32", Schema.FLOAT32_SCHEMA)
+    .field("f64", Schema.FLOAT64_SCHEMA)
+    .field("bool", Schema.BOOLEAN_SCHEMA)
+    .field("str", Schema.STRING_SCHEMA)
+    .field("bytes", Schema.BYTES_SCHEMA)
     .field("opt", Schema.OPTIONAL_STRING_SCHEMA)
-    .field("dec", Decimal.schema(3)).field("date", Date.SCHEMA).field("time", Time.SCHEMA).field("ts", Timestamp.SCHEMA)
+    .field("dec", Decimal.schema(3))
+    .field("date", Date.SCHEMA)
+    .field("time", Time.SCHEMA)
+    .field("ts", Timestamp.SCHEMA)
     .field("arr", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
     .field("smap", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
     .field("imap", SchemaBuilder.map(Schema.INT16_SCHEMA, Schema.OPTIONAL_BOOLEAN_SCHEMA).build())
-    .field("inner", SchemaBuilder.struct().name("com.example.Inner").field("x", Schema.FLOAT64_SCHEMA).optional().build())
+    .field(
+        "inner", SchemaBuilder.struct().name("com.example.Inner").field("x", Schema.FLOAT64_SCHEMA).optional().build()
+    )
     .build()
 )
 
@@ -460,19 +481,37 @@ def test_schemaless_values_round_trip(registry: FakeRegistry) -> None:
 
 
 def test_reading_unions_enums_and_fixed(registry: FakeRegistry) -> None:
-    text = json.dumps({
-        "type": "record", "name": "R", "namespace": "ex", "fields": [
-            {"name": "u", "type": ["null", "int", "long", "string", {"type": "record", "name": "In", "fields": [{"name": "x", "type": "int"}]}]},
-            {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
-            {"name": "f", "type": {"type": "fixed", "name": "F", "size": 2}},
-        ],
-    })
+    text = json.dumps(
+        {
+            "type": "record",
+            "name": "R",
+            "namespace": "ex",
+            "fields": [
+                {
+                    "name": "u",
+                    "type": [
+                        "null",
+                        "int",
+                        "long",
+                        "string",
+                        {"type": "record", "name": "In", "fields": [{"name": "x", "type": "int"}]},
+                    ],
+                },
+                {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
+                {"name": "f", "type": {"type": "fixed", "name": "F", "size": 2}},
+            ],
+        }
+    )
     sid = registry.register("t-value", text)
     parsed = parse_avro(text)
     codec = AvroCodec(parsed)
     c = converter(registry)
     for index, datum, field, expected in [
-        (2, 5, "long", 5), (1, 5, "int", 5), (3, "s", "string", "s"), (4, {"x": 1}, "In", None), (0, None, None, None),
+        (2, 5, "long", 5),
+        (1, 5, "int", 5),
+        (3, "s", "string", "s"),
+        (4, {"x": 1}, "In", None),
+        (0, None, None, None),
     ]:
         from sluice.converters.avro_data import union_datum
 
@@ -577,7 +616,9 @@ def test_record_strategies_need_a_record(registry: FakeRegistry) -> None:
         c.from_connect_data("t", Schema.STRING_SCHEMA, "x")
     with pytest.raises(ConfigError):
         converter(registry, value_subject_name_strategy="com.example.Mine")
-    assert subject_name("RecordNameStrategy", "t", True, parse_avro('{"type":"record","name":"a.B","fields":[]}')) == "a.B"
+    assert (
+        subject_name("RecordNameStrategy", "t", True, parse_avro('{"type":"record","name":"a.B","fields":[]}')) == "a.B"
+    )
 
 
 def test_auto_register_false(registry: FakeRegistry) -> None:
@@ -615,8 +656,12 @@ def test_use_latest_version(registry: FakeRegistry) -> None:
 
 def test_backward_compatibility_rules() -> None:
     writer = parse_avro('{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}')
-    ok = parse_avro('{"type":"record","name":"R","fields":[{"name":"a","type":"long"},{"name":"b","type":"string","default":""}]}')
-    missing_default = parse_avro('{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"string"}]}')
+    ok = parse_avro(
+        '{"type":"record","name":"R","fields":[{"name":"a","type":"long"},{"name":"b","type":"string","default":""}]}'
+    )
+    missing_default = parse_avro(
+        '{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"string"}]}'
+    )
     narrowed = parse_avro('{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}')
     assert backward_compatibility_errors(ok, writer) == []
     assert backward_compatibility_errors(missing_default, writer)
@@ -624,7 +669,9 @@ def test_backward_compatibility_rules() -> None:
 
 
 def test_valid_default_follows_avro() -> None:
-    assert valid_default(parse_avro('["null",{"type":"record","name":"R","fields":[{"name":"x","type":"int"}]}]'), {"x": 1})
+    assert valid_default(
+        parse_avro('["null",{"type":"record","name":"R","fields":[{"name":"x","type":"int"}]}]'), {"x": 1}
+    )
     assert not valid_default(parse_avro('"int"'), 2**40)
     assert not valid_default(parse_avro('{"type":"record","name":"R","fields":[{"name":"x","type":"int"}]}'), {})
 
@@ -638,16 +685,26 @@ def test_configuration() -> None:
         c.configure({}, False)
     names = set(c.config().names())
     assert {
-        "schema.registry.url", "auto.register.schemas", "use.latest.version", "latest.compatibility.strict",
-        "key.subject.name.strategy", "value.subject.name.strategy", "basic.auth.credentials.source",
-        "basic.auth.user.info", "schemas.cache.config", "enhanced.avro.schema.support", "connect.meta.data",
+        "schema.registry.url",
+        "auto.register.schemas",
+        "use.latest.version",
+        "latest.compatibility.strict",
+        "key.subject.name.strategy",
+        "value.subject.name.strategy",
+        "basic.auth.credentials.source",
+        "basic.auth.user.info",
+        "schemas.cache.config",
+        "enhanced.avro.schema.support",
+        "connect.meta.data",
     } <= names
     c.configure({"schema.registry.url": "http://u:p@127.0.0.1:1/x"}, True)
     with pytest.raises(RetriableError, match="unreachable"):
         c.from_connect_data("t", Schema.STRING_SCHEMA, "x")
     c.close()
     with pytest.raises(ConfigError, match="SASL_INHERIT"):
-        AvroConverter().configure({"schema.registry.url": "http://x", "basic.auth.credentials.source": "SASL_INHERIT"}, False)
+        AvroConverter().configure(
+            {"schema.registry.url": "http://x", "basic.auth.credentials.source": "SASL_INHERIT"}, False
+        )
 
 
 def test_http_client_requests_auth_and_failover() -> None:

@@ -57,20 +57,46 @@ def test_file_source_line_golden(jc: JsonConverter, plain: JsonConverter) -> Non
         (Schema.FLOAT64_SCHEMA, float("nan"), '{"type":"double","optional":false}', '"NaN"'),
         (Schema.BYTES_SCHEMA, b"\x00\x01\x02", '{"type":"bytes","optional":false}', '"AAEC"'),
         (Schema.OPTIONAL_STRING_SCHEMA, None, '{"type":"string","optional":true}', "null"),
-        (Schema.STRING_SCHEMA, 'h\u00e9 "q" \\ \n\t\x01\x1b', '{"type":"string","optional":false}',
-         '"h\u00e9 \\"q\\" \\\\ \\n\\t\\u0001\\u001B"'),
+        (
+            Schema.STRING_SCHEMA,
+            'h\u00e9 "q" \\ \n\t\x01\x1b',
+            '{"type":"string","optional":false}',
+            '"h\u00e9 \\"q\\" \\\\ \\n\\t\\u0001\\u001B"',
+        ),
         (SchemaBuilder.int32().default_value(5).build(), None, '{"type":"int32","optional":false,"default":5}', "5"),
-        (SchemaBuilder.string().optional().name("n").version(2).doc("d").parameter("a", "b").parameter("c", "d").build(),
-         "x", '{"type":"string","optional":true,"name":"n","version":2,"doc":"d","parameters":{"a":"b","c":"d"}}',
-         '"x"'),
-        (SchemaBuilder.array(Schema.STRING_SCHEMA).optional().build(), ["a", "b"],
-         '{"type":"array","items":{"type":"string","optional":false},"optional":true}', '["a","b"]'),
-        (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(), {"k": 1, "l": 2},
-         '{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int32","optional":false},'
-         '"optional":false}', '{"k":1,"l":2}'),
-        (SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build(), {1: "one", 2: "two"},
-         '{"type":"map","keys":{"type":"int32","optional":false},"values":{"type":"string","optional":false},'
-         '"optional":false}', '[[1,"one"],[2,"two"]]'),
+        (
+            SchemaBuilder.string()
+            .optional()
+            .name("n")
+            .version(2)
+            .doc("d")
+            .parameter("a", "b")
+            .parameter("c", "d")
+            .build(),
+            "x",
+            '{"type":"string","optional":true,"name":"n","version":2,"doc":"d","parameters":{"a":"b","c":"d"}}',
+            '"x"',
+        ),
+        (
+            SchemaBuilder.array(Schema.STRING_SCHEMA).optional().build(),
+            ["a", "b"],
+            '{"type":"array","items":{"type":"string","optional":false},"optional":true}',
+            '["a","b"]',
+        ),
+        (
+            SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(),
+            {"k": 1, "l": 2},
+            '{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int32","optional":false},'
+            '"optional":false}',
+            '{"k":1,"l":2}',
+        ),
+        (
+            SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build(),
+            {1: "one", 2: "two"},
+            '{"type":"map","keys":{"type":"int32","optional":false},"values":{"type":"string","optional":false},'
+            '"optional":false}',
+            '[[1,"one"],[2,"two"]]',
+        ),
     ],
 )
 def test_schema_and_value_goldens(jc, plain, schema, value, schema_json, payload) -> None:
@@ -129,9 +155,19 @@ def _all_value() -> Struct:
     inner = Struct(ALL_SCHEMA.field("inner").schema).put("x", 7)
     return (
         Struct(ALL_SCHEMA)
-        .put("i8", -8).put("i16", 300).put("i32", 70000).put("i64", 2**40)
-        .put("f32", 1.5).put("f64", 1e10).put("b", True).put("s", "h\u00e9llo").put("by", b"\x00\x01\x02")
-        .put("arr", ["a", "b"]).put("m", {"k": 1}).put("mi", {1: "one"}).put("inner", inner)
+        .put("i8", -8)
+        .put("i16", 300)
+        .put("i32", 70000)
+        .put("i64", 2**40)
+        .put("f32", 1.5)
+        .put("f64", 1e10)
+        .put("b", True)
+        .put("s", "h\u00e9llo")
+        .put("by", b"\x00\x01\x02")
+        .put("arr", ["a", "b"])
+        .put("m", {"k": 1})
+        .put("mi", {1: "one"})
+        .put("inner", inner)
     )
 
 
@@ -154,19 +190,28 @@ def test_logical_type_goldens(jc: JsonConverter) -> None:
     )
     assert jc.from_connect_data("t", d, decimal.Decimal("1.56")) == f'{{"schema":{dec_json},"payload":"AJw="}}'.encode()
     numeric = json_converter(decimal_format="numeric")
-    assert numeric.from_connect_data("t", d, decimal.Decimal("1.56")) == f'{{"schema":{dec_json},"payload":1.56}}'.encode()
+    assert (
+        numeric.from_connect_data("t", d, decimal.Decimal("1.56")) == f'{{"schema":{dec_json},"payload":1.56}}'.encode()
+    )
     cases = [
         (Date.SCHEMA, dt.date(1997, 5, 19), '"org.apache.kafka.connect.data.Date"', "int32", "10000"),
         (Time.SCHEMA, dt.time(4, 0), '"org.apache.kafka.connect.data.Time"', "int32", "14400000"),
-        (Timestamp.SCHEMA, dt.datetime(2001, 9, 9, 1, 46, 40, tzinfo=dt.timezone.utc),
-         '"org.apache.kafka.connect.data.Timestamp"', "int64", "1000000000000"),
+        (
+            Timestamp.SCHEMA,
+            dt.datetime(2001, 9, 9, 1, 46, 40, tzinfo=dt.timezone.utc),
+            '"org.apache.kafka.connect.data.Timestamp"',
+            "int64",
+            "1000000000000",
+        ),
     ]
     for schema, value, name, typ, payload in cases:
         expected = f'{{"schema":{{"type":"{typ}","optional":false,"name":{name},"version":1}},"payload":{payload}}}'
         assert jc.from_connect_data("t", schema, value) == expected.encode()
         assert jc.to_connect_data("t", expected.encode()) == SchemaAndValue(schema, value)
     # decimals read back exactly, whatever the format
-    assert jc.to_connect_data("t", f'{{"schema":{dec_json},"payload":"AJw="}}'.encode()).value == decimal.Decimal("1.56")
+    assert jc.to_connect_data("t", f'{{"schema":{dec_json},"payload":"AJw="}}'.encode()).value == decimal.Decimal(
+        "1.56"
+    )
     assert jc.to_connect_data("t", f'{{"schema":{dec_json},"payload":1.56}}'.encode()).value == decimal.Decimal("1.56")
     neg = jc.from_connect_data("t", d, decimal.Decimal("-1.28"))
     assert neg == f'{{"schema":{dec_json},"payload":"gA=="}}'.encode()
@@ -180,18 +225,22 @@ def test_logical_type_errors(jc: JsonConverter) -> None:
         jc.from_connect_data("t", Decimal.schema(2), decimal.Decimal("1.5"))
     with pytest.raises(DataError, match="Invalid type for Timestamp, expected Date but was class int"):
         jc.from_connect_data("t", Timestamp.SCHEMA, 5)
-    bad = b'{"schema":{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1},' \
-          b'"payload":"x"}'
-    with pytest.raises(DataError, match="Invalid type for Date, underlying representation should be integer but "
-                                        "was STRING"):
+    bad = (
+        b'{"schema":{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1},'
+        b'"payload":"x"}'
+    )
+    with pytest.raises(
+        DataError, match="Invalid type for Date, underlying representation should be integer but was STRING"
+    ):
         jc.to_connect_data("t", bad)
 
 
 def test_null_handling(jc: JsonConverter, plain: JsonConverter) -> None:
     assert jc.from_connect_data("t", None, None) is None
     assert plain.from_connect_data("t", None, None) is None
-    with pytest.raises(DataError, match="^Conversion error: null value for field that is required and has no "
-                                        "default value$"):
+    with pytest.raises(
+        DataError, match="^Conversion error: null value for field that is required and has no default value$"
+    ):
         jc.from_connect_data("t", Schema.STRING_SCHEMA, None)
     assert jc.from_connect_data("t", None, {"a": 1}) == b'{"schema":null,"payload":{"a":1}}'
     # a required field with a default: written as the default, unless replace.null.with.default=false
@@ -271,18 +320,27 @@ def test_payload_conversion_with_schema(jc: JsonConverter) -> None:
     assert read('{"type":"int64","optional":false}', "1.9").value == 1
     assert read('{"type":"string","optional":true,"default":"d"}', "null").value == "d"
     assert read('{"type":"bytes","optional":false}', '"AAEC"').value == b"\x00\x01\x02"
-    r = read('{"type":"struct","fields":[{"type":"int32","optional":true,"default":3,"field":"a"},'
-             '{"type":"string","optional":true,"field":"b"}],"optional":false,"name":"S"}', '{"b":"x"}')
+    r = read(
+        '{"type":"struct","fields":[{"type":"int32","optional":true,"default":3,"field":"a"},'
+        '{"type":"string","optional":true,"field":"b"}],"optional":false,"name":"S"}',
+        '{"b":"x"}',
+    )
     assert r.schema.name == "S" and r.value.get("a") == 3 and r.value.get("b") == "x"
-    r = read('{"type":"map","keys":{"type":"int64","optional":false},"values":{"type":"boolean","optional":false},'
-             '"optional":false}', "[[1,true],[2,false]]")
+    r = read(
+        '{"type":"map","keys":{"type":"int64","optional":false},"values":{"type":"boolean","optional":false},'
+        '"optional":false}',
+        "[[1,true],[2,false]]",
+    )
     assert r.value == {1: True, 2: False}
     with pytest.raises(DataError, match="Found invalid map entry, expected length 2 but found :1"):
-        read('{"type":"map","keys":{"type":"int64","optional":false},"values":{"type":"int64","optional":false}}',
-             "[[1]]")
+        read(
+            '{"type":"map","keys":{"type":"int64","optional":false},"values":{"type":"int64","optional":false}}',
+            "[[1]]",
+        )
     with pytest.raises(DataError, match="Maps with string fields should be encoded as JSON objects, but found ARRAY"):
-        read('{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int64","optional":false}}',
-             "[]")
+        read(
+            '{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int64","optional":false}}', "[]"
+        )
 
 
 @pytest.mark.parametrize(
@@ -292,8 +350,10 @@ def test_payload_conversion_with_schema(jc: JsonConverter) -> None:
         (Schema.OPTIONAL_INT64_SCHEMA, None),
         (Schema.FLOAT64_SCHEMA, 0.1),
         (Schema.FLOAT64_SCHEMA, -1.5e300),
-        (SchemaBuilder.array(SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.OPTIONAL_BYTES_SCHEMA).build()).build(),
-         [{"a": b"x", "b": None}, {}]),
+        (
+            SchemaBuilder.array(SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.OPTIONAL_BYTES_SCHEMA).build()).build(),
+            [{"a": b"x", "b": None}, {}],
+        ),
         (SchemaBuilder.string().default_value("dflt").doc("doc").build(), "v"),
         (Decimal.schema(5), decimal.Decimal("-123.45678")),
         (Timestamp.SCHEMA, dt.datetime(1969, 7, 20, 20, 17, 40, tzinfo=dt.timezone.utc)),
@@ -314,7 +374,11 @@ def test_small_schema_cache_still_converts() -> None:
 def test_json_converter_config() -> None:
     cd = JsonConverter().config()
     assert cd.names() == [
-        "converter.type", "schemas.enable", "schemas.cache.size", "schema.content", "decimal.format",
+        "converter.type",
+        "schemas.enable",
+        "schemas.cache.size",
+        "schema.content",
+        "decimal.format",
         "replace.null.with.default",
     ]
     keys = cd.config_keys()
@@ -419,7 +483,7 @@ def test_simple_header_converter(schema, value, encoded, parsed) -> None:
 def test_simple_header_converter_composites() -> None:
     c = SimpleHeaderConverter()
     assert c.from_connect_header("t", "h", None, ["a", 1, None]) == b'["a",1,null]'
-    assert c.from_connect_header("t", "h", None, {"k": "v\"q"}) == b'{"k":"v\\"q"}'
+    assert c.from_connect_header("t", "h", None, {"k": 'v"q'}) == b'{"k":"v\\"q"}'
     assert c.from_connect_header("t", "h", Schema.FLOAT32_SCHEMA, 1.100000023841858) == b"1.1"
     assert c.from_connect_header("t", "h", Date.SCHEMA, dt.date(2024, 1, 31)) == b"2024-01-31"
     assert c.from_connect_header("t", "h", Timestamp.SCHEMA, dt.datetime(2024, 1, 31, 13, 45)) == (
@@ -446,9 +510,11 @@ BATCH_CASES = [
 ]
 
 
-@pytest.mark.parametrize("converter", [
-    json_converter(), json_converter(schemas_enable="false"), StringConverter(), ByteArrayConverter()
-], ids=["json", "json-schemaless", "string", "bytearray"])
+@pytest.mark.parametrize(
+    "converter",
+    [json_converter(), json_converter(schemas_enable="false"), StringConverter(), ByteArrayConverter()],
+    ids=["json", "json-schemaless", "string", "bytearray"],
+)
 def test_batch_forms_equal_the_per_record_methods(converter) -> None:
     if isinstance(converter, StringConverter):
         converter.configure({}, False)
@@ -459,7 +525,9 @@ def test_batch_forms_equal_the_per_record_methods(converter) -> None:
     schemas, values = [s for s, _ in cases], [v for _, v in cases]
     encoded = converter.from_connect_batch("t", schemas, values)
     assert encoded == [converter.from_connect_data("t", s, v) for s, v in cases]
-    decoded = converter.to_connect_batch("t", [*encoded, b"\xff not utf-8" if isinstance(converter, StringConverter) else None])
+    decoded = converter.to_connect_batch(
+        "t", [*encoded, b"\xff not utf-8" if isinstance(converter, StringConverter) else None]
+    )
     expected = [converter.to_connect_data("t", e) for e in encoded]
     if isinstance(converter, StringConverter):
         expected.append(converter.to_connect_data("t", b"\xff not utf-8"))

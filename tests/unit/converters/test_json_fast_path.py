@@ -17,20 +17,38 @@ from tests.helpers import typed_form
 
 
 def _schemas() -> list[Schema]:
-    inner = SchemaBuilder.struct().name("inner").field("n", Schema.INT32_SCHEMA) \
-        .field("s", Schema.OPTIONAL_STRING_SCHEMA).build()
+    inner = (
+        SchemaBuilder.struct()
+        .name("inner")
+        .field("n", Schema.INT32_SCHEMA)
+        .field("s", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
     return [
-        SchemaBuilder.struct().name("flat")
-        .field("b", Schema.BOOLEAN_SCHEMA).field("i8", Schema.INT8_SCHEMA).field("i16", Schema.OPTIONAL_INT16_SCHEMA)
-        .field("i32", Schema.INT32_SCHEMA).field("i64", Schema.INT64_SCHEMA).field("f32", Schema.FLOAT32_SCHEMA)
-        .field("f64", Schema.OPTIONAL_FLOAT64_SCHEMA).field("s", Schema.STRING_SCHEMA)
+        SchemaBuilder.struct()
+        .name("flat")
+        .field("b", Schema.BOOLEAN_SCHEMA)
+        .field("i8", Schema.INT8_SCHEMA)
+        .field("i16", Schema.OPTIONAL_INT16_SCHEMA)
+        .field("i32", Schema.INT32_SCHEMA)
+        .field("i64", Schema.INT64_SCHEMA)
+        .field("f32", Schema.FLOAT32_SCHEMA)
+        .field("f64", Schema.OPTIONAL_FLOAT64_SCHEMA)
+        .field("s", Schema.STRING_SCHEMA)
         .field("bytes", Schema.OPTIONAL_BYTES_SCHEMA)
-        .field("d", SchemaBuilder.int32().default_value(7).build()).build(),
-        SchemaBuilder.struct().name("logical")
-        .field("ts", Timestamp.SCHEMA).field("day", Date.builder().optional().build())
-        .field("dec", Decimal.builder(2).optional().build()).build(),
-        SchemaBuilder.struct().name("nested").optional()
-        .field("inner", inner).field("list", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+        .field("d", SchemaBuilder.int32().default_value(7).build())
+        .build(),
+        SchemaBuilder.struct()
+        .name("logical")
+        .field("ts", Timestamp.SCHEMA)
+        .field("day", Date.builder().optional().build())
+        .field("dec", Decimal.builder(2).optional().build())
+        .build(),
+        SchemaBuilder.struct()
+        .name("nested")
+        .optional()
+        .field("inner", inner)
+        .field("list", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
         .field("map", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.OPTIONAL_INT64_SCHEMA).optional().build())
         .build(),
     ]
@@ -103,8 +121,13 @@ def test_messages_read_the_same_whether_or_not_the_last_schema_text_is_reused() 
     writer = JsonConverter()
     writer.configure({"schemas.enable": "true"}, False)
     schema = _schemas()[0]
-    good = json.loads(writer.from_connect_data("t", schema, Struct(schema).put("b", True).put("i8", 1)
-                                               .put("i32", 2).put("i64", 3).put("f32", 1.5).put("s", "x")))
+    good = json.loads(
+        writer.from_connect_data(
+            "t",
+            schema,
+            Struct(schema).put("b", True).put("i8", 1).put("i32", 2).put("i64", 3).put("f32", 1.5).put("s", "x"),
+        )
+    )
     schema_text = json.dumps(good["schema"], separators=(",", ":"))
     other = json.dumps({"type": "string", "optional": False}, separators=(",", ":"))
     payload_text = json.dumps(good["payload"], separators=(",", ":"))

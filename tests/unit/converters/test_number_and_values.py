@@ -22,13 +22,16 @@ from sluice.runtime.plugins import Plugins
 UTC = dt.timezone.utc
 
 
-@pytest.mark.parametrize(("cls", "schema", "value", "data", "read_schema"), [
-    (ShortConverter, Schema.INT16_SCHEMA, -2, b"\xff\xfe", Schema.OPTIONAL_INT16_SCHEMA),
-    (IntegerConverter, Schema.INT32_SCHEMA, 2**31 - 1, b"\x7f\xff\xff\xff", Schema.OPTIONAL_INT32_SCHEMA),
-    (LongConverter, Schema.INT64_SCHEMA, 1, b"\x00" * 7 + b"\x01", Schema.OPTIONAL_INT64_SCHEMA),
-    (FloatConverter, Schema.FLOAT32_SCHEMA, 1.5, b"\x3f\xc0\x00\x00", Schema.OPTIONAL_FLOAT32_SCHEMA),
-    (DoubleConverter, Schema.FLOAT64_SCHEMA, -0.0, b"\x80" + b"\x00" * 7, Schema.OPTIONAL_FLOAT64_SCHEMA),
-])
+@pytest.mark.parametrize(
+    ("cls", "schema", "value", "data", "read_schema"),
+    [
+        (ShortConverter, Schema.INT16_SCHEMA, -2, b"\xff\xfe", Schema.OPTIONAL_INT16_SCHEMA),
+        (IntegerConverter, Schema.INT32_SCHEMA, 2**31 - 1, b"\x7f\xff\xff\xff", Schema.OPTIONAL_INT32_SCHEMA),
+        (LongConverter, Schema.INT64_SCHEMA, 1, b"\x00" * 7 + b"\x01", Schema.OPTIONAL_INT64_SCHEMA),
+        (FloatConverter, Schema.FLOAT32_SCHEMA, 1.5, b"\x3f\xc0\x00\x00", Schema.OPTIONAL_FLOAT32_SCHEMA),
+        (DoubleConverter, Schema.FLOAT64_SCHEMA, -0.0, b"\x80" + b"\x00" * 7, Schema.OPTIONAL_FLOAT64_SCHEMA),
+    ],
+)
 def test_number_converters_round_trip(cls, schema, value, data, read_schema) -> None:
     c = cls()
     c.configure({}, False)
@@ -83,7 +86,9 @@ def test_number_converters_config_and_plugin_names() -> None:
         LongConverter().configure({"converter.type": "sideways"})
     plugins = Plugins()
     for name in ("Short", "Integer", "Long", "Float", "Double"):
-        kinds = {d.type for d in plugins.all() if d.class_name == f"org.apache.kafka.connect.converters.{name}Converter"}
+        kinds = {
+            d.type for d in plugins.all() if d.class_name == f"org.apache.kafka.connect.converters.{name}Converter"
+        }
         assert kinds == {"converter", "header_converter"}
 
 
@@ -94,7 +99,7 @@ def test_convert_to_string() -> None:
     assert convert_to_string(None, None) is None
     assert convert_to_string(Schema.FLOAT32_SCHEMA, 0.1) == "0.1"
     assert convert_to_string(Schema.FLOAT64_SCHEMA, 1e7) == "1.0E7"
-    assert convert_to_string(None, ["a\"b", 1, None, b"\x00"]) == '["a\\"b",1,null,"AA=="]'
+    assert convert_to_string(None, ['a"b', 1, None, b"\x00"]) == '["a\\"b",1,null,"AA=="]'
     assert convert_to_string(None, {1: "x"}) == '{1:"x"}'
     assert convert_to_string(Decimal.schema(-2), decimal.Decimal("1.2E+3")) == "1.2E+3"
     schema = SchemaBuilder.struct().field("a", SchemaBuilder.int32().optional().default_value(9).build()).build()
@@ -118,38 +123,41 @@ def test_convert_to_string_formats_dates_by_their_millis_not_their_schema() -> N
 ARRAY_INT16 = SchemaBuilder.array(Schema.INT16_SCHEMA).build()
 
 
-@pytest.mark.parametrize(("text", "schema", "value"), [
-    ("", Schema.STRING_SCHEMA, ""),
-    (" ", Schema.STRING_SCHEMA, " "),
-    ("null", None, None),
-    ("true", Schema.BOOLEAN_SCHEMA, True),
-    (" false ", Schema.BOOLEAN_SCHEMA, False),
-    ("TRUE", Schema.STRING_SCHEMA, "TRUE"),
-    ("true}", Schema.STRING_SCHEMA, "true}"),
-    ("42", Schema.INT8_SCHEMA, 42),
-    ("-129", Schema.INT16_SCHEMA, -129),
-    ("2147483648", Schema.INT64_SCHEMA, 2**31),
-    ("1e3", Schema.INT16_SCHEMA, 1000),
-    ("127.000", Schema.INT8_SCHEMA, 127),
-    ("-0.0", Schema.INT8_SCHEMA, 0),
-    ("1.5", Schema.FLOAT32_SCHEMA, 1.5),
-    ("1e39", Schema.FLOAT64_SCHEMA, 1e39),
-    ("1e400", Decimal.schema(-400), decimal.Decimal("1e400")),
-    ("123456789012345678901234567890", Decimal.schema(0), decimal.Decimal("123456789012345678901234567890")),
-    ("1,2", Schema.INT8_SCHEMA, 1),
-    ("12abc", Schema.STRING_SCHEMA, "12abc"),
-    (".5", Schema.STRING_SCHEMA, ".5"),
-    ("[1, 1000]", ARRAY_INT16, [1, 1000]),
-    ("[1,2.5]", SchemaBuilder.array(Schema.FLOAT32_SCHEMA).build(), [1.0, 2.5]),
-    ("[1,null]", Schema.STRING_SCHEMA, "[1,null]"),
-    ("[1,]", SchemaBuilder.array(Schema.INT8_SCHEMA).build(), [1]),
-    ('{"a":1,"b":1000}', SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT16_SCHEMA).build(), {"a": 1, "b": 1000}),
-    ('["a\\"b"]', SchemaBuilder.array(Schema.STRING_SCHEMA).build(), ['a\\"b']),
-    ("2024-01-31", Date.SCHEMA, dt.date(2024, 1, 31)),
-    ("2024-02-30", Date.SCHEMA, dt.date(2024, 3, 1)),
-    ("13:45:30.123Z", Time.SCHEMA, dt.time(13, 45, 30, 123000)),
-    ("2024-01-31T13:45:30.123Z", Timestamp.SCHEMA, dt.datetime(2024, 1, 31, 13, 45, 30, 123000, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    ("text", "schema", "value"),
+    [
+        ("", Schema.STRING_SCHEMA, ""),
+        (" ", Schema.STRING_SCHEMA, " "),
+        ("null", None, None),
+        ("true", Schema.BOOLEAN_SCHEMA, True),
+        (" false ", Schema.BOOLEAN_SCHEMA, False),
+        ("TRUE", Schema.STRING_SCHEMA, "TRUE"),
+        ("true}", Schema.STRING_SCHEMA, "true}"),
+        ("42", Schema.INT8_SCHEMA, 42),
+        ("-129", Schema.INT16_SCHEMA, -129),
+        ("2147483648", Schema.INT64_SCHEMA, 2**31),
+        ("1e3", Schema.INT16_SCHEMA, 1000),
+        ("127.000", Schema.INT8_SCHEMA, 127),
+        ("-0.0", Schema.INT8_SCHEMA, 0),
+        ("1.5", Schema.FLOAT32_SCHEMA, 1.5),
+        ("1e39", Schema.FLOAT64_SCHEMA, 1e39),
+        ("1e400", Decimal.schema(-400), decimal.Decimal("1e400")),
+        ("123456789012345678901234567890", Decimal.schema(0), decimal.Decimal("123456789012345678901234567890")),
+        ("1,2", Schema.INT8_SCHEMA, 1),
+        ("12abc", Schema.STRING_SCHEMA, "12abc"),
+        (".5", Schema.STRING_SCHEMA, ".5"),
+        ("[1, 1000]", ARRAY_INT16, [1, 1000]),
+        ("[1,2.5]", SchemaBuilder.array(Schema.FLOAT32_SCHEMA).build(), [1.0, 2.5]),
+        ("[1,null]", Schema.STRING_SCHEMA, "[1,null]"),
+        ("[1,]", SchemaBuilder.array(Schema.INT8_SCHEMA).build(), [1]),
+        ('{"a":1,"b":1000}', SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT16_SCHEMA).build(), {"a": 1, "b": 1000}),
+        ('["a\\"b"]', SchemaBuilder.array(Schema.STRING_SCHEMA).build(), ['a\\"b']),
+        ("2024-01-31", Date.SCHEMA, dt.date(2024, 1, 31)),
+        ("2024-02-30", Date.SCHEMA, dt.date(2024, 3, 1)),
+        ("13:45:30.123Z", Time.SCHEMA, dt.time(13, 45, 30, 123000)),
+        ("2024-01-31T13:45:30.123Z", Timestamp.SCHEMA, dt.datetime(2024, 1, 31, 13, 45, 30, 123000, tzinfo=UTC)),
+    ],
+)
 def test_parse_string(text: str, schema: Schema | None, value: object) -> None:
     parsed = parse_string(text)
     assert parsed.schema == schema

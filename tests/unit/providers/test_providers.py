@@ -28,13 +28,7 @@ def _directory_provider(**params: str) -> DirectoryConfigProvider:
 def props_file(tmp_path: Path) -> Path:
     path = tmp_path / "secrets.properties"
     path.write_text(
-        "# a comment\n"
-        "db.user=alice\n"
-        "db.password = s3cret\n"
-        "unicode=caf\\u00e9 ü\n"
-        "continued=one \\\n"
-        "    two\n"
-        "empty=\n",
+        "# a comment\ndb.user=alice\ndb.password = s3cret\nunicode=caf\\u00e9 ü\ncontinued=one \\\n    two\nempty=\n",
         encoding="utf-8",
     )
     return path

@@ -280,7 +280,9 @@ class FakeHerder(Herder):
         cls = config.get("connector.class")
         if not cls:
             raise BadRequestError(f"Connector config {java_map_str(config)} contains no connector type")
-        name_errors = [] if config.get("name") else ['Missing required configuration "name" which has no default value.']
+        name_errors = (
+            [] if config.get("name") else ['Missing required configuration "name" which has no default value.']
+        )
         return ConfigInfos(
             name=cls,
             error_count=len(name_errors),
@@ -310,7 +312,6 @@ class FakeHerder(Herder):
         self._call("connector_active_topics", name)
         with self._lock:
             return list(self.active_topics.get(name, []))
-
 
     def reset_connector_active_topics(self, name: str) -> None:
         self._call("reset_connector_active_topics", name)

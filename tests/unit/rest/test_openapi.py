@@ -111,9 +111,21 @@ def test_request_bodies_are_documented_exactly_where_handlers_read_one(app, docu
 def test_entity_schemas_of_spec_1_2_are_present(document):
     schemas = document["components"]["schemas"]
     for name in (
-        "ConnectorInfo", "ConnectorStateInfo", "TaskInfo", "PluginInfo", "ConfigInfos", "ConfigKeyInfo",
-        "ServerInfo", "ErrorMessage", "ConnectorOffsets", "Message", "LoggerLevel", "CreateConnectorRequest",
-        "ConnectorConfigRequest", "ConnectorOffsetsRequest", "LoggerLevelRequest",
+        "ConnectorInfo",
+        "ConnectorStateInfo",
+        "TaskInfo",
+        "PluginInfo",
+        "ConfigInfos",
+        "ConfigKeyInfo",
+        "ServerInfo",
+        "ErrorMessage",
+        "ConnectorOffsets",
+        "Message",
+        "LoggerLevel",
+        "CreateConnectorRequest",
+        "ConnectorConfigRequest",
+        "ConnectorOffsetsRequest",
+        "LoggerLevelRequest",
     ):
         assert name in schemas, name
 
@@ -196,8 +208,9 @@ def test_answers_of_every_operation_conform_to_the_description(client, herder, d
     c.check("getOpenApiHead", client.head("/openapi.json"))
 
     c.check("createConnector", client.post("/connectors", json={"name": "sink", "config": sink}))
-    c.check("createConnector", client.post("/connectors", json={"name": "src", "config": source,
-                                                                "initial_state": "paused"}))
+    c.check(
+        "createConnector", client.post("/connectors", json={"name": "src", "config": source, "initial_state": "paused"})
+    )
     c.check("createConnector", client.post("/connectors", json={"name": "sink", "config": sink}))  # 409
     c.check("createConnector", client.post("/connectors", json={"name": "x", "config": {}}))  # 400
     c.check("createConnector", client.post("/connectors", content=b"{", headers={"content-type": "application/json"}))
@@ -265,10 +278,14 @@ def test_answers_of_every_operation_conform_to_the_description(client, herder, d
     c.check("listConnectorPlugins", client.get("/connector-plugins?connectorsOnly=false"))
     c.check("getPluginConfig", client.get("/connector-plugins/FileStreamSink/config"))
     c.check("getPluginConfig", client.get("/connector-plugins/Nope/config"))
-    c.check("validateConnectorConfig", client.put("/connector-plugins/FileStreamSink/config/validate",
-                                                  json={"connector.class": SINK}))
-    c.check("validateConnectorConfig", client.put("/connector-plugins/FileStreamSource/config/validate",
-                                                  json={"connector.class": SINK}))
+    c.check(
+        "validateConnectorConfig",
+        client.put("/connector-plugins/FileStreamSink/config/validate", json={"connector.class": SINK}),
+    )
+    c.check(
+        "validateConnectorConfig",
+        client.put("/connector-plugins/FileStreamSource/config/validate", json={"connector.class": SINK}),
+    )
     c.check("validateConnectorConfig", client.put("/connector-plugins/FileStreamSink/config/validate", json={}))
 
     c.check("getLoggerLevels", client.get("/admin/loggers"))

@@ -264,10 +264,15 @@ def test_create_numeric_name_is_coerced(client):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (b"{not json", "Request body is not valid JSON: Expecting property name enclosed in double quotes: "
-                       "line 1 column 2 (char 1)"),
-        (b'{"name": "s1", "config": {}', "Request body is not valid JSON: Expecting ',' delimiter: "
-                                         "line 1 column 28 (char 27)"),
+        (
+            b"{not json",
+            "Request body is not valid JSON: Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)",
+        ),
+        (
+            b'{"name": "s1", "config": {}',
+            "Request body is not valid JSON: Expecting ',' delimiter: line 1 column 28 (char 27)",
+        ),
         (b'{"name": "s1", "config": {"a": NaN}}', "Request body is not valid JSON: NaN is not a valid JSON value"),
         (b"\xff\xfe{", None),
     ],
@@ -290,14 +295,20 @@ def test_create_malformed_json(client, body, message):
         (b"1", "Request body must be a JSON object, not number"),
         (b"null", "Request body must be a JSON object, not null"),
         (b'{"name": "s1"}', "Field 'config' is missing: the request body must contain a 'config' object"),
-        (b'{"name": "s1", "config": null}',
-         "Field 'config' is missing: the request body must contain a 'config' object"),
+        (
+            b'{"name": "s1", "config": null}',
+            "Field 'config' is missing: the request body must contain a 'config' object",
+        ),
         (b'{"name": "s1", "config": ["a"]}', "Field 'config' must be a JSON object of connector configs, not array"),
         (b'{"name": "s1", "config": "x"}', "Field 'config' must be a JSON object of connector configs, not string"),
-        (b'{"name": "s1", "config": {"a": {"b": 1}}}',
-         "Value of connector config 'a' must be a string, number, boolean or null, not object"),
-        (b'{"name": "s1", "config": {"a": [1]}}',
-         "Value of connector config 'a' must be a string, number, boolean or null, not array"),
+        (
+            b'{"name": "s1", "config": {"a": {"b": 1}}}',
+            "Value of connector config 'a' must be a string, number, boolean or null, not object",
+        ),
+        (
+            b'{"name": "s1", "config": {"a": [1]}}',
+            "Value of connector config 'a' must be a string, number, boolean or null, not array",
+        ),
         (b'{"name": {"x": 1}, "config": {}}', "Field 'name' must be a JSON string, not object"),
     ],
 )
@@ -408,8 +419,12 @@ def test_put_config_without_connector_class(client):
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [
-        (b"{", 400, "Request body is not valid JSON: Expecting property name enclosed in double quotes: "
-                    "line 1 column 2 (char 1)"),
+        (
+            b"{",
+            400,
+            "Request body is not valid JSON: Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)",
+        ),
         (b"[]", 400, "Request body must be a JSON object of connector configs, not array"),
         (b"", 400, "Request body is missing: expected a JSON object"),
     ],
@@ -462,7 +477,9 @@ def test_delete_connector(client, herder):
 def test_connector_status_sorted_with_trace(client, herder):
     create(client, "s1", **{"tasks.max": "3"})
     herder.connector_states["s1"] = StateInfo(State.RUNNING.value, WORKER_ID, trace="")
-    herder.task_states["s1"][1] = TaskStateInfo(1, State.FAILED.value, WORKER_ID, "Traceback (most recent call last):\n...")
+    herder.task_states["s1"][1] = TaskStateInfo(
+        1, State.FAILED.value, WORKER_ID, "Traceback (most recent call last):\n..."
+    )
     r = client.get("/connectors/s1/status")
     assert r.status_code == 200
     assert r.json() == {
@@ -470,8 +487,13 @@ def test_connector_status_sorted_with_trace(client, herder):
         "connector": {"state": "RUNNING", "worker_id": WORKER_ID, "version": None},
         "tasks": [
             {"id": 0, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
-            {"id": 1, "state": "FAILED", "worker_id": WORKER_ID, "version": None,
-             "trace": "Traceback (most recent call last):\n..."},
+            {
+                "id": 1,
+                "state": "FAILED",
+                "worker_id": WORKER_ID,
+                "version": None,
+                "trace": "Traceback (most recent call last):\n...",
+            },
             {"id": 2, "state": "RUNNING", "worker_id": WORKER_ID, "version": PLUGIN_VERSION},
         ],
         "type": "sink",
@@ -496,16 +518,21 @@ def test_status_version_as_kafka_serialises_it(client, herder):
     )
     herder.connector_states["s1"] = StateInfo(State.FAILED.value, WORKER_ID, "boom", "undefined")
     assert client.get("/connectors/s1/status").content.startswith(
-        b'{"name":"s1","connector":{"state":"FAILED","worker_id":"fake-worker:8083","trace":"boom"},')
+        b'{"name":"s1","connector":{"state":"FAILED","worker_id":"fake-worker:8083","trace":"boom"},'
+    )
     assert client.get("/connectors/s1/tasks/0/status").content == (
-        b'{"id":0,"state":"FAILED","worker_id":"fake-worker:8083","version":"1.2","trace":"trace"}')
+        b'{"id":0,"state":"FAILED","worker_id":"fake-worker:8083","version":"1.2","trace":"trace"}'
+    )
 
 
 def test_connector_status_enum_states_serialised_as_strings(client, herder):
     create(client, "s1")
     herder.connector_states["s1"] = StateInfo(State.PAUSED, WORKER_ID)  # type: ignore[arg-type]
     assert client.get("/connectors/s1/status").json()["connector"] == {
-        "state": "PAUSED", "worker_id": WORKER_ID, "version": None}
+        "state": "PAUSED",
+        "worker_id": WORKER_ID,
+        "version": None,
+    }
 
 
 def test_task_configs(client):
@@ -706,8 +733,9 @@ def test_connector_plugins_default_connectors_only(client, herder):
     assert herder.calls[-1] == ("connector_plugins", (True,))
 
 
-@pytest.mark.parametrize(("query", "expected"), [("false", False), ("FALSE", False), ("junk", False),
-                                                 ("true", True), ("", True)])
+@pytest.mark.parametrize(
+    ("query", "expected"), [("false", False), ("FALSE", False), ("junk", False), ("true", True), ("", True)]
+)
 def test_connector_plugins_connectors_only_parsing(client, herder, query, expected):
     client.get(f"/connector-plugins?connectorsOnly={query}")
     assert herder.calls[-1] == ("connector_plugins", (expected,))
@@ -771,8 +799,17 @@ def test_validate(client, herder):
         ],
     }
     assert list(body["configs"][0]["definition"]) == [
-        "name", "type", "required", "default_value", "importance", "documentation",
-        "group", "order_in_group", "width", "display_name", "dependents",
+        "name",
+        "type",
+        "required",
+        "default_value",
+        "importance",
+        "documentation",
+        "group",
+        "order_in_group",
+        "width",
+        "display_name",
+        "dependents",
     ]
     # the path is only a consistency check: the body is passed as is (no name inserted)
     assert herder.calls[-1] == ("validate_connector_config", ({"connector.class": SINK, "tasks.max": "1"},))
@@ -801,8 +838,10 @@ def test_validate_without_connector_class(client):
 def test_validate_bad_bodies(client):
     path = "/connector-plugins/FileStreamSink/config/validate"
     r = client.put(path, content=b"{oops", headers=JSON)
-    assert r.json() == err(400, "Request body is not valid JSON: Expecting property name enclosed in double quotes: "
-                                "line 1 column 2 (char 1)")
+    assert r.json() == err(
+        400,
+        "Request body is not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+    )
     r = client.put(path, content=b'["x"]', headers=JSON)
     assert r.json() == err(400, "Request body must be a JSON object of connector configs, not array")
     r = client.put(path, content=b"{}", headers={"Content-Type": "text/plain"})
@@ -887,12 +926,14 @@ def test_connect_error_is_500(client, herder):
 
 
 def test_connect_rest_error_keeps_status(client, herder):
-    herder.raise_next["connectors"] = ConnectRestError(409, "Cannot complete request momentarily due to no known "
-                                                            "leader URL, likely because a rebalance was underway.")
+    herder.raise_next["connectors"] = ConnectRestError(
+        409, "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+    )
     r = client.get("/connectors")
     assert r.status_code == 409
-    assert r.json() == err(409, "Cannot complete request momentarily due to no known leader URL, likely because "
-                                "a rebalance was underway.")
+    assert r.json() == err(
+        409, "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+    )
 
 
 # --------------------------------------------------------------------------- listeners and server
@@ -980,8 +1021,11 @@ def test_offsets_read_in_any_state_and_404_for_unknown(client, herder):
 @pytest.mark.parametrize("body", [None, {}, {"offsets": None}, {"offsets": []}])
 def test_alter_offsets_needs_offsets_before_anything_else(client, body):
     # Checked even before the connector's existence, as Kafka does.
-    r = client.patch("/connectors/nope/offsets", json=body) if body is not None else client.patch(
-        "/connectors/nope/offsets")
+    r = (
+        client.patch("/connectors/nope/offsets", json=body)
+        if body is not None
+        else client.patch("/connectors/nope/offsets")
+    )
     assert r.status_code == 400
     assert r.json() == err(400, "Partitions / offsets need to be provided for an alter offsets request")
 
@@ -991,7 +1035,9 @@ def test_alter_offsets_requires_stopped_then_succeeds(client, herder):
     body = {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 5}}]}
     r = client.patch("/connectors/s1/offsets", json=body)
     assert r.status_code == 400
-    assert r.json()["message"].startswith("Connectors must be in the STOPPED state before their offsets can be modified")
+    assert r.json()["message"].startswith(
+        "Connectors must be in the STOPPED state before their offsets can be modified"
+    )
     assert client.put("/connectors/s1/stop").status_code == 204
     r = client.patch("/connectors/s1/offsets", json=body)
     assert r.status_code == 200

@@ -90,10 +90,11 @@ def test_body_with_an_unpaired_surrogate_is_400(client, body):
 
 
 def test_a_surrogate_pair_is_one_character_and_fine(client):
-    r = client.post("/connectors", content=b'{"name": "s\\ud83d\\ude00", "config": {"connector.class": "Sink"}}',
-                    headers=JSON)
+    r = client.post(
+        "/connectors", content=b'{"name": "s\\ud83d\\ude00", "config": {"connector.class": "Sink"}}', headers=JSON
+    )
     assert r.status_code == 201
-    assert r.json()["name"] == "s\U0001F600"
+    assert r.json()["name"] == "s\U0001f600"
 
 
 def test_answers_holding_a_lone_surrogate_are_still_json(client):

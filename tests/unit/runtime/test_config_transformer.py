@@ -96,11 +96,19 @@ def _file_providers() -> ConfigProviders:
 
 @pytest.mark.parametrize(
     "class_name",
-    [KAFKA_FILE, "FileConfigProvider", "File", "sluice.providers.FileConfigProvider",
-     "sluice.providers.file.FileConfigProvider", f"  {KAFKA_FILE}  "],
+    [
+        KAFKA_FILE,
+        "FileConfigProvider",
+        "File",
+        "sluice.providers.FileConfigProvider",
+        "sluice.providers.file.FileConfigProvider",
+        f"  {KAFKA_FILE}  ",
+    ],
 )
 def test_builtin_file_provider_by_any_of_its_names(class_name: str, props_file: Path) -> None:
-    providers = ConfigProviders.from_worker_config({"config.providers": "file", "config.providers.file.class": class_name})
+    providers = ConfigProviders.from_worker_config(
+        {"config.providers": "file", "config.providers.file.class": class_name}
+    )
     assert providers.names == ["file"]
     assert type(providers.provider("file")).__name__ == "FileConfigProvider"
     assert providers.transform({"topic": f"${{file:{props_file}:topic}}"}) == {"topic": "orders"}
@@ -119,22 +127,26 @@ def test_all_builtins_together(props_file: Path, tmp_path: Path, monkeypatch: py
     }
     with ConfigProviders.from_worker_config(raw) as providers:
         assert providers.names == ["file", "dir", "env"]
-        assert providers.transform({
-            "topic": f"${{file:{props_file}:topic}}",
-            "key": f"${{dir:{tmp_path / 'secrets'}:api-key}}",
-            "region": "${env:SLUICE_TEST_REGION}",
-        }) == {"topic": "orders", "key": "k-123", "region": "eu-west-1"}
+        assert providers.transform(
+            {
+                "topic": f"${{file:{props_file}:topic}}",
+                "key": f"${{dir:{tmp_path / 'secrets'}:api-key}}",
+                "region": "${env:SLUICE_TEST_REGION}",
+            }
+        ) == {"topic": "orders", "key": "k-123", "region": "eu-west-1"}
 
 
 def test_params_reach_configure_with_the_prefix_stripped() -> None:
-    providers = ConfigProviders.from_worker_config({
-        "config.providers": "mine",
-        "config.providers.mine.class": f"{THIS_MODULE}.RecordingProvider",
-        "config.providers.mine.param.url": "https://vault.local",
-        "config.providers.mine.param.auth.token": "t",
-        "config.providers.other.param.x": "not mine",
-        "bootstrap.servers": "localhost:9092",
-    })
+    providers = ConfigProviders.from_worker_config(
+        {
+            "config.providers": "mine",
+            "config.providers.mine.class": f"{THIS_MODULE}.RecordingProvider",
+            "config.providers.mine.param.url": "https://vault.local",
+            "config.providers.mine.param.auth.token": "t",
+            "config.providers.other.param.x": "not mine",
+            "bootstrap.servers": "localhost:9092",
+        }
+    )
     assert RecordingProvider.instances[0].configs == {"url": "https://vault.local", "auth.token": "t"}
     assert providers.transform({"x": "${mine:p:k1}"}) == {"x": "p/k1"}
 
@@ -147,8 +159,11 @@ def test_user_provider_through_resolve_class() -> None:
         return RecordingProvider
 
     providers = ConfigProviders.from_worker_config(
-        {"config.providers": "mine,file", "config.providers.mine.class": "com.example.VaultProvider",
-         "config.providers.file.class": KAFKA_FILE},
+        {
+            "config.providers": "mine,file",
+            "config.providers.mine.class": "com.example.VaultProvider",
+            "config.providers.file.class": KAFKA_FILE,
+        },
         resolve_class=resolve,
     )
     assert asked == ["com.example.VaultProvider"]  # built-ins never reach the resolver
@@ -193,7 +208,9 @@ def test_resolver_failure_is_a_config_error_naming_the_provider() -> None:
     def resolve(name: str) -> type:
         raise ConnectError(f"Failed to find any class that implements ConfigProvider and which name matches {name}")
 
-    with pytest.raises(ConfigError, match="config.providers.vault.class: Could not load the class of config provider 'vault'"):
+    with pytest.raises(
+        ConfigError, match="config.providers.vault.class: Could not load the class of config provider 'vault'"
+    ):
         ConfigProviders.from_worker_config(
             {"config.providers": "vault", "config.providers.vault.class": "Vault"}, resolve_class=resolve
         )
@@ -205,19 +222,24 @@ def test_failing_configure_is_a_config_error_naming_the_provider(tmp_path: Path)
             {"config.providers": "v", "config.providers.v.class": f"{THIS_MODULE}.FailingConfigureProvider"}
         )
     with pytest.raises(ConfigError, match="config provider 'file' .*Path relative is not absolute"):
-        ConfigProviders.from_worker_config({
-            "config.providers": "file", "config.providers.file.class": KAFKA_FILE,
-            "config.providers.file.param.allowed.paths": "relative",
-        })
+        ConfigProviders.from_worker_config(
+            {
+                "config.providers": "file",
+                "config.providers.file.class": KAFKA_FILE,
+                "config.providers.file.param.allowed.paths": "relative",
+            }
+        )
 
 
 def test_providers_built_before_a_failure_are_closed() -> None:
     with pytest.raises(ConfigError):
-        ConfigProviders.from_worker_config({
-            "config.providers": "a,b",
-            "config.providers.a.class": f"{THIS_MODULE}.RecordingProvider",
-            "config.providers.b.class": "com.example.Missing",
-        })
+        ConfigProviders.from_worker_config(
+            {
+                "config.providers": "a,b",
+                "config.providers.a.class": f"{THIS_MODULE}.RecordingProvider",
+                "config.providers.b.class": "com.example.Missing",
+            }
+        )
     assert [p.closed for p in RecordingProvider.instances] == [True]
 
 
@@ -233,7 +255,10 @@ def test_transform_resolves_and_keeps_everything_else(props_file: Path) -> None:
     }
     original = dict(config)
     assert _file_providers().transform(config) == {
-        "name": "orders-source", "topic": "orders", "connection.password": "s3cret", "file": "/data/in.txt",
+        "name": "orders-source",
+        "topic": "orders",
+        "connection.password": "s3cret",
+        "file": "/data/in.txt",
     }
     assert config == original  # the input is not modified
 
@@ -262,10 +287,12 @@ def test_missing_file_raises(tmp_path: Path) -> None:
 def test_values_are_inserted_literally_and_not_rescanned(props_file: Path, tmp_path: Path) -> None:
     nested = tmp_path / "nested.properties"
     nested.write_text(f"inner=${{file:{props_file}:topic}}\n", encoding="utf-8")
-    result = _file_providers().transform({
-        "regexy": f"${{file:{props_file}:regexy}}",
-        "nested": f"${{file:{nested}:inner}}",
-    })
+    result = _file_providers().transform(
+        {
+            "regexy": f"${{file:{props_file}:regexy}}",
+            "nested": f"${{file:{nested}:inner}}",
+        }
+    )
     assert result == {"regexy": "a\\1$0\\g<0>", "nested": f"${{file:{props_file}:topic}}"}
 
 
@@ -273,12 +300,14 @@ def test_path_is_optional_and_each_path_is_read_once() -> None:
     providers = ConfigProviders.from_worker_config(
         {"config.providers": "mine", "config.providers.mine.class": f"{THIS_MODULE}.RecordingProvider"}
     )
-    result = providers.transform({
-        "a": "${mine:k1}",
-        "b": "${mine:p1:k1} ${mine:p1:k2}",
-        "c": "${mine:p2:k3}${mine:p1:k1}",
-        "d": "${mine:p1:x}",
-    })
+    result = providers.transform(
+        {
+            "a": "${mine:k1}",
+            "b": "${mine:p1:k1} ${mine:p1:k2}",
+            "c": "${mine:p2:k3}${mine:p1:k1}",
+            "d": "${mine:p1:x}",
+        }
+    )
     assert result == {"a": "/k1", "b": "p1/k1 p1/k2", "c": "p2/k3p1/k1", "d": "${mine:p1:x}"}
     calls = sorted(RecordingProvider.instances[0].calls, key=lambda call: call[0])
     assert calls == [("", {"k1"}), ("p1", {"k1", "k2", "x"}), ("p2", {"k3"})]

@@ -67,8 +67,9 @@ def test_retries_that_resolve_within_seconds_are_logged_at_debug(caplog: pytest.
     assert "NOT_COORDINATOR" in retries[0].getMessage()
 
 
-def test_errors_that_persist_are_reported_once(caplog: pytest.LogCaptureFixture,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_errors_that_persist_are_reported_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tasks, "KAFKA_RETRY_QUIET_S", 0.0)  # every retry counts as persisting
     caplog.set_level(logging.DEBUG, logger="sluice.runtime.tasks")
     assert _with_kafka_retries(_failing(3), "Reading committed offsets", threading.Event()) == "done"

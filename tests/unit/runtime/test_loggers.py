@@ -58,4 +58,13 @@ def test_level_errors(manager):
 
 def test_level_names_map_log4j_to_python():
     assert [level_name(n) for n in (50, 40, 30, 20, 10, 5, 1, 60, 25)] == [
-        "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL", "OFF", "INFO"]
+        "FATAL",
+        "ERROR",
+        "WARN",
+        "INFO",
+        "DEBUG",
+        "TRACE",
+        "ALL",
+        "OFF",
+        "INFO",
+    ]

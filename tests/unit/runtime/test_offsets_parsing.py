@@ -25,20 +25,44 @@ def test_sink_offsets_accept_numbers_and_numeric_strings_and_null():
     ("partition", "offset", "message"),
     [
         (None, None, "The partition for a sink connector offset cannot be null or missing"),
-        ({}, None, "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'"),
-        ({"kafka_topic": None, "kafka_partition": 1}, None, "Kafka topic names must be valid strings and may not be null"),
-        ({"kafka_topic": "t", "kafka_partition": None}, None, "Kafka partitions must be valid numbers and may not be null"),
-        ({"kafka_topic": "t", "kafka_partition": "not a number"}, None,
-         "Failed to parse the following Kafka partition value in the provided offsets: 'not a number'. "
-         "Partition values for sink connectors need to be integers."),
-        ({"kafka_topic": "t", "kafka_partition": 1}, {}, 
-         "The offset for a sink connector should either be null or contain the key 'kafka_offset'"),
-        ({"kafka_topic": "t", "kafka_partition": 1}, {"kafka_offset": "not a number"},
-         "Failed to parse the following Kafka offset value in the provided offsets: 'not a number'. "
-         "Offset values for sink connectors need to be integers."),
-        ({"kafka_topic": "t", "kafka_partition": 1}, {"kafka_offset": 1.5},
-         "Failed to parse the following Kafka offset value in the provided offsets: '1.5'. "
-         "Offset values for sink connectors need to be integers."),
+        (
+            {},
+            None,
+            "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'",
+        ),
+        (
+            {"kafka_topic": None, "kafka_partition": 1},
+            None,
+            "Kafka topic names must be valid strings and may not be null",
+        ),
+        (
+            {"kafka_topic": "t", "kafka_partition": None},
+            None,
+            "Kafka partitions must be valid numbers and may not be null",
+        ),
+        (
+            {"kafka_topic": "t", "kafka_partition": "not a number"},
+            None,
+            "Failed to parse the following Kafka partition value in the provided offsets: 'not a number'. "
+            "Partition values for sink connectors need to be integers.",
+        ),
+        (
+            {"kafka_topic": "t", "kafka_partition": 1},
+            {},
+            "The offset for a sink connector should either be null or contain the key 'kafka_offset'",
+        ),
+        (
+            {"kafka_topic": "t", "kafka_partition": 1},
+            {"kafka_offset": "not a number"},
+            "Failed to parse the following Kafka offset value in the provided offsets: 'not a number'. "
+            "Offset values for sink connectors need to be integers.",
+        ),
+        (
+            {"kafka_topic": "t", "kafka_partition": 1},
+            {"kafka_offset": 1.5},
+            "Failed to parse the following Kafka offset value in the provided offsets: '1.5'. "
+            "Offset values for sink connectors need to be integers.",
+        ),
         ({"kafka_topic": "t", "kafka_partition": 1}, {"kafka_offset": -1}, "Kafka offsets must be non-negative"),
     ],
 )
@@ -49,8 +73,12 @@ def test_sink_offsets_errors(partition, offset, message):
 
 
 def test_source_offsets_must_be_maps_of_primitives():
-    parsed = parse_source_offsets([{"partition": {"filename": "/a"}, "offset": {"position": 5, "x": 1.5, "y": None}},
-                                   {"partition": {"filename": "/b"}, "offset": None}])
+    parsed = parse_source_offsets(
+        [
+            {"partition": {"filename": "/a"}, "offset": {"position": 5, "x": 1.5, "y": None}},
+            {"partition": {"filename": "/b"}, "offset": None},
+        ]
+    )
     assert parsed == [({"filename": "/a"}, {"position": 5, "x": 1.5, "y": None}), ({"filename": "/b"}, None)]
     with pytest.raises(ConnectRestError) as info:
         parse_source_offsets([{"partition": {"filename": "/a"}, "offset": {"nested": {"a": 1}}}])

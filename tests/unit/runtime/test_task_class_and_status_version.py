@@ -161,14 +161,17 @@ def worker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Worker:
     FakeWorkerTask.made = []
     monkeypatch.setattr(worker_module, "WorkerSourceTask", FakeWorkerTask)
     monkeypatch.setattr(worker_module, "WorkerSinkTask", FakeWorkerTask)
-    config = WorkerConfig.standalone({
-        "bootstrap.servers": "127.0.0.1:1",
-        "offset.storage.file.filename": str(tmp_path / "offsets"),
-        "key.converter": STRING,
-        "value.converter": STRING,
-    })
-    w = Worker("w:8083", config, Plugins(), MemoryOffsetBackingStore(), MemoryStatusBackingStore(),
-               SparkProvider(lambda: None))
+    config = WorkerConfig.standalone(
+        {
+            "bootstrap.servers": "127.0.0.1:1",
+            "offset.storage.file.filename": str(tmp_path / "offsets"),
+            "key.converter": STRING,
+            "value.converter": STRING,
+        }
+    )
+    w = Worker(
+        "w:8083", config, Plugins(), MemoryOffsetBackingStore(), MemoryStatusBackingStore(), SparkProvider(lambda: None)
+    )
     monkeypatch.setattr(w, "admin_client", lambda: None)
     return w
 
@@ -222,15 +225,17 @@ def test_connector_and_task_versions_of_a_python_plugin(worker: Worker) -> None:
     worker.start_task("py", 0, config, task_config, TargetState.STARTED)
     assert store.get_connector("py").version == "7.0"
     assert store.get_task("py", 0).version == "7.0-task"
-    worker.restart_connector_instance("py", {**config, "connector.class": f"{__name__}.NoVersionConnector"},
-                                      TargetState.STARTED)
+    worker.restart_connector_instance(
+        "py", {**config, "connector.class": f"{__name__}.NoVersionConnector"}, TargetState.STARTED
+    )
     assert (store.get_connector("py").state, store.get_connector("py").version) == ("RUNNING", None)
 
 
 def test_failures_before_the_instance_exists_have_no_version(worker: Worker, tmp_path: Path) -> None:
     store = worker.status_store
-    assert not worker.start_connector("nope", {"name": "nope", "connector.class": "com.example.Missing"},
-                                      TargetState.STARTED)
+    assert not worker.start_connector(
+        "nope", {"name": "nope", "connector.class": "com.example.Missing"}, TargetState.STARTED
+    )
     assert (store.get_connector("nope").state, store.get_connector("nope").version) == ("FAILED", None)
 
     config = _file_source(tmp_path)
@@ -242,7 +247,9 @@ def test_failures_before_the_instance_exists_have_no_version(worker: Worker, tmp
     worker.start_task("src", 1, config, task_config, TargetState.STARTED)
     FakeWorkerTask.made[-1].report(State.FAILED, "Traceback ...")
     assert (store.get_task("src", 1).state, store.get_task("src", 1).version) == (
-        "FAILED", store.get_connector("src").version)
+        "FAILED",
+        store.get_connector("src").version,
+    )
 
 
 def test_standalone_rest_answers_carry_the_versions(worker: Worker, tmp_path: Path) -> None:
@@ -258,9 +265,17 @@ def test_standalone_rest_answers_carry_the_versions(worker: Worker, tmp_path: Pa
         "type": "source",
     }
     assert entities.task_state_json(herder.task_status("src", 0)) == {
-        "id": 0, "state": "RUNNING", "worker_id": "w:8083", "version": version}
+        "id": 0,
+        "state": "RUNNING",
+        "worker_id": "w:8083",
+        "version": version,
+    }
     plan = herder.restart_connector("src", include_tasks=True, only_failed=False)
     assert entities.connector_state_json(plan)["tasks"] == [
-        {"id": 0, "state": "RESTARTING", "worker_id": "w:8083", "version": version}]
+        {"id": 0, "state": "RESTARTING", "worker_id": "w:8083", "version": version}
+    ]
     assert entities.connector_state_json(plan)["connector"] == {
-        "state": "RESTARTING", "worker_id": "w:8083", "version": version}
+        "state": "RESTARTING",
+        "worker_id": "w:8083",
+        "version": version,
+    }

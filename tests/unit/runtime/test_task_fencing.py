@@ -24,11 +24,15 @@ class OneBatchRunner:
 def _task(store: MemoryOffsetBackingStore, owned: list[bool]) -> WorkerSourceTask:
     spec = TaskSpec("c", 0, "x.Task", {}, "i", STRING, STRING, STRING)
     settings = {
-        "source_max_records": 10, "source_max_wait_ms": 10, "slots_to_spare": lambda: True,
-        "record_topic": lambda topic: None, "may_commit": lambda: owned[0],
+        "source_max_records": 10,
+        "source_max_wait_ms": 10,
+        "slots_to_spare": lambda: True,
+        "record_topic": lambda topic: None,
+        "may_commit": lambda: owned[0],
     }
-    return WorkerSourceTask(spec, TargetState.STARTED, lambda: None, lambda *a: None, settings,
-                            offset_store=store, kafka_options={})
+    return WorkerSourceTask(
+        spec, TargetState.STARTED, lambda: None, lambda *a: None, settings, offset_store=store, kafka_options={}
+    )
 
 
 def test_offsets_are_committed_only_while_the_task_owns_its_work():

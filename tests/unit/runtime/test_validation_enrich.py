@@ -33,12 +33,14 @@ def plugins() -> Plugins:
 
 
 def _worker(**extra: str) -> WorkerConfig:
-    return WorkerConfig.standalone({
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "offset.storage.file.filename": "/tmp/unused.offsets",
-        **extra,
-    })
+    return WorkerConfig.standalone(
+        {
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "offset.storage.file.filename": "/tmp/unused.offsets",
+            **extra,
+        }
+    )
 
 
 def _by_name(infos: ConfigInfos) -> dict[str, object]:
@@ -53,19 +55,37 @@ def _names(infos: ConfigInfos) -> list[str]:
 
 
 def test_transform_alias_lists_type_version_negate_predicate_and_its_own_keys(plugins: Plugins) -> None:
-    infos = validate_connector_config(plugins, {
-        **SINK, "transforms": "t1", "transforms.t1.type": "sluice_test_transforms.TestRegexRouter",
-        "transforms.t1.regex": "a.*", "transforms.t1.replacement": "b",
-    }, _worker())
+    infos = validate_connector_config(
+        plugins,
+        {
+            **SINK,
+            "transforms": "t1",
+            "transforms.t1.type": "sluice_test_transforms.TestRegexRouter",
+            "transforms.t1.regex": "a.*",
+            "transforms.t1.replacement": "b",
+        },
+        _worker(),
+    )
     t1 = [n for n in _names(infos) if n.startswith("transforms.t1.")]
-    assert t1 == ["transforms.t1.type", "transforms.t1.plugin.version", "transforms.t1.regex",
-                  "transforms.t1.replacement", "transforms.t1.negate", "transforms.t1.predicate"]
+    assert t1 == [
+        "transforms.t1.type",
+        "transforms.t1.plugin.version",
+        "transforms.t1.regex",
+        "transforms.t1.replacement",
+        "transforms.t1.negate",
+        "transforms.t1.predicate",
+    ]
     configs = _by_name(infos)
     assert [configs[n].definition.order for n in t1] == [0, 1, 2, 3, 4, 5]
     assert {configs[n].definition.group for n in t1} == {"Transforms: t1"}
     type_key = configs["transforms.t1.type"].definition
     assert (type_key.type, type_key.required, type_key.importance, type_key.width, type_key.display_name) == (
-        "CLASS", True, "HIGH", "LONG", "Transformation type for t1")
+        "CLASS",
+        True,
+        "HIGH",
+        "LONG",
+        "Transformation type for t1",
+    )
     negate = configs["transforms.t1.negate"]
     assert (negate.definition.type, negate.definition.default_value) == ("BOOLEAN", "false")
     assert negate.value.value == "false"
@@ -77,24 +97,44 @@ def test_transform_alias_lists_type_version_negate_predicate_and_its_own_keys(pl
 
 
 def test_simple_name_resolves_and_value_shows_the_class(plugins: Plugins) -> None:
-    infos = validate_connector_config(plugins, {
-        **SINK, "transforms": "t1", "transforms.t1.type": "TestRegexRouter", "transforms.t1.regex": "x",
-        "transforms.t1.replacement": "y",
-    }, _worker())
+    infos = validate_connector_config(
+        plugins,
+        {
+            **SINK,
+            "transforms": "t1",
+            "transforms.t1.type": "TestRegexRouter",
+            "transforms.t1.regex": "x",
+            "transforms.t1.replacement": "y",
+        },
+        _worker(),
+    )
     assert _by_name(infos)["transforms.t1.type"].value.value == "sluice_test_transforms.TestRegexRouter"
 
 
 def test_transform_keys_keep_groups_widths_dependents_and_recommenders(plugins: Plugins) -> None:
-    infos = validate_connector_config(plugins, {
-        **SINK, "transforms": "s", "transforms.s.type": "sluice_test_transforms.TestSecretHeader",
-        "transforms.s.auth.mode": "token", "transforms.s.auth.secret": SECRET,
-    }, _worker())
+    infos = validate_connector_config(
+        plugins,
+        {
+            **SINK,
+            "transforms": "s",
+            "transforms.s.type": "sluice_test_transforms.TestSecretHeader",
+            "transforms.s.auth.mode": "token",
+            "transforms.s.auth.secret": SECRET,
+        },
+        _worker(),
+    )
     names = [n for n in _names(infos) if n.startswith("transforms.s.")]
     # Sorted as Kafka's ConfigDef.embed does: ungrouped keys first (required first, then
     # by importance and name), then the plugin's groups; the plugin's own 'predicate' is masked.
-    assert names == ["transforms.s.type", "transforms.s.plugin.version", "transforms.s.negate",
-                     "transforms.s.predicate", "transforms.s.header", "transforms.s.auth.mode",
-                     "transforms.s.auth.secret"]
+    assert names == [
+        "transforms.s.type",
+        "transforms.s.plugin.version",
+        "transforms.s.negate",
+        "transforms.s.predicate",
+        "transforms.s.header",
+        "transforms.s.auth.mode",
+        "transforms.s.auth.secret",
+    ]
     configs = _by_name(infos)
     assert configs["transforms.s.predicate"].definition.type == "STRING"  # the framework's, not the plugin's INT
     mode = configs["transforms.s.auth.mode"]
@@ -105,9 +145,15 @@ def test_transform_keys_keep_groups_widths_dependents_and_recommenders(plugins: 
     secret = configs["transforms.s.auth.secret"]
     assert secret.definition.type == "PASSWORD" and secret.value.value == "[hidden]" and secret.value.visible
     assert infos.groups[-2:] == ["Transforms: s", "Transforms: s: Auth"]
-    hidden = validate_connector_config(plugins, {
-        **SINK, "transforms": "s", "transforms.s.type": "sluice_test_transforms.TestSecretHeader",
-    }, _worker())
+    hidden = validate_connector_config(
+        plugins,
+        {
+            **SINK,
+            "transforms": "s",
+            "transforms.s.type": "sluice_test_transforms.TestSecretHeader",
+        },
+        _worker(),
+    )
     assert _by_name(hidden)["transforms.s.auth.secret"].value.visible is False
 
 
@@ -121,23 +167,39 @@ def test_transform_problems_are_reported_on_the_type_key(plugins: Plugins) -> No
         "for configuration transforms.t1.type: Error getting config definition from Transformation: no config today",
     }
     for type_name, message in cases.items():
-        infos = validate_connector_config(plugins, {**SINK, "transforms": "t1", "transforms.t1.type": type_name},
-                                          _worker())
+        infos = validate_connector_config(
+            plugins, {**SINK, "transforms": "t1", "transforms.t1.type": type_name}, _worker()
+        )
         assert _by_name(infos)["transforms.t1.type"].value.errors == [message], type_name
         # Without a usable plugin only the type and version keys are listed.
         assert [n for n in _names(infos) if n.startswith("transforms.t1.")] == [
-            "transforms.t1.type", "transforms.t1.plugin.version"]
+            "transforms.t1.type",
+            "transforms.t1.plugin.version",
+        ]
 
 
 def test_predicate_alias_is_enriched(plugins: Plugins) -> None:
-    infos = validate_connector_config(plugins, {
-        **SINK, "transforms": "t1", "transforms.t1.type": "TestRegexRouter", "transforms.t1.regex": "a",
-        "transforms.t1.replacement": "b", "transforms.t1.predicate": "p", "transforms.t1.negate": "true",
-        "predicates": "p", "predicates.p.type": "TestTopicNameMatches",
-    }, _worker())
+    infos = validate_connector_config(
+        plugins,
+        {
+            **SINK,
+            "transforms": "t1",
+            "transforms.t1.type": "TestRegexRouter",
+            "transforms.t1.regex": "a",
+            "transforms.t1.replacement": "b",
+            "transforms.t1.predicate": "p",
+            "transforms.t1.negate": "true",
+            "predicates": "p",
+            "predicates.p.type": "TestTopicNameMatches",
+        },
+        _worker(),
+    )
     configs = _by_name(infos)
     assert [n for n in _names(infos) if n.startswith("predicates.p.")] == [
-        "predicates.p.type", "predicates.p.plugin.version", "predicates.p.pattern"]
+        "predicates.p.type",
+        "predicates.p.plugin.version",
+        "predicates.p.pattern",
+    ]
     assert configs["predicates.p.type"].definition.display_name == "Predicate type for p"
     assert configs["predicates.p.pattern"].value.errors == [
         'Missing required configuration "predicates.p.pattern" which has no default value.',
@@ -154,10 +216,16 @@ def test_predicate_alias_is_enriched(plugins: Plugins) -> None:
 def test_passwords_never_appear_in_the_answer_nor_the_logs(plugins: Plugins, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     config = {
-        "connector.class": "sluice_test_transforms.ValidatingSinkConnector", "name": "v", "topics": "t",
-        "path": "/tmp/x", "token": SECRET, "producer.override.ssl.key.password": SECRET,
-        "errors.deadletterqueue.topic.name": "dlq", "transforms": "s",
-        "transforms.s.type": "sluice_test_transforms.TestSecretHeader", "transforms.s.auth.secret": SECRET,
+        "connector.class": "sluice_test_transforms.ValidatingSinkConnector",
+        "name": "v",
+        "topics": "t",
+        "path": "/tmp/x",
+        "token": SECRET,
+        "producer.override.ssl.key.password": SECRET,
+        "errors.deadletterqueue.topic.name": "dlq",
+        "transforms": "s",
+        "transforms.s.type": "sluice_test_transforms.TestSecretHeader",
+        "transforms.s.auth.secret": SECRET,
         "transforms.s.auth.mode": "basic",
     }
     infos = validate_connector_config(plugins, config, _worker())
@@ -177,8 +245,9 @@ def test_connector_validate_override_adds_errors_and_undefined_values(plugins: P
     ok = validate_connector_config(plugins, {**base, "path": "/tmp/out"}, _worker())
     assert ok.error_count == 0
     assert _names(ok)[-3:] == ["path", "mode", "token"]
-    bad = validate_connector_config(plugins, {**base, "path": "/tmp/out", "mode": "strict", "legacy.option": "1"},
-                                    _worker())
+    bad = validate_connector_config(
+        plugins, {**base, "path": "/tmp/out", "mode": "strict", "legacy.option": "1"}, _worker()
+    )
     assert bad.error_count == 2
     assert _by_name(bad)["path"].value.errors == ["mode=strict needs a path ending in .txt"]
     # A value the connector reports for a key it does not define comes first, without a definition.
@@ -187,16 +256,23 @@ def test_connector_validate_override_adds_errors_and_undefined_values(plugins: P
     assert bad.configs[0].value.errors == ["legacy.option is no longer supported"]
     missing = validate_connector_config(plugins, base, _worker())
     assert _by_name(missing)["path"].value.errors == [
-        'Missing required configuration "path" which has no default value.']
+        'Missing required configuration "path" which has no default value.'
+    ]
 
 
 # --------------------------------------------------------------------------- sub-results
 
 
 def test_converter_keys_are_shown_with_their_prefix(plugins: Plugins) -> None:
-    infos = validate_connector_config(plugins, {
-        **SINK, "value.converter": "StringConverter", "value.converter.converter.encoding": "UTF-16",
-    }, _worker())
+    infos = validate_connector_config(
+        plugins,
+        {
+            **SINK,
+            "value.converter": "StringConverter",
+            "value.converter.converter.encoding": "UTF-16",
+        },
+        _worker(),
+    )
     configs = _by_name(infos)
     assert _names(infos)[-2:] == ["value.converter.converter.type", "value.converter.converter.encoding"]
     assert configs["value.converter.converter.type"].value.value == "value"
@@ -210,22 +286,38 @@ def test_client_override_policy(plugins: Plugins) -> None:
     none = validate_connector_config(plugins, config, _worker(**{"connector.client.config.override.policy": "None"}))
     assert none.error_count == 2  # one per value that has errors
     assert _by_name(none)["producer.override.acks"].value.errors == [
-        "The 'None' policy does not allow 'acks' to be overridden in the connector configuration."]
-    principal = validate_connector_config(plugins, config, _worker(**{
-        "connector.client.config.override.policy":
-            "org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy"}))
+        "The 'None' policy does not allow 'acks' to be overridden in the connector configuration."
+    ]
+    principal = validate_connector_config(
+        plugins,
+        config,
+        _worker(
+            **{
+                "connector.client.config.override.policy": "org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy"
+            }
+        ),
+    )
     assert _by_name(principal)["producer.override.sasl.mechanism"].value.errors == []
     assert principal.error_count == 1
-    allow = validate_connector_config(plugins, config, _worker(**{
-        "connector.client.config.override.policy": "Allowlist",
-        "connector.client.config.override.allowlist": "acks, linger.ms"}))
+    allow = validate_connector_config(
+        plugins,
+        config,
+        _worker(
+            **{
+                "connector.client.config.override.policy": "Allowlist",
+                "connector.client.config.override.allowlist": "acks, linger.ms",
+            }
+        ),
+    )
     assert [e for c in allow.configs if c.value for e in c.value.errors] == [
-        "The 'Allowlist' policy does not allow 'sasl.mechanism' to be overridden in the connector configuration."]
+        "The 'Allowlist' policy does not allow 'sasl.mechanism' to be overridden in the connector configuration."
+    ]
 
 
 def test_client_override_that_does_not_parse_is_a_bad_request(plugins: Plugins) -> None:
-    with pytest.raises(BadRequestError, match="Invalid value abc for configuration linger.ms: Not a number of type "
-                                              "LONG"):
+    with pytest.raises(
+        BadRequestError, match="Invalid value abc for configuration linger.ms: Not a number of type LONG"
+    ):
         validate_connector_config(plugins, {**SOURCE, "producer.override.linger.ms": "abc"}, _worker())
 
 
@@ -248,15 +340,21 @@ def test_plugin_versions(plugins: Plugins) -> None:
     assert configs["connector.plugin.version"].definition.default_value == version
     assert configs["connector.plugin.version"].value.recommended_values == [version]
     wrong = validate_connector_config(plugins, {**SINK, "connector.plugin.version": "9.9"}, _worker())
-    message = (f"Plugin org.apache.kafka.connect.file.FileStreamSinkConnector not found that matches the version "
-               f"range [9.9,9.9], available versions: [{version}]")
+    message = (
+        f"Plugin org.apache.kafka.connect.file.FileStreamSinkConnector not found that matches the version "
+        f"range [9.9,9.9], available versions: [{version}]"
+    )
     assert _by_name(wrong)["connector.class"].value.errors == [message]
     assert _by_name(wrong)["connector.plugin.version"].value.errors == [message]
     garbage = validate_connector_config(plugins, {**SINK, "connector.plugin.version": "[1,"}, _worker())
     assert _by_name(garbage)["connector.plugin.version"].value.errors == [
-        "Invalid value [1, for configuration connector.plugin.version: Unbounded range: [1,"]
-    converter = validate_connector_config(plugins, {
-        **SINK, "value.converter": "StringConverter", "value.converter.plugin.version": f"[{version},)"}, _worker())
+        "Invalid value [1, for configuration connector.plugin.version: Unbounded range: [1,"
+    ]
+    converter = validate_connector_config(
+        plugins,
+        {**SINK, "value.converter": "StringConverter", "value.converter.plugin.version": f"[{version},)"},
+        _worker(),
+    )
     assert converter.error_count == 0
 
 
@@ -269,13 +367,17 @@ def test_version_ranges() -> None:
     assert VersionRange("(,1.0],[1.2,)").contains("0.1") and not VersionRange("(,1.0],[1.2,)").contains("1.1")
     assert VersionRange("[1.0,)").contains("10.0") and not VersionRange("[1.0,)").contains("0.9")
     assert VersionRange("[1.0-SNAPSHOT,1.0]").contains("1.0-SNAPSHOT")
-    for bad, message in [("[1,", "Unbounded range: [1,"), ("(1.0)", "Single version must be surrounded by []"),
-                         ("[2,1]", "Range defies version ordering")]:
+    for bad, message in [
+        ("[1,", "Unbounded range: [1,"),
+        ("(1.0)", "Single version must be surrounded by []"),
+        ("[2,1]", "Range defies version ordering"),
+    ]:
         with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
             VersionRange(bad)
     assert version_mismatch_message("C", "[1,2)", "1.5") is None
     assert version_mismatch_message("C", "3", "1.5") == (
-        "Plugin C not found that matches the version range [3,3], available versions: [1.5]")
+        "Plugin C not found that matches the version range [3,3], available versions: [1.5]"
+    )
 
 
 # --------------------------------------------------------------------------- plugin config
@@ -288,9 +390,12 @@ def test_plugin_config_of_transformations_and_errors(plugins: Plugins) -> None:
     assert [k.name for k in plugin_config_info(plugins, "TestTopicNameMatches")] == ["pattern"]
     with pytest.raises(NotFoundError, match=r"^Unknown plugin nope\.$"):
         plugin_config_info(plugins, "nope")
-    with pytest.raises(BadRequestError, match=r"^Invalid plugin class sluice.providers.file.FileConfigProvider\. "
-                                              r"Valid types are sink, source, converter, header_converter, "
-                                              r"transformation, predicate\.$"):
+    with pytest.raises(
+        BadRequestError,
+        match=r"^Invalid plugin class sluice.providers.file.FileConfigProvider\. "
+        r"Valid types are sink, source, converter, header_converter, "
+        r"transformation, predicate\.$",
+    ):
         plugin_config_info(plugins, "sluice.providers.file.FileConfigProvider")
 
 
@@ -298,9 +403,13 @@ def test_plugin_config_of_a_connector_puts_its_own_keys_first(plugins: Plugins) 
     keys = plugin_config_info(plugins, "ValidatingSinkConnector")
     names = [k.name for k in keys]
     assert names[:4] == ["path", "mode", "token", "name"]
-    assert names[-5:] == ["topics", "topics.regex", "errors.deadletterqueue.topic.name",
-                          "errors.deadletterqueue.topic.replication.factor",
-                          "errors.deadletterqueue.context.headers.enable"]
+    assert names[-5:] == [
+        "topics",
+        "topics.regex",
+        "errors.deadletterqueue.topic.name",
+        "errors.deadletterqueue.topic.replication.factor",
+        "errors.deadletterqueue.context.headers.enable",
+    ]
     assert next(k for k in keys if k.name == "token").type == "PASSWORD"
 
 
@@ -310,13 +419,26 @@ def test_plugin_config_of_a_connector_puts_its_own_keys_first(plugins: Plugins) 
 def test_java_hash_map_order_matches_kafka() -> None:
     # Orders observed in Kafka Connect 4.3.1's validate answers (JsonConverter's keys, a
     # producer override set).
-    assert java_hash_map_order(["converter.type", "schemas.enable", "schemas.cache.size", "schema.content",
-                                "decimal.format", "replace.null.with.default"]) == [
-        "decimal.format", "converter.type", "schemas.cache.size", "replace.null.with.default", "schemas.enable",
-        "schema.content"]
-    assert java_hash_map_order(["acks", "linger.ms", "bogus.key", "compression.type", "sasl.jaas.config",
-                                "ssl.key.password"]) == [
-        "compression.type", "bogus.key", "ssl.key.password", "acks", "sasl.jaas.config", "linger.ms"]
+    assert java_hash_map_order(
+        [
+            "converter.type",
+            "schemas.enable",
+            "schemas.cache.size",
+            "schema.content",
+            "decimal.format",
+            "replace.null.with.default",
+        ]
+    ) == [
+        "decimal.format",
+        "converter.type",
+        "schemas.cache.size",
+        "replace.null.with.default",
+        "schemas.enable",
+        "schema.content",
+    ]
+    assert java_hash_map_order(
+        ["acks", "linger.ms", "bogus.key", "compression.type", "sasl.jaas.config", "ssl.key.password"]
+    ) == ["compression.type", "bogus.key", "ssl.key.password", "acks", "sasl.jaas.config", "linger.ms"]
     assert java_hash_map_order(["converter.type", "converter.encoding"]) == ["converter.type", "converter.encoding"]
     many = [f"key{i}" for i in range(40)]
     assert sorted(java_hash_map_order(many)) == sorted(many)

@@ -180,8 +180,11 @@ def test_plugin_config_answers_like_kafka_connect(plugin: str, plugins: Plugins)
         assert str(info.value) == case["response"]["message"]
         return
     gaps = _json_converter_gaps() if "JsonConverter" in plugin else set()
-    expected = [_strings(k, lambda s: s.replace(KAFKA_VERSION, version or "")) for k in case["response"]
-                if k["name"] not in gaps]
+    expected = [
+        _strings(k, lambda s: s.replace(KAFKA_VERSION, version or ""))
+        for k in case["response"]
+        if k["name"] not in gaps
+    ]
     actual = [config_key_info_json(k) for k in plugin_config_info(plugins, plugin)]
     for key in actual:
         key.pop("documentation")

@@ -101,8 +101,9 @@ def clean_registry():
 
 
 def _source_spec(seq, incarnation="a", committed=(), **config):
-    task = TaskSpec("c", 0, f"{__name__}.CountingSourceTask", {"count": "5", **config}, incarnation,
-                    STRING, STRING, HEADERS)
+    task = TaskSpec(
+        "c", 0, f"{__name__}.CountingSourceTask", {"count": "5", **config}, incarnation, STRING, STRING, HEADERS
+    )
     return SourceBatchSpec(task, seq, list(committed), max_records=2, max_wait_ms=500)
 
 
@@ -142,12 +143,18 @@ def test_source_failure_keeps_earlier_records_and_reports_the_traceback():
 
 def _kafka_batch(values, first_offset=0):
     n = len(values)
-    return pa.RecordBatch.from_pydict({
-        "key": pa.array([None] * n, pa.binary()), "value": pa.array([v.encode() for v in values], pa.binary()),
-        "topic": pa.array(["t"] * n), "partition": pa.array([0] * n, pa.int32()),
-        "offset": pa.array(range(first_offset, first_offset + n), pa.int64()),
-        "ts_ms": pa.array([1] * n, pa.int64()), "ts_type": pa.array([0] * n, pa.int32()),
-        "headers_json": pa.array([None] * n, pa.string())})
+    return pa.RecordBatch.from_pydict(
+        {
+            "key": pa.array([None] * n, pa.binary()),
+            "value": pa.array([v.encode() for v in values], pa.binary()),
+            "topic": pa.array(["t"] * n),
+            "partition": pa.array([0] * n, pa.int32()),
+            "offset": pa.array(range(first_offset, first_offset + n), pa.int64()),
+            "ts_ms": pa.array([1] * n, pa.int64()),
+            "ts_type": pa.array([0] * n, pa.int32()),
+            "headers_json": pa.array([None] * n, pa.string()),
+        }
+    )
 
 
 def _sink_spec(seq, cls="PausingSinkTask", committed=0, start=0):
@@ -188,8 +195,9 @@ def test_sink_put_failure_is_an_error_row_with_the_traceback():
 
 def test_a_record_that_fails_to_convert_fails_the_task_after_the_records_before_it():
     json_values = PluginSpec("sluice.converters.json.JsonConverter", {"schemas.enable": "false"})
-    task = TaskSpec("c", 0, f"{__name__}.BadValueSourceTask", {"count": "5", "bad.at": "2"}, "a",
-                    STRING, json_values, HEADERS)
+    task = TaskSpec(
+        "c", 0, f"{__name__}.BadValueSourceTask", {"count": "5", "bad.at": "2"}, "a", STRING, json_values, HEADERS
+    )
     report = Report()
     out = _values(run_source_batch(SourceBatchSpec(task, 0, [], max_records=5, max_wait_ms=500), report))
     assert out == ['"v0"', '"v1"']  # delivered; the bad third record and everything after it are not
@@ -253,8 +261,10 @@ def test_a_split_read_ends_the_batch_and_its_parts_are_read_on_their_own_then_po
     assert report.value[0][7] == [(0, 3), (3, 5)] and report.value[0][4] is None
 
     parts = Report()
-    out = [_values(executor.run_split_part(executor.SplitPartSpec(first.task, 0, i, part), parts))
-           for i, part in enumerate(report.value[0][7])]
+    out = [
+        _values(executor.run_split_part(executor.SplitPartSpec(first.task, 0, i, part), parts))
+        for i, part in enumerate(report.value[0][7])
+    ]
     assert out == [["row0", "row1", "row2"], ["row3", "row4"]]
     assert [(e[2], e[4], e[5], e[6]) for e in parts.value] == [(0, 3, None, ["t"]), (1, 2, None, ["t"])]
 
@@ -267,7 +277,7 @@ def test_a_failing_part_reports_the_rows_before_it_and_its_trace():
     spec = _split_spec(0, **{"fail.row": "4"}).task
     report = Report()
     out = _values(executor.run_split_part(executor.SplitPartSpec(spec, 0, 1, (3, 5)), report))
-    (_, _, index, _, count, trace, _), = report.value
+    ((_, _, index, _, count, trace, _),) = report.value
     assert out == ["row3"] and index == 1 and count == 1 and "cannot read row 4" in trace
 
 

@@ -26,18 +26,25 @@ def _pipeline(policy: ErrorPolicy, value_converter=None, chain: TransformationCh
     key.configure({}, True)
     headers = SimpleHeaderConverter()
     headers.configure({})
-    return RecordPipeline("c", 0, ("KeyConv", key), ("ValueConv", value_converter or json_conv),
-                          ("HeaderConv", headers), chain, policy)
+    return RecordPipeline(
+        "c", 0, ("KeyConv", key), ("ValueConv", value_converter or json_conv), ("HeaderConv", headers), chain, policy
+    )
 
 
 def _kafka_batch(values: list[bytes | None]) -> pa.RecordBatch:
     n = len(values)
-    return pa.RecordBatch.from_pydict({
-        "key": pa.array([None] * n, pa.binary()), "value": pa.array(values, pa.binary()),
-        "topic": pa.array(["t"] * n), "partition": pa.array([0] * n, pa.int32()),
-        "offset": pa.array(range(n), pa.int64()), "ts_ms": pa.array([7] * n, pa.int64()),
-        "ts_type": pa.array([0] * n, pa.int32()),
-        "headers_json": pa.array([json.dumps([{"key": "h", "value": "aGk="}])] + [None] * (n - 1), pa.string())})
+    return pa.RecordBatch.from_pydict(
+        {
+            "key": pa.array([None] * n, pa.binary()),
+            "value": pa.array(values, pa.binary()),
+            "topic": pa.array(["t"] * n),
+            "partition": pa.array([0] * n, pa.int32()),
+            "offset": pa.array(range(n), pa.int64()),
+            "ts_ms": pa.array([7] * n, pa.int64()),
+            "ts_type": pa.array([0] * n, pa.int32()),
+            "headers_json": pa.array([json.dumps([{"key": "h", "value": "aGk="}])] + [None] * (n - 1), pa.string()),
+        }
+    )
 
 
 GOOD_BAD = [b'{"a":1}', b"{bad", b'{"a":2}', b"[", b'{"a":3}']
@@ -99,8 +106,9 @@ def test_retriable_errors_are_retried_with_backoff_until_the_timeout():
         sleeps.append(seconds)
         clock[0] += seconds
 
-    operator = ToleranceOperator(ErrorPolicy(retry_timeout_ms=10_000, retry_delay_max_ms=1_000), "c-0",
-                                 sleep=sleep, clock=lambda: clock[0])
+    operator = ToleranceOperator(
+        ErrorPolicy(retry_timeout_ms=10_000, retry_delay_max_ms=1_000), "c-0", sleep=sleep, clock=lambda: clock[0]
+    )
     calls = []
 
     def step():
@@ -115,8 +123,12 @@ def test_retriable_errors_are_retried_with_backoff_until_the_timeout():
     calls.clear()
     sleeps.clear()
     failures = []
-    operator = ToleranceOperator(ErrorPolicy(tolerate_all=True, retry_timeout_ms=2_000, retry_delay_max_ms=60_000),
-                                 "c-0", sleep=sleep, clock=lambda: clock[0])
+    operator = ToleranceOperator(
+        ErrorPolicy(tolerate_all=True, retry_timeout_ms=2_000, retry_delay_max_ms=60_000),
+        "c-0",
+        sleep=sleep,
+        clock=lambda: clock[0],
+    )
     always = lambda: (_ for _ in ()).throw(RetriableError("down"))  # noqa: E731
     assert operator.execute(Stage.VALUE_CONVERTER, "X", always, failures.append) == (False, None)
     assert sum(sleeps) == pytest.approx(2.0)  # gave up at the deadline
@@ -126,8 +138,9 @@ def test_retriable_errors_are_retried_with_backoff_until_the_timeout():
 def test_a_non_retriable_error_is_not_retried():
     sleeps: list[float] = []
     operator = ToleranceOperator(ErrorPolicy(tolerate_all=True, retry_timeout_ms=-1), "c-0", sleep=sleeps.append)
-    result = operator.execute(Stage.TRANSFORMATION, "X", lambda: (_ for _ in ()).throw(DataError("bad")),
-                              lambda failed: None)
+    result = operator.execute(
+        Stage.TRANSFORMATION, "X", lambda: (_ for _ in ()).throw(DataError("bad")), lambda failed: None
+    )
     assert result == (False, None) and sleeps == []
 
 
@@ -136,8 +149,9 @@ def _source(i: int, value: object, topic: str = "out") -> SourceRecord:
 
 
 def test_source_records_failing_conversion_are_dead_lettered_and_their_offsets_still_count():
-    pipeline = _pipeline(ErrorPolicy(tolerate_all=True, dead_letter_topic="dlq", context_headers=True),
-                         value_converter=JsonConverter())
+    pipeline = _pipeline(
+        ErrorPolicy(tolerate_all=True, dead_letter_topic="dlq", context_headers=True), value_converter=JsonConverter()
+    )
     pipeline.value_converter.configure({"schemas.enable": "true"}, False)
     records = [_source(0, "a"), _source(1, 42), _source(2, "c")]  # 42 is not a STRING
     batch, processed, error = pipeline.source_batch(records)
@@ -162,16 +176,20 @@ def test_source_failure_beyond_tolerance_delivers_the_records_before_it():
 
 
 def test_source_chain_routes_filters_and_timestamps_travel_with_the_topic():
-    chain = TransformationChain.from_connector_config({
-        "transforms": "route,drop",
-        "transforms.route.type": "sluice.transforms.regex_router.RegexRouter",
-        "transforms.route.regex": "out", "transforms.route.replacement": "routed",
-        "transforms.drop.type": "sluice.transforms.filter.Filter",
-        "transforms.drop.predicate": "isB",
-        "predicates": "isB",
-        "predicates.isB.type": "sluice.transforms.predicates.TopicNameMatches",
-        "predicates.isB.pattern": "b-.*",
-    }, _load)
+    chain = TransformationChain.from_connector_config(
+        {
+            "transforms": "route,drop",
+            "transforms.route.type": "sluice.transforms.regex_router.RegexRouter",
+            "transforms.route.regex": "out",
+            "transforms.route.replacement": "routed",
+            "transforms.drop.type": "sluice.transforms.filter.Filter",
+            "transforms.drop.predicate": "isB",
+            "predicates": "isB",
+            "predicates.isB.type": "sluice.transforms.predicates.TopicNameMatches",
+            "predicates.isB.pattern": "b-.*",
+        },
+        _load,
+    )
     pipeline = _pipeline(ErrorPolicy(), value_converter=StringConverter(), chain=chain)
     pipeline.value_converter.configure({}, False)
     records = [_source(0, "a"), _source(1, "b", topic="b-topic"), _source(2, "c")]
@@ -189,13 +207,17 @@ def _load(_kind: str, path: str) -> type:
 
 
 def test_a_routed_record_that_fails_later_in_the_chain_is_dead_lettered_as_consumed():
-    chain = TransformationChain.from_connector_config({
-        "transforms": "route,cast",
-        "transforms.route.type": "sluice.transforms.regex_router.RegexRouter",
-        "transforms.route.regex": "t", "transforms.route.replacement": "routed",
-        "transforms.cast.type": "sluice.transforms.cast.CastValue",
-        "transforms.cast.spec": "int32",
-    }, _load)
+    chain = TransformationChain.from_connector_config(
+        {
+            "transforms": "route,cast",
+            "transforms.route.type": "sluice.transforms.regex_router.RegexRouter",
+            "transforms.route.regex": "t",
+            "transforms.route.replacement": "routed",
+            "transforms.cast.type": "sluice.transforms.cast.CastValue",
+            "transforms.cast.spec": "int32",
+        },
+        _load,
+    )
     value = StringConverter()
     value.configure({}, False)
     pipeline = _pipeline(ErrorPolicy(tolerate_all=True, dead_letter_topic="dlq"), value_converter=value, chain=chain)

@@ -23,8 +23,9 @@ def test_the_drivers_jvm_options_name_sluices_log4j2_configuration() -> None:
     assert session._with_log4j2_config("-Xss4m") == f"-Dlog4j2.configurationFile={config} -Xss4m"
 
 
-@pytest.mark.parametrize("own", ["-Dlog4j2.configurationFile=/etc/mine.properties",
-                                 "-Xss4m -Dlog4j.configurationFile=file:/etc/mine.xml"])
+@pytest.mark.parametrize(
+    "own", ["-Dlog4j2.configurationFile=/etc/mine.properties", "-Xss4m -Dlog4j.configurationFile=file:/etc/mine.xml"]
+)
 def test_a_log4j_configuration_of_the_users_own_is_kept(own: str) -> None:
     assert session._with_log4j2_config(own) == own
 
@@ -40,14 +41,19 @@ def _records(caplog: pytest.LogCaptureFixture) -> list[tuple[str, int, str]]:
 
 def test_log4j_events_are_logged_under_the_java_loggers_name_at_their_level(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    session._log_jvm_line("WARN org.apache.spark.SparkContext: a warning\\nsecond line\\n"
-                          "java.lang.IllegalStateException: boom\\n\tat Foo.bar(Foo.java:1)\\n")
+    session._log_jvm_line(
+        "WARN org.apache.spark.SparkContext: a warning\\nsecond line\\n"
+        "java.lang.IllegalStateException: boom\\n\tat Foo.bar(Foo.java:1)\\n"
+    )
     session._log_jvm_line("ERROR org.apache.kafka.clients.producer.KafkaProducer: failed\\r\\n")
     session._log_jvm_line("INFO org.apache.spark.SparkEnv: registering\\n")
     session._log_jvm_line("FATAL x.Y$Z: gone\\n")
     assert _records(caplog) == [
-        ("org.apache.spark.SparkContext", logging.WARNING,
-         "a warning\nsecond line\njava.lang.IllegalStateException: boom\n\tat Foo.bar(Foo.java:1)"),
+        (
+            "org.apache.spark.SparkContext",
+            logging.WARNING,
+            "a warning\nsecond line\njava.lang.IllegalStateException: boom\n\tat Foo.bar(Foo.java:1)",
+        ),
         ("org.apache.kafka.clients.producer.KafkaProducer", logging.ERROR, "failed"),
         ("org.apache.spark.SparkEnv", logging.INFO, "registering"),
         ("x.Y$Z", logging.CRITICAL, "gone"),
@@ -70,5 +76,7 @@ def test_the_reader_logs_every_line_until_the_stream_ends(tmp_path: Path, caplog
     output = tmp_path / "stderr"
     output.write_bytes(b"WARN a.B: one\\n\nnot utf-8: \xff\r\n")
     session._forward_jvm_output(output.open("rb"))
-    assert _records(caplog) == [("a.B", logging.WARNING, "one"),
-                                ("sluice.spark.jvm", logging.INFO, "not utf-8: \ufffd")]
+    assert _records(caplog) == [
+        ("a.B", logging.WARNING, "one"),
+        ("sluice.spark.jvm", logging.INFO, "not utf-8: \ufffd"),
+    ]

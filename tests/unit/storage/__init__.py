@@ -53,8 +53,11 @@ def _jar_groups() -> list[list[Path]]:
     groups += [sorted(d.glob("*.jar")) for d in sorted((cache / "jvm").glob("*/")) if d.is_dir()]
     m2 = Path("~/.m2/repository").expanduser()
     groups.append(
-        [jar for artifact, group in KAFKA_ARTIFACTS.items()
-         for jar in sorted((m2 / group / artifact).glob(f"*/{artifact}-*.jar"), reverse=True)]
+        [
+            jar
+            for artifact, group in KAFKA_ARTIFACTS.items()
+            for jar in sorted((m2 / group / artifact).glob(f"*/{artifact}-*.jar"), reverse=True)
+        ]
     )
     return groups
 

@@ -95,9 +95,14 @@ def test_byte_array_descriptor_is_written_once_then_referenced() -> None:
 
 def _build_stream(body: bytes, size: int, capacity: int = 16) -> bytes:
     """A HashMap stream header + ``body`` as the entries, for hand-made variants."""
-    return JAVA_EMPTY[:HEADER_LEN] + struct.pack(">fi", 0.75, 12) + b"\x77\x08" + struct.pack(
-        ">ii", capacity, size
-    ) + body + b"\x78"
+    return (
+        JAVA_EMPTY[:HEADER_LEN]
+        + struct.pack(">fi", 0.75, 12)
+        + b"\x77\x08"
+        + struct.pack(">ii", capacity, size)
+        + body
+        + b"\x78"
+    )
 
 
 BYTE_ARRAY_DESC = b"\x72\x00\x02[B" + bytes.fromhex("acf317f8060854e0") + b"\x02\x00\x00\x78\x70"
@@ -357,9 +362,7 @@ def test_we_read_kafka_file_offset_backing_store_files(kafka_store_program, tmp_
     assert sorted(connector_offsets(store, "c-ü"), key=json.dumps) == sorted(
         ((p, o) for c, p, o in KAFKA_CASES if c == "c-ü"), key=json.dumps
     )
-    assert store.get([encode_offset_key("c-ü", {"gone": 1})]) == {
-        encode_offset_key("c-ü", {"gone": 1}): None
-    }
+    assert store.get([encode_offset_key("c-ü", {"gone": 1})]) == {encode_offset_key("c-ü", {"gone": 1}): None}
     assert encode_offset_key("c-ü", {"gone": 1}) not in store.all()
 
 

@@ -76,7 +76,9 @@ JAVA_SESSION_KEY = (
     b'"creation-timestamp":1795295352393}'
 )
 JAVA_STATUS_RUNNING = b'{"state":"RUNNING","trace":null,"worker_id":"127.0.0.1:34553","generation":3,"version":"4.3.1"}'
-JAVA_STATUS_UNASSIGNED = b'{"state":"UNASSIGNED","trace":null,"worker_id":"127.0.0.1:34553","generation":3,"version":null}'
+JAVA_STATUS_UNASSIGNED = (
+    b'{"state":"UNASSIGNED","trace":null,"worker_id":"127.0.0.1:34553","generation":3,"version":null}'
+)
 JAVA_TOPIC_STATUS = (
     b'{"topic":{"name":"data-c465ee","connector":"src-c465ee","task":0,"discoverTimestamp":1795295353569}}'
 )
@@ -213,7 +215,9 @@ def test_commit_rejects_non_integers(value: bytes | None) -> None:
 
 
 def test_restart_request_bytes_and_defaults(caplog: pytest.LogCaptureFixture) -> None:
-    assert encode_restart_request(include_tasks=True, only_failed=False) == b'{"include-tasks":true,"only-failed":false}'
+    assert (
+        encode_restart_request(include_tasks=True, only_failed=False) == b'{"include-tasks":true,"only-failed":false}'
+    )
     assert decode_restart_request("c", b'{"include-tasks":true,"only-failed":true}') == RestartRequest("c", True, True)
     with caplog.at_level(logging.WARNING):
         request = decode_restart_request("c", b'{"include-tasks":"yes","only-failed":1}')
@@ -272,7 +276,7 @@ def test_status_values_are_byte_exact() -> None:
     assert encode_status("RUNNING", "127.0.0.1:34553", 3, version="4.3.1") == JAVA_STATUS_RUNNING
     assert encode_status("UNASSIGNED", "127.0.0.1:34553", 3) == JAVA_STATUS_UNASSIGNED
     assert decode_status(JAVA_STATUS_RUNNING) == StatusValue("RUNNING", None, "127.0.0.1:34553", 3, "4.3.1")
-    failed = encode_status("FAILED", "w:1", 7, trace="Traceback:\n\tboom \"x\"")
+    failed = encode_status("FAILED", "w:1", 7, trace='Traceback:\n\tboom "x"')
     assert failed == (
         b'{"state":"FAILED","trace":"Traceback:\\n\\tboom \\"x\\"","worker_id":"w:1","generation":7,"version":null}'
     )
@@ -484,9 +488,11 @@ def test_status_store_reads_java_records() -> None:
     store.process_record(_status("status-topic-data-c465ee:connector-src-c465ee", JAVA_TOPIC_STATUS))
     # the statuses carry Kafka's plugin version, and compare with it (as AbstractStatus.equals does)
     assert store.get_connector("src-c465ee") == ConnectorStatus(
-        "src-c465ee", "RUNNING", "127.0.0.1:34553", None, 3, version="4.3.1")
+        "src-c465ee", "RUNNING", "127.0.0.1:34553", None, 3, version="4.3.1"
+    )
     assert store.get_all_tasks("src-c465ee") == [
-        TaskStatus("src-c465ee", 0, "RUNNING", "127.0.0.1:34553", None, 3, version="4.3.1")]
+        TaskStatus("src-c465ee", 0, "RUNNING", "127.0.0.1:34553", None, 3, version="4.3.1")
+    ]
     assert store.connector_version("src-c465ee") == "4.3.1"
     assert store.task_version("src-c465ee", 0) == "4.3.1"
     assert store.get_topics("src-c465ee") == {"data-c465ee"}

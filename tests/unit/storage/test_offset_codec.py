@@ -216,7 +216,7 @@ def test_doubles_match_java_double_to_string(tmp_path) -> None:
     rng = random.Random(42)
     values = [1.0, 0.1, 0.001, 0.00099, 1e7, 9999999.999, 1.7e9, 2.0**53, 1e15, -2.5, math.pi]
     values += [rng.uniform(-1, 1) * 10.0 ** rng.randint(-200, 15) for _ in range(2000)]
-    values += [rng.randint(-10**9, 10**9) / 10 ** rng.randint(0, 6) for _ in range(2000)]
+    values += [rng.randint(-(10**9), 10**9) / 10 ** rng.randint(0, 6) for _ in range(2000)]
     stdin = "".join(f"{struct.unpack('>Q', struct.pack('>d', v))[0]:016x}\n" for v in values)
     classpath = compile_java(tmp_path, "PrintDoubles", DOUBLE_PROGRAM)
     java = run_java(classpath, "PrintDoubles", stdin=stdin).splitlines()

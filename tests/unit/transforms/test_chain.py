@@ -29,8 +29,9 @@ class Recording(Transformation):
 
     def configure(self, configs: dict[str, Any]) -> None:
         self.configs = dict(configs)
-        self.suffix = ConfigDef().define("suffix", ConfigType.STRING, "", importance=Importance.LOW).parse(configs)[
-            "suffix"]
+        self.suffix = (
+            ConfigDef().define("suffix", ConfigType.STRING, "", importance=Importance.LOW).parse(configs)["suffix"]
+        )
         EVENTS.append(("configure", self.configs))
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
@@ -152,33 +153,41 @@ def test_direct_construction() -> None:
 
 
 def test_stages_in_order_with_own_configs() -> None:
-    built = build({
-        "transforms": "first, second",
-        "transforms.second.type": "Recording",
-        "transforms.second.suffix": "-2",
-        "transforms.first.type": "Recording",
-        "transforms.first.suffix": "-1",
-        "transforms.first.extra": "kept",
-        "transforms.firstx.suffix": "ignored",
-        "transforms.unlisted.type": "Recording",
-    })
+    built = build(
+        {
+            "transforms": "first, second",
+            "transforms.second.type": "Recording",
+            "transforms.second.suffix": "-2",
+            "transforms.first.type": "Recording",
+            "transforms.first.suffix": "-1",
+            "transforms.first.extra": "kept",
+            "transforms.firstx.suffix": "ignored",
+            "transforms.unlisted.type": "Recording",
+        }
+    )
     assert [s.alias for s in built.stages] == ["first", "second"]
     assert LOADED == [("transformation", "Recording"), ("transformation", "Recording")]
     configured = [e[1] for e in EVENTS if e[0] == "configure"]
     # the transformation's keys with the prefix stripped, "type" included, as Kafka passes them
-    assert configured == [{"type": "Recording", "suffix": "-1", "extra": "kept"},
-                          {"type": "Recording", "suffix": "-2"}]
+    assert configured == [{"type": "Recording", "suffix": "-1", "extra": "kept"}, {"type": "Recording", "suffix": "-2"}]
     assert built.apply(source("t")).topic == "t-1-2"
-    assert repr(built) == ("TransformationChain{tests.unit.transforms.test_chain.Recording, "
-                           "tests.unit.transforms.test_chain.Recording}")
+    assert repr(built) == (
+        "TransformationChain{tests.unit.transforms.test_chain.Recording, tests.unit.transforms.test_chain.Recording}"
+    )
 
 
 def test_predicate_and_negate_are_not_passed_to_the_transformation() -> None:
-    built = build({
-        "transforms": "a", "transforms.a.type": "Recording", "transforms.a.predicate": "p",
-        "transforms.a.negate": "false", "predicates": "p", "predicates.p.type": "Always",
-        "predicates.p.answer": "true",
-    })
+    built = build(
+        {
+            "transforms": "a",
+            "transforms.a.type": "Recording",
+            "transforms.a.predicate": "p",
+            "transforms.a.negate": "false",
+            "predicates": "p",
+            "predicates.p.type": "Always",
+            "predicates.p.answer": "true",
+        }
+    )
     assert EVENTS[0] == ("configure", {"type": "Recording"})
     assert EVENTS[1] == ("configure predicate", {"type": "Always", "answer": "true"})
     stage = built.stages[0]
@@ -186,28 +195,36 @@ def test_predicate_and_negate_are_not_passed_to_the_transformation() -> None:
 
 
 def test_each_stage_gets_its_own_predicate_instance() -> None:
-    built = build({
-        "transforms": "a,b", "transforms.a.type": "Recording", "transforms.a.predicate": "p",
-        "transforms.b.type": "Recording", "transforms.b.predicate": "p",
-        "predicates": "p", "predicates.p.type": "Always",
-    })
+    built = build(
+        {
+            "transforms": "a,b",
+            "transforms.a.type": "Recording",
+            "transforms.a.predicate": "p",
+            "transforms.b.type": "Recording",
+            "transforms.b.predicate": "p",
+            "predicates": "p",
+            "predicates.p.type": "Always",
+        }
+    )
     first, second = built.stages
     assert first.predicate is not second.predicate
 
 
 def test_kafka_class_names() -> None:
-    built = build({
-        "transforms": "route,hdr,drop",
-        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-        "transforms.route.regex": "(.*)-raw",
-        "transforms.route.replacement": "$1",
-        "transforms.hdr.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
-        "transforms.hdr.fields": "id",
-        "transforms.hdr.headers": "record-id",
-        "transforms.hdr.operation": "copy",
-        "transforms.drop.type": "org.apache.kafka.connect.transforms.DropHeaders",
-        "transforms.drop.headers": "secret",
-    })
+    built = build(
+        {
+            "transforms": "route,hdr,drop",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)-raw",
+            "transforms.route.replacement": "$1",
+            "transforms.hdr.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
+            "transforms.hdr.fields": "id",
+            "transforms.hdr.headers": "record-id",
+            "transforms.hdr.operation": "copy",
+            "transforms.drop.type": "org.apache.kafka.connect.transforms.DropHeaders",
+            "transforms.drop.headers": "secret",
+        }
+    )
     record = source("orders-raw", {"id": 7}, Headers().add_string("secret", "s"))
     out = built.apply(record)
     assert out.topic == "orders"
@@ -247,23 +264,25 @@ def test_negate_is_read_as_kafka_reads_it() -> None:
 
 
 def test_topic_and_header_predicates_on_sink_records() -> None:
-    built = build({
-        "transforms": "routeOrders,tag",
-        "transforms.routeOrders.type": "org.apache.kafka.connect.transforms.RegexRouter",
-        "transforms.routeOrders.regex": ".*",
-        "transforms.routeOrders.replacement": "orders-archive",
-        "transforms.routeOrders.predicate": "isOrders",
-        "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertHeader",
-        "transforms.tag.header": "untagged",
-        "transforms.tag.value.literal": "true",
-        "transforms.tag.predicate": "hasTag",
-        "transforms.tag.negate": "true",
-        "predicates": "isOrders,hasTag",
-        "predicates.isOrders.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
-        "predicates.isOrders.pattern": "orders",
-        "predicates.hasTag.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
-        "predicates.hasTag.name": "tag",
-    })
+    built = build(
+        {
+            "transforms": "routeOrders,tag",
+            "transforms.routeOrders.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.routeOrders.regex": ".*",
+            "transforms.routeOrders.replacement": "orders-archive",
+            "transforms.routeOrders.predicate": "isOrders",
+            "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertHeader",
+            "transforms.tag.header": "untagged",
+            "transforms.tag.value.literal": "true",
+            "transforms.tag.predicate": "hasTag",
+            "transforms.tag.negate": "true",
+            "predicates": "isOrders,hasTag",
+            "predicates.isOrders.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+            "predicates.isOrders.pattern": "orders",
+            "predicates.hasTag.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+            "predicates.hasTag.name": "tag",
+        }
+    )
     orders = SinkRecord("orders", 1, None, None, Schema.STRING_SCHEMA, "x", 5)
     out = built.apply(orders)
     assert isinstance(out, SinkRecord) and out.kafka_offset == 5
@@ -274,11 +293,19 @@ def test_topic_and_header_predicates_on_sink_records() -> None:
 
 
 def test_predicate_is_asked_only_for_its_stage() -> None:
-    built = build({
-        "transforms": "a,b", "transforms.a.type": "Recording", "transforms.a.suffix": "-a",
-        "transforms.a.predicate": "no", "transforms.b.type": "Recording", "transforms.b.suffix": "-b",
-        "predicates": "no", "predicates.no.type": "Always", "predicates.no.answer": "false",
-    })
+    built = build(
+        {
+            "transforms": "a,b",
+            "transforms.a.type": "Recording",
+            "transforms.a.suffix": "-a",
+            "transforms.a.predicate": "no",
+            "transforms.b.type": "Recording",
+            "transforms.b.suffix": "-b",
+            "predicates": "no",
+            "predicates.no.type": "Always",
+            "predicates.no.answer": "false",
+        }
+    )
     EVENTS.clear()
     assert built.apply(source("t")).topic == "t-b"
     assert EVENTS == [("test", False), ("apply", "-b")]
@@ -292,8 +319,14 @@ def test_a_dropped_record_ends_the_chain() -> None:
 
 
 def test_timestamp_router_in_chain() -> None:
-    built = build({"transforms": "ts", "transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampRouter",
-                   "transforms.ts.topic.format": "${topic}_${timestamp}", "transforms.ts.timestamp.format": "yyyy"})
+    built = build(
+        {
+            "transforms": "ts",
+            "transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampRouter",
+            "transforms.ts.topic.format": "${topic}_${timestamp}",
+            "transforms.ts.timestamp.format": "yyyy",
+        }
+    )
     assert built.apply(source("events")).topic == "events_2017"
 
 
@@ -318,11 +351,18 @@ def test_missing_timestamp_error_from_a_stage() -> None:
 
 
 def test_close_closes_everything_once() -> None:
-    built = build({
-        "transforms": "a,b", "transforms.a.type": "Recording", "transforms.a.suffix": "a",
-        "transforms.a.predicate": "p", "transforms.b.type": "Recording", "transforms.b.suffix": "b",
-        "predicates": "p", "predicates.p.type": "Always",
-    })
+    built = build(
+        {
+            "transforms": "a,b",
+            "transforms.a.type": "Recording",
+            "transforms.a.suffix": "a",
+            "transforms.a.predicate": "p",
+            "transforms.b.type": "Recording",
+            "transforms.b.suffix": "b",
+            "predicates": "p",
+            "predicates.p.type": "Always",
+        }
+    )
     EVENTS.clear()
     built.close()
     built.close()
@@ -345,8 +385,14 @@ def test_close_goes_on_after_a_failing_close(caplog) -> None:
 
 def test_a_failed_build_closes_what_it_created() -> None:
     with pytest.raises(ConfigError, match="refused"):
-        build({"transforms": "a,b", "transforms.a.type": "Recording", "transforms.a.suffix": "a",
-               "transforms.b.type": "RefusesToConfigure"})
+        build(
+            {
+                "transforms": "a,b",
+                "transforms.a.type": "Recording",
+                "transforms.a.suffix": "a",
+                "transforms.b.type": "RefusesToConfigure",
+            }
+        )
     assert ("close", "a") in EVENTS
 
 
@@ -361,21 +407,29 @@ def _error(config: dict[str, str]) -> str:
 
 def test_duplicate_aliases() -> None:
     assert _error({"transforms": "a,a", "transforms.a.type": "Filter"}) == (
-        "Invalid value [a, a] for configuration transforms: Duplicate alias provided.")
-    assert _error({"transforms": "a", "transforms.a.type": "Filter", "predicates": "p, p",
-                   "predicates.p.type": "RecordIsTombstone"}) == (
-        "Invalid value [p, p] for configuration predicates: Duplicate alias provided.")
+        "Invalid value [a, a] for configuration transforms: Duplicate alias provided."
+    )
+    assert _error(
+        {
+            "transforms": "a",
+            "transforms.a.type": "Filter",
+            "predicates": "p, p",
+            "predicates.p.type": "RecordIsTombstone",
+        }
+    ) == ("Invalid value [p, p] for configuration predicates: Duplicate alias provided.")
 
 
 def test_missing_type() -> None:
     assert _error({"transforms": "a"}) == "Invalid value null for configuration transforms.a.type: Not a Transformation"
     assert _error({"transforms": "", "predicates": "p"}) == (
-        "Invalid value null for configuration predicates.p.type: Not a Predicate")
+        "Invalid value null for configuration predicates.p.type: Not a Predicate"
+    )
 
 
 def test_unknown_class() -> None:
     assert _error({"transforms": "a", "transforms.a.type": " NoSuchClass "}) == (
-        "Invalid value NoSuchClass for configuration transforms.a.type: Class NoSuchClass could not be found.")
+        "Invalid value NoSuchClass for configuration transforms.a.type: Class NoSuchClass could not be found."
+    )
 
 
 def test_loader_config_errors_propagate() -> None:
@@ -388,33 +442,44 @@ def test_loader_config_errors_propagate() -> None:
 
 def test_wrong_kind_of_class() -> None:
     assert _error({"transforms": "a", "transforms.a.type": "String"}) == (
-        "Class class String does not implement the Transformation interface")
-    assert _error({"transforms": "a", "transforms.a.type": "Filter", "transforms.a.predicate": "p",
-                   "predicates": "p", "predicates.p.type": "Filter"}) == (
-        "Class class Filter does not implement the Predicate interface")
+        "Class class String does not implement the Transformation interface"
+    )
+    assert _error(
+        {
+            "transforms": "a",
+            "transforms.a.type": "Filter",
+            "transforms.a.predicate": "p",
+            "predicates": "p",
+            "predicates.p.type": "Filter",
+        }
+    ) == ("Class class Filter does not implement the Predicate interface")
 
 
 def test_abstract_class() -> None:
     assert _error({"transforms": "a", "transforms.a.type": "org.apache.kafka.connect.transforms.HeaderFrom"}) == (
         "This class is abstract and cannot be created. Did you mean "
-        "sluice.transforms.header_from.HeaderFromKey, sluice.transforms.header_from.HeaderFromValue?")
+        "sluice.transforms.header_from.HeaderFromKey, sluice.transforms.header_from.HeaderFromValue?"
+    )
 
 
 def test_config_def_must_not_be_none() -> None:
     assert _error({"transforms": "a", "transforms.a.type": "BadConfig"}) == (
-        "tests.unit.transforms.test_chain.BadConfig.config() must return a ConfigDef that is not null.")
+        "tests.unit.transforms.test_chain.BadConfig.config() must return a ConfigDef that is not null."
+    )
 
 
 def test_negate_without_predicate() -> None:
     assert _error({"transforms": "a", "transforms.a.type": "Filter", "transforms.a.negate": "true"}) == (
         "Config 'transforms.a.negate' was provided but there is no config 'transforms.a.predicate' "
-        "defining a predicate to be negated.")
+        "defining a predicate to be negated."
+    )
 
 
 def test_invalid_negate() -> None:
     assert _error({**TOMBSTONE_FILTER, "transforms.dropTombstones.negate": "maybe"}) == (
         "Invalid value maybe for configuration transforms.dropTombstones.negate: "
-        "Expected value to be either true or false")
+        "Expected value to be either true or false"
+    )
 
 
 def test_predicate_not_listed() -> None:
@@ -427,22 +492,29 @@ def test_predicate_not_listed() -> None:
 def test_transformation_config_is_checked_with_prefixed_names() -> None:
     router = {"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter"}
     assert _error({**router, "transforms.r.replacement": "x"}) == (
-        'Missing required configuration "transforms.r.regex" which has no default value.')
+        'Missing required configuration "transforms.r.regex" which has no default value.'
+    )
     # validators see the name without the prefix, as in Kafka
     assert _error({**router, "transforms.r.regex": "(", "transforms.r.replacement": "x"}).startswith(
-        "Invalid value ( for configuration regex: Invalid regex: ")
+        "Invalid value ( for configuration regex: Invalid regex: "
+    )
 
 
 def test_predicate_config_is_checked_even_without_transforms() -> None:
-    assert _error({"predicates": "p",
-                   "predicates.p.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"}) == (
-        'Missing required configuration "predicates.p.pattern" which has no default value.')
+    assert _error(
+        {"predicates": "p", "predicates.p.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"}
+    ) == ('Missing required configuration "predicates.p.pattern" which has no default value.')
 
 
 def test_transformation_configure_errors_propagate() -> None:
     with pytest.raises(ConfigError, match="Illegal pattern character 'q'"):
-        build({"transforms": "ts", "transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampRouter",
-               "transforms.ts.timestamp.format": "yyyyq"})
+        build(
+            {
+                "transforms": "ts",
+                "transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampRouter",
+                "transforms.ts.timestamp.format": "yyyyq",
+            }
+        )
 
 
 def test_null_transforms_list() -> None:
@@ -453,12 +525,14 @@ def test_null_transforms_list() -> None:
 def test_a_configured_chain_pickles() -> None:
     import pickle
 
-    built = build({
-        **TOMBSTONE_FILTER,
-        "transforms": "ts,dropTombstones",
-        "transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampRouter",
-        "transforms.ts.timestamp.format": "yyyy-MM",
-    })
+    built = build(
+        {
+            **TOMBSTONE_FILTER,
+            "transforms": "ts,dropTombstones",
+            "transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampRouter",
+            "transforms.ts.timestamp.format": "yyyy-MM",
+        }
+    )
     copy = pickle.loads(pickle.dumps(built))
     assert copy.apply(source("t")).topic == "t-2017-01"
     assert copy.apply(source(value=None)) is None

@@ -76,8 +76,18 @@ def test_record_without_headers() -> None:
 
 
 def test_sink_record_keeps_sink_fields() -> None:
-    record = SinkRecord("t", 3, Schema.STRING_SCHEMA, "k", None, {"a": 1}, 42, 1000, TimestampType.CREATE_TIME,
-                        Headers().add_string("drop", "x").add_string("keep", "y"))
+    record = SinkRecord(
+        "t",
+        3,
+        Schema.STRING_SCHEMA,
+        "k",
+        None,
+        {"a": 1},
+        42,
+        1000,
+        TimestampType.CREATE_TIME,
+        Headers().add_string("drop", "x").add_string("keep", "y"),
+    )
     transformed = _configured("drop").apply(record)
     assert isinstance(transformed, SinkRecord)
     assert transformed.kafka_offset == 42
@@ -93,13 +103,16 @@ def test_comma_separated_string_config() -> None:
     assert [h.key for h in xform.apply(_source(headers)).headers] == ["c"]
 
 
-@pytest.mark.parametrize(("configs", "message"), [
-    ({"headers": []}, "Configuration 'headers' must not be empty. Valid values include: any non-empty value"),
-    ({"headers": ""}, "Configuration 'headers' must not be empty. Valid values include: any non-empty value"),
-    ({"headers": None}, "Configuration 'headers' values must not be null."),
-    ({"headers": "a,,b"}, "Configuration 'headers' values must not be empty."),
-    ({}, 'Missing required configuration "headers" which has no default value.'),
-])
+@pytest.mark.parametrize(
+    ("configs", "message"),
+    [
+        ({"headers": []}, "Configuration 'headers' must not be empty. Valid values include: any non-empty value"),
+        ({"headers": ""}, "Configuration 'headers' must not be empty. Valid values include: any non-empty value"),
+        ({"headers": None}, "Configuration 'headers' values must not be null."),
+        ({"headers": "a,,b"}, "Configuration 'headers' values must not be empty."),
+        ({}, 'Missing required configuration "headers" which has no default value.'),
+    ],
+)
 def test_config_errors(configs, message) -> None:
     with pytest.raises(ConfigError) as e:
         DropHeaders().configure(configs)

@@ -73,52 +73,130 @@ def _cases():
     def base() -> Rec:
         return Rec().with_field("field1", STRING, "field1-value").with_field("field2", STRING, "field2-value")
 
-    yield ("basic copy", base().header("header1", STRING, "existing-value"), ["field1"], ["inserted1"], "copy", True,
-           base().header("header1", STRING, "existing-value").header("inserted1", STRING, "field1-value"))
-    yield ("basic move", base().header("header1", STRING, "existing-value"), ["field1"], ["inserted1"], "move", True,
-           Rec().with_field("field2", STRING, "field2-value")
-           .header("header1", STRING, "existing-value").header("inserted1", STRING, "field1-value"))
-    yield ("copy with preexisting header", base().header("inserted1", STRING, "existing-value"),
-           ["field1"], ["inserted1"], "copy", True,
-           base().header("inserted1", STRING, "existing-value").header("inserted1", STRING, "field1-value"))
-    yield ("move with preexisting header", base().header("inserted1", STRING, "existing-value"),
-           ["field1"], ["inserted1"], "move", True,
-           Rec().with_field("field2", STRING, "field2-value")
-           .header("inserted1", STRING, "existing-value").header("inserted1", STRING, "field1-value"))
+    yield (
+        "basic copy",
+        base().header("header1", STRING, "existing-value"),
+        ["field1"],
+        ["inserted1"],
+        "copy",
+        True,
+        base().header("header1", STRING, "existing-value").header("inserted1", STRING, "field1-value"),
+    )
+    yield (
+        "basic move",
+        base().header("header1", STRING, "existing-value"),
+        ["field1"],
+        ["inserted1"],
+        "move",
+        True,
+        Rec()
+        .with_field("field2", STRING, "field2-value")
+        .header("header1", STRING, "existing-value")
+        .header("inserted1", STRING, "field1-value"),
+    )
+    yield (
+        "copy with preexisting header",
+        base().header("inserted1", STRING, "existing-value"),
+        ["field1"],
+        ["inserted1"],
+        "copy",
+        True,
+        base().header("inserted1", STRING, "existing-value").header("inserted1", STRING, "field1-value"),
+    )
+    yield (
+        "move with preexisting header",
+        base().header("inserted1", STRING, "existing-value"),
+        ["field1"],
+        ["inserted1"],
+        "move",
+        True,
+        Rec()
+        .with_field("field2", STRING, "field2-value")
+        .header("inserted1", STRING, "existing-value")
+        .header("inserted1", STRING, "field1-value"),
+    )
 
     def nested() -> Rec:
         return Rec().with_field("field1", _NESTED, _NESTED_VALUE).with_field("field2", STRING, "field2-value")
 
-    yield ("copy with struct value", nested().header("header1", STRING, "existing-value"),
-           ["field1"], ["inserted1"], "copy", True,
-           nested().header("header1", STRING, "existing-value").header("inserted1", _NESTED, _NESTED_VALUE))
-    yield ("move with struct value", nested().header("header1", STRING, "existing-value"),
-           ["field1"], ["inserted1"], "move", True,
-           Rec().with_field("field2", STRING, "field2-value")
-           .header("header1", STRING, "existing-value").header("inserted1", _NESTED, _NESTED_VALUE))
-    yield ("two headers from same field", base().header("header1", STRING, "existing-value"),
-           ["field1", "field1"], ["inserted1", "inserted2"], "move", True,
-           Rec().with_field("field2", STRING, "field2-value").header("header1", STRING, "existing-value")
-           .header("inserted1", STRING, "field1-value").header("inserted2", STRING, "field1-value"))
-    yield ("two fields to same header", base().header("header1", STRING, "existing-value"),
-           ["field1", "field2"], ["inserted1", "inserted1"], "move", True,
-           Rec().header("header1", STRING, "existing-value")
-           .header("inserted1", STRING, "field1-value").header("inserted1", STRING, "field2-value"))
+    yield (
+        "copy with struct value",
+        nested().header("header1", STRING, "existing-value"),
+        ["field1"],
+        ["inserted1"],
+        "copy",
+        True,
+        nested().header("header1", STRING, "existing-value").header("inserted1", _NESTED, _NESTED_VALUE),
+    )
+    yield (
+        "move with struct value",
+        nested().header("header1", STRING, "existing-value"),
+        ["field1"],
+        ["inserted1"],
+        "move",
+        True,
+        Rec()
+        .with_field("field2", STRING, "field2-value")
+        .header("header1", STRING, "existing-value")
+        .header("inserted1", _NESTED, _NESTED_VALUE),
+    )
+    yield (
+        "two headers from same field",
+        base().header("header1", STRING, "existing-value"),
+        ["field1", "field1"],
+        ["inserted1", "inserted2"],
+        "move",
+        True,
+        Rec()
+        .with_field("field2", STRING, "field2-value")
+        .header("header1", STRING, "existing-value")
+        .header("inserted1", STRING, "field1-value")
+        .header("inserted2", STRING, "field1-value"),
+    )
+    yield (
+        "two fields to same header",
+        base().header("header1", STRING, "existing-value"),
+        ["field1", "field2"],
+        ["inserted1", "inserted1"],
+        "move",
+        True,
+        Rec()
+        .header("header1", STRING, "existing-value")
+        .header("inserted1", STRING, "field1-value")
+        .header("inserted1", STRING, "field2-value"),
+    )
 
     def with_null() -> Rec:
-        return (Rec().with_field("field1", _optional_with_default(), "field1-value")
-                .with_field("field2", _optional_with_default(), None))
+        return (
+            Rec()
+            .with_field("field1", _optional_with_default(), "field1-value")
+            .with_field("field2", _optional_with_default(), None)
+        )
 
-    yield ("copy null field without default", with_null().header("header1", STRING, "existing-value"),
-           ["field1", "field2"], ["inserted1", "inserted2"], "copy", False,
-           with_null().header("header1", STRING, "existing-value")
-           .header("inserted1", _optional_with_default(), "field1-value")
-           .header("inserted2", _optional_with_default(), None))
-    yield ("move null field without default", with_null().header("header1", STRING, "existing-value"),
-           ["field1", "field2"], ["inserted1", "inserted2"], "move", False,
-           Rec().header("header1", STRING, "existing-value")
-           .header("inserted1", _optional_with_default(), "field1-value")
-           .header("inserted2", _optional_with_default(), None))
+    yield (
+        "copy null field without default",
+        with_null().header("header1", STRING, "existing-value"),
+        ["field1", "field2"],
+        ["inserted1", "inserted2"],
+        "copy",
+        False,
+        with_null()
+        .header("header1", STRING, "existing-value")
+        .header("inserted1", _optional_with_default(), "field1-value")
+        .header("inserted2", _optional_with_default(), None),
+    )
+    yield (
+        "move null field without default",
+        with_null().header("header1", STRING, "existing-value"),
+        ["field1", "field2"],
+        ["inserted1", "inserted2"],
+        "move",
+        False,
+        Rec()
+        .header("header1", STRING, "existing-value")
+        .header("inserted1", _optional_with_default(), "field1-value")
+        .header("inserted2", _optional_with_default(), None),
+    )
 
 
 CASES = [(key, *case) for key in (True, False) for case in _cases()]
@@ -126,8 +204,12 @@ IDS = [f"{'key' if c[0] else 'value'}: {c[1]}" for c in CASES]
 
 
 def _config(fields, headers, operation, replace_null_with_default) -> dict[str, Any]:
-    return {"fields": fields, "headers": headers, "operation": operation,
-            "replace.null.with.default": replace_null_with_default}
+    return {
+        "fields": fields,
+        "headers": headers,
+        "operation": operation,
+        "replace.null.with.default": replace_null_with_default,
+    }
 
 
 def _xform(key: bool) -> HeaderFrom:
@@ -136,14 +218,24 @@ def _xform(key: bool) -> HeaderFrom:
 
 def _assert_same_record(expected: SourceRecord, actual: SourceRecord) -> None:
     assert type(actual) is SourceRecord
-    for attr in ("source_partition", "source_offset", "topic", "kafka_partition", "key_schema", "key",
-                 "value_schema", "value", "timestamp"):
+    for attr in (
+        "source_partition",
+        "source_offset",
+        "topic",
+        "kafka_partition",
+        "key_schema",
+        "key",
+        "value_schema",
+        "value",
+        "timestamp",
+    ):
         assert getattr(actual, attr) == getattr(expected, attr), attr
     assert actual.headers == expected.headers
 
 
-@pytest.mark.parametrize(("key", "description", "original", "fields", "headers", "operation", "replace", "expected"),
-                         CASES, ids=IDS)
+@pytest.mark.parametrize(
+    ("key", "description", "original", "fields", "headers", "operation", "replace", "expected"), CASES, ids=IDS
+)
 def test_schemaless(key, description, original, fields, headers, operation, replace, expected) -> None:
     xform = _xform(key)
     xform.configure(_config(fields, headers, operation, replace))
@@ -152,8 +244,9 @@ def test_schemaless(key, description, original, fields, headers, operation, repl
     assert record == original.schemaless(key)  # the input is untouched
 
 
-@pytest.mark.parametrize(("key", "description", "original", "fields", "headers", "operation", "replace", "expected"),
-                         CASES, ids=IDS)
+@pytest.mark.parametrize(
+    ("key", "description", "original", "fields", "headers", "operation", "replace", "expected"), CASES, ids=IDS
+)
 def test_with_schema(key, description, original, fields, headers, operation, replace, expected) -> None:
     xform = _xform(key)
     xform.configure(_config(fields, headers, operation, replace))
@@ -172,8 +265,17 @@ def test_replace_null_with_default(key: bool) -> None:
 
 
 def test_move_keeps_schema_metadata_but_not_optional() -> None:
-    schema = (SchemaBuilder.struct().name("com.example.V").version(3).doc("a doc").parameter("p", "1").optional()
-              .field("a", STRING).field("b", Schema.INT32_SCHEMA).build())
+    schema = (
+        SchemaBuilder.struct()
+        .name("com.example.V")
+        .version(3)
+        .doc("a doc")
+        .parameter("p", "1")
+        .optional()
+        .field("a", STRING)
+        .field("b", Schema.INT32_SCHEMA)
+        .build()
+    )
     value = Struct(schema).put("a", "x").put("b", 7)
     xform = HeaderFromValue()
     xform.configure(_config("b", "hb", "move", True))
@@ -224,8 +326,11 @@ def test_schema_missing_field_is_an_error() -> None:
 def test_wrong_operand_types() -> None:
     xform = HeaderFromValue()
     xform.configure(_config("a", "h", "copy", True))
-    with pytest.raises(DataError, match=r"Only Map objects supported in absence of schema for \[header copy\], "
-                                        r"found: str"):
+    with pytest.raises(
+        DataError,
+        match=r"Only Map objects supported in absence of schema for \[header copy\], "
+        r"found: str",
+    ):
         xform.apply(SourceRecord(None, None, "t", value="text"))
     with pytest.raises(DataError, match=r"Only Struct objects supported for \[header copy\], found: null"):
         xform.apply(SourceRecord(None, None, "t", value_schema=SchemaBuilder.struct().build(), value=None))
@@ -253,13 +358,16 @@ def test_invalid_config_empty_headers_and_fields(key: bool) -> None:
         _xform(key).configure(_config([], [], "copy", True))
 
 
-@pytest.mark.parametrize("configs", [
-    {"fields": "a", "headers": "b"},
-    {"fields": "a", "headers": "b", "operation": "MOVE"},
-    {"fields": "a", "headers": "b", "operation": "rename"},
-    {"headers": "b", "operation": "copy"},
-    {"fields": "a", "headers": "b", "operation": "copy", "replace.null.with.default": "maybe"},
-])
+@pytest.mark.parametrize(
+    "configs",
+    [
+        {"fields": "a", "headers": "b"},
+        {"fields": "a", "headers": "b", "operation": "MOVE"},
+        {"fields": "a", "headers": "b", "operation": "rename"},
+        {"headers": "b", "operation": "copy"},
+        {"fields": "a", "headers": "b", "operation": "copy", "replace.null.with.default": "maybe"},
+    ],
+)
 def test_invalid_configs(configs) -> None:
     with pytest.raises(ConfigError):
         HeaderFromValue().configure(configs)

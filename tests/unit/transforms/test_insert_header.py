@@ -28,8 +28,17 @@ def _configured(header, literal) -> InsertHeader:
 
 
 def _assert_non_headers(original, transformed) -> None:
-    for attr in ("source_partition", "source_offset", "topic", "kafka_partition", "key_schema", "key",
-                 "value_schema", "value", "timestamp"):
+    for attr in (
+        "source_partition",
+        "source_offset",
+        "topic",
+        "kafka_partition",
+        "key_schema",
+        "key",
+        "value_schema",
+        "value",
+        "timestamp",
+    ):
         assert getattr(transformed, attr) == getattr(original, attr), attr
 
 
@@ -55,14 +64,17 @@ def test_insertion_with_byte_header() -> None:
     assert _configured("inserted", "1").apply(_source(headers)).headers == expected
 
 
-@pytest.mark.parametrize(("literal", "schema", "value"), [
-    ("true", Schema.BOOLEAN_SCHEMA, True),
-    ("300", Schema.INT16_SCHEMA, 300),
-    ("  spaced  ", Schema.STRING_SCHEMA, "spaced"),  # config values are trimmed
-    ("", Schema.STRING_SCHEMA, ""),
-    ("null", None, None),
-    ("2024-01-31", Date.SCHEMA, dt.date(2024, 1, 31)),
-])
+@pytest.mark.parametrize(
+    ("literal", "schema", "value"),
+    [
+        ("true", Schema.BOOLEAN_SCHEMA, True),
+        ("300", Schema.INT16_SCHEMA, 300),
+        ("  spaced  ", Schema.STRING_SCHEMA, "spaced"),  # config values are trimmed
+        ("", Schema.STRING_SCHEMA, ""),
+        ("null", None, None),
+        ("2024-01-31", Date.SCHEMA, dt.date(2024, 1, 31)),
+    ],
+)
 def test_typed_literals(literal, schema, value) -> None:
     header = _configured("h", literal).apply(SourceRecord(None, None, "t")).headers.last_with_name("h")
     assert (header.schema, header.value) == (schema, value)
@@ -111,10 +123,43 @@ def test_parse_null_and_empty() -> None:
     assert _parsed(" \t null \n") == (None, None)
 
 
-@pytest.mark.parametrize("text", ["{foo: 3}", "{3: foo}", "[foo]", "null=", "true}", "false]", "{6:9 4:20}",
-                                  "[0 1 2]", "{null: 3}", "[1, 2, 3,,,]", "[1, null]", "[null, 1]", "simple",
-                                  "simple string", "a:b", "'simple' string", "si\\:mple", "\uffff\uffff", "[", "{",
-                                  "]", "}", ",", ":", "\"", "a{b", "[1, 2", "{1: 2", "{1 2}", "[1: 2]", "-", "+"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{foo: 3}",
+        "{3: foo}",
+        "[foo]",
+        "null=",
+        "true}",
+        "false]",
+        "{6:9 4:20}",
+        "[0 1 2]",
+        "{null: 3}",
+        "[1, 2, 3,,,]",
+        "[1, null]",
+        "[null, 1]",
+        "simple",
+        "simple string",
+        "a:b",
+        "'simple' string",
+        "si\\:mple",
+        "\uffff\uffff",
+        "[",
+        "{",
+        "]",
+        "}",
+        ",",
+        ":",
+        '"',
+        "a{b",
+        "[1, 2",
+        "{1: 2",
+        "{1 2}",
+        "[1: 2]",
+        "-",
+        "+",
+    ],
+)
 def test_parse_as_whole_string(text: str) -> None:
     assert _parsed(text) == (Schema.STRING_SCHEMA, text)
 
@@ -129,24 +174,27 @@ def test_parse_booleans() -> None:
     assert value == {True: False, False: True}
 
 
-@pytest.mark.parametrize(("text", "schema", "value"), [
-    ("1", Schema.INT8_SCHEMA, 1),
-    ("-128", Schema.INT8_SCHEMA, -128),
-    ("+127", Schema.INT8_SCHEMA, 127),
-    ("128", Schema.INT16_SCHEMA, 128),
-    ("-32769", Schema.INT32_SCHEMA, -32769),
-    ("2147483648", Schema.INT64_SCHEMA, 2147483648),
-    ("9223372036854775807", Schema.INT64_SCHEMA, 9223372036854775807),
-    ("1.0", Schema.INT8_SCHEMA, 1),
-    ("300.0", Schema.INT16_SCHEMA, 300),
-    ("66000.0", Schema.INT32_SCHEMA, 66000),
-    ("1e3", Schema.INT16_SCHEMA, 1000),
-    ("1.1", Schema.FLOAT32_SCHEMA, 1.100000023841858),
-    ("300.01", Schema.FLOAT32_SCHEMA, 300.010009765625),
-    ("66000.0008", Schema.FLOAT32_SCHEMA, 66000.0),
-    ("1.5e300", Schema.FLOAT64_SCHEMA, 1.5e300),
-    ("12:30", Schema.INT8_SCHEMA, 12),  # only the first token counts, as in Kafka
-])
+@pytest.mark.parametrize(
+    ("text", "schema", "value"),
+    [
+        ("1", Schema.INT8_SCHEMA, 1),
+        ("-128", Schema.INT8_SCHEMA, -128),
+        ("+127", Schema.INT8_SCHEMA, 127),
+        ("128", Schema.INT16_SCHEMA, 128),
+        ("-32769", Schema.INT32_SCHEMA, -32769),
+        ("2147483648", Schema.INT64_SCHEMA, 2147483648),
+        ("9223372036854775807", Schema.INT64_SCHEMA, 9223372036854775807),
+        ("1.0", Schema.INT8_SCHEMA, 1),
+        ("300.0", Schema.INT16_SCHEMA, 300),
+        ("66000.0", Schema.INT32_SCHEMA, 66000),
+        ("1e3", Schema.INT16_SCHEMA, 1000),
+        ("1.1", Schema.FLOAT32_SCHEMA, 1.100000023841858),
+        ("300.01", Schema.FLOAT32_SCHEMA, 300.010009765625),
+        ("66000.0008", Schema.FLOAT32_SCHEMA, 66000.0),
+        ("1.5e300", Schema.FLOAT64_SCHEMA, 1.5e300),
+        ("12:30", Schema.INT8_SCHEMA, 12),  # only the first token counts, as in Kafka
+    ],
+)
 def test_parse_numbers(text, schema, value) -> None:
     assert _parsed(text) == (schema, value)
 
@@ -161,9 +209,13 @@ def test_parse_big_numbers_as_decimals() -> None:
 
 def test_parse_temporals() -> None:
     assert _parsed("2019-08-23T14:34:54.346Z") == (
-        Timestamp.SCHEMA, dt.datetime(2019, 8, 23, 14, 34, 54, 346000, tzinfo=UTC))
+        Timestamp.SCHEMA,
+        dt.datetime(2019, 8, 23, 14, 34, 54, 346000, tzinfo=UTC),
+    )
     assert _parsed("2019-08-23T14\\:34\\:54.346Z") == (
-        Timestamp.SCHEMA, dt.datetime(2019, 8, 23, 14, 34, 54, 346000, tzinfo=UTC))
+        Timestamp.SCHEMA,
+        dt.datetime(2019, 8, 23, 14, 34, 54, 346000, tzinfo=UTC),
+    )
     assert _parsed("2019-08-23") == (Date.SCHEMA, dt.date(2019, 8, 23))
     assert _parsed("14:34:54.346Z") == (Time.SCHEMA, dt.time(14, 34, 54, 346000))
     assert _parsed("14\\:34\\:54.346Z") == (Time.SCHEMA, dt.time(14, 34, 54, 346000))
@@ -177,9 +229,11 @@ def test_parse_temporals_in_containers() -> None:
     assert schema.value_schema() == Time.SCHEMA and value == [dt.time(14, 34, 54, 346000)]
     schema, value = _parsed("[2019-08-23T14:34:54.346Z,2019-01-23T15:12:34.567Z,   2019-04-23T19:12:34.567Z]")
     assert schema.value_schema() == Timestamp.SCHEMA
-    assert value == [dt.datetime(2019, 8, 23, 14, 34, 54, 346000, tzinfo=UTC),
-                     dt.datetime(2019, 1, 23, 15, 12, 34, 567000, tzinfo=UTC),
-                     dt.datetime(2019, 4, 23, 19, 12, 34, 567000, tzinfo=UTC)]
+    assert value == [
+        dt.datetime(2019, 8, 23, 14, 34, 54, 346000, tzinfo=UTC),
+        dt.datetime(2019, 1, 23, 15, 12, 34, 567000, tzinfo=UTC),
+        dt.datetime(2019, 4, 23, 19, 12, 34, 567000, tzinfo=UTC),
+    ]
     for text in ('{"k1":"14:34:54.346Z"}', '{"k1":14:34:54.346Z}'):
         schema, value = _parsed(text)
         assert (schema.key_schema(), schema.value_schema()) == (Schema.STRING_SCHEMA, Time.SCHEMA)
@@ -220,10 +274,13 @@ def test_parse_numeric_arrays_widen_to_a_common_type() -> None:
     assert value == {1: 1.5, 1000: 2.0}
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("[1, 2, 300, \"four\"]", [1, 2, 300, "four"]),
-    ("[\"four\", 1, 2, 300]", ["four", 1, 2, 300]),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[1, 2, 300, "four"]', [1, 2, 300, "four"]),
+        ('["four", 1, 2, 300]', ["four", 1, 2, 300]),
+    ],
+)
 def test_parse_mixed_arrays_have_no_element_schema(text, expected) -> None:
     schema, value = _parsed(text)
     assert schema.type is Type.ARRAY and schema._value_schema is None

@@ -101,8 +101,9 @@ def test_has_header_key_test() -> None:
     assert not predicate.test(_with_headers("bar", "bar"))
     assert not predicate.test(_with_headers())
     assert not predicate.test(SourceRecord(None, None, "t"))
-    assert predicate.test(SinkRecord("t", 0, None, None, None, None, 0,
-                                     headers=Headers().add("foo", 1, Schema.INT32_SCHEMA)))
+    assert predicate.test(
+        SinkRecord("t", 0, None, None, None, None, 0, headers=Headers().add("foo", 1, Schema.INT32_SCHEMA))
+    )
     assert repr(predicate) == "HasHeaderKey{name='foo'}"
 
 

@@ -25,43 +25,53 @@ def _apply(regex: str, replacement: str, topic: str) -> str:
     return routed
 
 
-@pytest.mark.parametrize(("regex", "replacement", "topic", "expected"), [
-    ("foo", "bar", "foo", "bar"),  # static replacement
-    ("foo", "bar", "orig", "orig"),  # doesn't match
-    ("(.*)", "$1", "orig", "orig"),  # identity
-    ("(.*)", "prefix-$1", "orig", "prefix-orig"),
-    ("(.*)", "$1-suffix", "orig", "orig-suffix"),
-    ("(.*)-(\\d\\d\\d\\d\\d\\d\\d\\d)", "$1", "index-20160117", "index"),  # slice
-    ("(.*)-(\\d{8})", "$2.$1", "index-20160117", "20160117.index"),
-    ("foo", "bar", "foofoo", "foofoo"),  # must match the whole topic
-    ("a|ab", "X", "ab", "Xb"),  # matches() as a whole, then replaceFirst finds the first match
-    ("(?<name>[a-z]+)\\.(?<num>\\d+)", "${num}-${name}", "topic.42", "42-topic"),
-    ("(a)(b)?c?", "[$2]", "ac", "[]"),  # an unmatched group inserts nothing
-    ("(.)(.)(.)(.)(.)(.)(.)(.)(.)(.)(.)", "$11", "abcdefghijk", "k"),  # longest group number that exists
-    ("(.)(.)", "$10", "ab", "a0"),  # $1 followed by a literal 0
-    ("(.*)", "\\$1", "t", "$1"),  # escaped dollar
-    ("(.*)", "a\\\\b", "t", "a\\b"),  # escaped backslash
-    ("\\Qa.b\\E(.*)", "x$1", "a.bc", "xc"),
-    ("\\p{Alpha}+-(\\p{Digit}+)", "$1", "abc-123", "123"),
-    ("[\\p{Lower}-]+", "lower", "a-b", "lower"),
-    ("\\w+\\z", "w", "abc", "w"),
-    ("\\p{L}+_\\p{Nd}+", "ok", "orders_42", "ok"),
-    ("(?<a>x)\\k<a>", "y", "xx", "y"),
-    ("([a-z]+)_(\\d+)", "$2$1", "ab_12", "12ab"),
-])
+@pytest.mark.parametrize(
+    ("regex", "replacement", "topic", "expected"),
+    [
+        ("foo", "bar", "foo", "bar"),  # static replacement
+        ("foo", "bar", "orig", "orig"),  # doesn't match
+        ("(.*)", "$1", "orig", "orig"),  # identity
+        ("(.*)", "prefix-$1", "orig", "prefix-orig"),
+        ("(.*)", "$1-suffix", "orig", "orig-suffix"),
+        ("(.*)-(\\d\\d\\d\\d\\d\\d\\d\\d)", "$1", "index-20160117", "index"),  # slice
+        ("(.*)-(\\d{8})", "$2.$1", "index-20160117", "20160117.index"),
+        ("foo", "bar", "foofoo", "foofoo"),  # must match the whole topic
+        ("a|ab", "X", "ab", "Xb"),  # matches() as a whole, then replaceFirst finds the first match
+        ("(?<name>[a-z]+)\\.(?<num>\\d+)", "${num}-${name}", "topic.42", "42-topic"),
+        ("(a)(b)?c?", "[$2]", "ac", "[]"),  # an unmatched group inserts nothing
+        ("(.)(.)(.)(.)(.)(.)(.)(.)(.)(.)(.)", "$11", "abcdefghijk", "k"),  # longest group number that exists
+        ("(.)(.)", "$10", "ab", "a0"),  # $1 followed by a literal 0
+        ("(.*)", "\\$1", "t", "$1"),  # escaped dollar
+        ("(.*)", "a\\\\b", "t", "a\\b"),  # escaped backslash
+        ("\\Qa.b\\E(.*)", "x$1", "a.bc", "xc"),
+        ("\\p{Alpha}+-(\\p{Digit}+)", "$1", "abc-123", "123"),
+        ("[\\p{Lower}-]+", "lower", "a-b", "lower"),
+        ("\\w+\\z", "w", "abc", "w"),
+        ("\\p{L}+_\\p{Nd}+", "ok", "orders_42", "ok"),
+        ("(?<a>x)\\k<a>", "y", "xx", "y"),
+        ("([a-z]+)_(\\d+)", "$2$1", "ab_12", "12ab"),
+    ],
+)
 def test_routing(regex, replacement, topic, expected) -> None:
     assert _apply(regex, replacement, topic) == expected
 
 
 def test_source_record_keeps_everything_but_the_topic() -> None:
     headers = Headers().add_string("h", "v")
-    record = SourceRecord({"p": 1}, {"o": 2}, "orig", 3, Schema.STRING_SCHEMA, "k", Schema.INT32_SCHEMA, 5, 77,
-                          headers)
+    record = SourceRecord({"p": 1}, {"o": 2}, "orig", 3, Schema.STRING_SCHEMA, "k", Schema.INT32_SCHEMA, 5, 77, headers)
     routed = _router("(.*)", "new-$1").apply(record)
     assert isinstance(routed, SourceRecord)
     assert routed.topic == "new-orig"
-    for attr in ("source_partition", "source_offset", "kafka_partition", "key_schema", "key", "value_schema",
-                 "value", "timestamp"):
+    for attr in (
+        "source_partition",
+        "source_offset",
+        "kafka_partition",
+        "key_schema",
+        "key",
+        "value_schema",
+        "value",
+        "timestamp",
+    ):
         assert getattr(routed, attr) == getattr(record, attr)
     assert routed.headers == headers
     assert routed.headers is not record.headers  # duplicated, as Kafka's newRecord does
@@ -73,7 +83,11 @@ def test_sink_record_keeps_offset_and_timestamp_type() -> None:
     routed = _router("orig", "new").apply(record)
     assert isinstance(routed, SinkRecord)
     assert (routed.topic, routed.kafka_offset, routed.timestamp, routed.timestamp_type) == (
-        "new", 42, 1000, TimestampType.CREATE_TIME)
+        "new",
+        42,
+        1000,
+        TimestampType.CREATE_TIME,
+    )
 
 
 def test_non_matching_record_is_returned_as_is() -> None:
@@ -81,15 +95,18 @@ def test_non_matching_record_is_returned_as_is() -> None:
     assert _router("foo", "bar").apply(record) is record
 
 
-@pytest.mark.parametrize(("replacement", "message"), [
-    ("$", "group index is missing"),
-    ("$x", "Illegal group reference"),
-    ("$2", "No group 2"),
-    ("${nope}", "No group with name {nope}"),
-    ("${}", "0 length name"),
-    ("${a", "missing trailing '}'"),
-    ("x\\", "character to be escaped is missing"),
-])
+@pytest.mark.parametrize(
+    ("replacement", "message"),
+    [
+        ("$", "group index is missing"),
+        ("$x", "Illegal group reference"),
+        ("$2", "No group 2"),
+        ("${nope}", "No group with name {nope}"),
+        ("${}", "0 length name"),
+        ("${a", "missing trailing '}'"),
+        ("x\\", "character to be escaped is missing"),
+    ],
+)
 def test_invalid_replacement_fails_when_used(replacement, message) -> None:
     router = _router("(?<a>[a-z]+)", replacement)  # configure accepts it, as Kafka does
     assert router.apply(SourceRecord(None, None, "NO")).topic == "NO"

@@ -137,9 +137,13 @@ class FileStreamSourceConnector(SourceConnector):
                 raise ConnectError(f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
             position = offset[POSITION_FIELD]
             if not isinstance(position, int) or isinstance(position, bool):
-                raise ConnectError(f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value")
+                raise ConnectError(
+                    f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value"
+                )
             if position < 0:
-                raise ConnectError(f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value")
+                raise ConnectError(
+                    f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value"
+                )
             partition = _as_dict(raw_partition)
             if partition is None:
                 raise ConnectError("Partition objects cannot be null")

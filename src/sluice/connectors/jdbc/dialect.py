@@ -157,7 +157,9 @@ def _parse_url(url: str) -> _Url:
             path = path[2:]
         path, _, query = path.partition("?")
         if not path:
-            raise ConfigError("connection.url", url, "SQLite URLs name a file: jdbc:sqlite:/path/to.db or jdbc:sqlite::memory:")
+            raise ConfigError(
+                "connection.url", url, "SQLite URLs name a file: jdbc:sqlite:/path/to.db or jdbc:sqlite::memory:"
+            )
         return _Url("sqlite", None, None, path, dict(urllib.parse.parse_qsl(query)))
     if sub not in ("postgresql", "mariadb", "mysql"):
         raise ConfigError(
@@ -341,7 +343,9 @@ class Dialect:
 
     # -- catalog ---------------------------------------------------------------------
 
-    def list_tables(self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)) -> list[str]:
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)
+    ) -> list[str]:
         raise NotImplementedError
 
     def describe_columns(self, conn: Any, table: str) -> list[Column]:
@@ -571,7 +575,9 @@ class PostgreSqlDialect(Dialect):
         parts = self._parts(table)[-2:]
         return ".".join('"' + self._catalog_name(p).replace('"', '""') + '"' for p in parts)  # type: ignore[union-attr]
 
-    def list_tables(self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)) -> list[str]:
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)
+    ) -> list[str]:
         kinds: list[str] = []
         for t in table_types:
             t = t.upper()
@@ -831,7 +837,9 @@ class MySqlDialect(Dialect):
             raise _connection_error(self, e) from e
         return conn
 
-    def list_tables(self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)) -> list[str]:
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)
+    ) -> list[str]:
         kinds: list[str] = []
         for t in table_types:
             t = t.upper()
@@ -845,8 +853,10 @@ class MySqlDialect(Dialect):
         if schema_pattern is None:
             where, args = "table_schema = DATABASE()", []
         else:
-            where = ("table_schema LIKE %s AND table_schema NOT IN "
-                     "('information_schema', 'mysql', 'performance_schema', 'sys')")
+            where = (
+                "table_schema LIKE %s AND table_schema NOT IN "
+                "('information_schema', 'mysql', 'performance_schema', 'sys')"
+            )
             args = [schema_pattern]
         sql = (
             "SELECT table_schema, table_name, table_schema = DATABASE() FROM information_schema.tables "
@@ -977,9 +987,9 @@ class MySqlDialect(Dialect):
                     f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} AS SELECT "
                     f"{','.join(self.quote(c) for c in cols)} FROM {real_target} LIMIT 0"
                 )
-            for statement in _chunked_statements(head, tail, (
-                "(" + ",".join([literal(v) for v in row]) + ")" for row in rows
-            )):
+            for statement in _chunked_statements(
+                head, tail, ("(" + ",".join([literal(v) for v in row]) + ")" for row in rows)
+            ):
                 cur.execute(statement)
                 self.stats["multi_row_statements"] += 1
             if stage is not None:
@@ -1014,6 +1024,7 @@ def _mysql_literal(conn: Any) -> Callable[[Any], str]:
     NO_BACKSLASH_ESCAPES mode; anything else through ``conn.escape``)."""
     escape_string = getattr(conn, "_escape_string", None)
     if escape_string is None:
+
         def escape_string(s: str) -> str:
             return conn.escape(s)[1:-1]
 
@@ -1092,7 +1103,9 @@ class SqliteDialect(Dialect):
     def _fold(self, identifier: str) -> str:
         return identifier
 
-    def list_tables(self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)) -> list[str]:
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None = None, table_types: Sequence[str] = ("TABLE",)
+    ) -> list[str]:
         kinds = [{"TABLE": "table", "VIEW": "view"}.get(t.upper(), "") for t in table_types]
         marks = ",".join("?" * len(kinds))
         cur = conn.execute(
@@ -1178,9 +1191,7 @@ class SqliteDialect(Dialect):
 
     def alter_add_columns(self, table: str, fields: Sequence[tuple[str, Schema]]) -> list[str]:
         # SQLite adds one column per statement
-        return [
-            f"ALTER TABLE {self.table_ref(table)} ADD {self._column_definition(n, s, False)}" for n, s in fields
-        ]
+        return [f"ALTER TABLE {self.table_ref(table)} ADD {self._column_definition(n, s, False)}" for n, s in fields]
 
     def upsert(self, table: str, key_cols: Sequence[str], value_cols: Sequence[str]) -> str:
         text = self.insert(table, key_cols, value_cols) + f" ON CONFLICT ({self._columns(key_cols)}) "

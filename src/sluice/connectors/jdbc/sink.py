@@ -150,117 +150,247 @@ def _check_dialect(name: str, value: Any) -> None:
 CONFIG_DEF = (
     ConfigDef()
     .define(
-        CONNECTION_URL, ConfigType.STRING, NO_DEFAULT, importance=Importance.HIGH,
+        CONNECTION_URL,
+        ConfigType.STRING,
+        NO_DEFAULT,
+        importance=Importance.HIGH,
         documentation="JDBC connection URL, e.g. jdbc:postgresql://localhost:5432/db, "
         "jdbc:mariadb://localhost:3306/db, jdbc:mysql://localhost:3306/db or jdbc:sqlite:/path/to.db.",
-        group=_CONNECTION, order_in_group=1, width=Width.LONG, display_name="JDBC URL",
+        group=_CONNECTION,
+        order_in_group=1,
+        width=Width.LONG,
+        display_name="JDBC URL",
     )
     .define(
-        CONNECTION_USER, ConfigType.STRING, None, importance=Importance.HIGH,
+        CONNECTION_USER,
+        ConfigType.STRING,
+        None,
+        importance=Importance.HIGH,
         documentation="JDBC connection user.",
-        group=_CONNECTION, order_in_group=2, width=Width.MEDIUM, display_name="JDBC User",
+        group=_CONNECTION,
+        order_in_group=2,
+        width=Width.MEDIUM,
+        display_name="JDBC User",
     )
     .define(
-        CONNECTION_PASSWORD, ConfigType.PASSWORD, None, importance=Importance.HIGH,
+        CONNECTION_PASSWORD,
+        ConfigType.PASSWORD,
+        None,
+        importance=Importance.HIGH,
         documentation="JDBC connection password.",
-        group=_CONNECTION, order_in_group=3, width=Width.MEDIUM, display_name="JDBC Password",
+        group=_CONNECTION,
+        order_in_group=3,
+        width=Width.MEDIUM,
+        display_name="JDBC Password",
     )
     .define(
-        DIALECT_NAME, ConfigType.STRING, "", _check_dialect, importance=Importance.LOW,
+        DIALECT_NAME,
+        ConfigType.STRING,
+        "",
+        _check_dialect,
+        importance=Importance.LOW,
         documentation="The database dialect to use. By default (empty) it is chosen from the JDBC URL. "
         "One of: " + ", ".join(DIALECT_NAMES) + ".",
-        group=_CONNECTION, order_in_group=5, width=Width.LONG, display_name="Database Dialect",
+        group=_CONNECTION,
+        order_in_group=5,
+        width=Width.LONG,
+        display_name="Database Dialect",
     )
     .define(
-        CONNECTION_ATTEMPTS, ConfigType.INT, 3, Range.at_least(1), importance=Importance.LOW,
+        CONNECTION_ATTEMPTS,
+        ConfigType.INT,
+        3,
+        Range.at_least(1),
+        importance=Importance.LOW,
         documentation="Maximum number of attempts to open a database connection.",
-        group=_CONNECTION, order_in_group=6, width=Width.SHORT, display_name="JDBC connection attempts",
+        group=_CONNECTION,
+        order_in_group=6,
+        width=Width.SHORT,
+        display_name="JDBC connection attempts",
     )
     .define(
-        CONNECTION_BACKOFF, ConfigType.LONG, 10000, importance=Importance.LOW,
+        CONNECTION_BACKOFF,
+        ConfigType.LONG,
+        10000,
+        importance=Importance.LOW,
         documentation="Milliseconds to wait between attempts to open a database connection.",
-        group=_CONNECTION, order_in_group=7, width=Width.SHORT, display_name="JDBC connection backoff in milliseconds",
+        group=_CONNECTION,
+        order_in_group=7,
+        width=Width.SHORT,
+        display_name="JDBC connection backoff in milliseconds",
     )
     .define(
-        INSERT_MODE, ConfigType.STRING, "insert", _enum(*INSERT_MODES), importance=Importance.HIGH,
+        INSERT_MODE,
+        ConfigType.STRING,
+        "insert",
+        _enum(*INSERT_MODES),
+        importance=Importance.HIGH,
         documentation="How records are written. 'insert': standard SQL INSERT statements. 'upsert': insert "
         "or update by primary key with the database's upsert statement (needs pk.mode). 'update': "
         "UPDATE statements by primary key (needs pk.mode).",
-        group=_WRITES, order_in_group=1, width=Width.MEDIUM, display_name="Insert Mode",
+        group=_WRITES,
+        order_in_group=1,
+        width=Width.MEDIUM,
+        display_name="Insert Mode",
     )
     .define(
-        BATCH_SIZE, ConfigType.INT, 3000, Range.at_least(0), importance=Importance.MEDIUM,
+        BATCH_SIZE,
+        ConfigType.INT,
+        3000,
+        Range.at_least(0),
+        importance=Importance.MEDIUM,
         documentation="How many records of a table are written to the database in one batch, when possible.",
-        group=_WRITES, order_in_group=2, width=Width.SHORT, display_name="Batch Size",
+        group=_WRITES,
+        order_in_group=2,
+        width=Width.SHORT,
+        display_name="Batch Size",
     )
     .define(
-        DELETE_ENABLED, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
+        DELETE_ENABLED,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
         documentation="Whether a record with a null value (a tombstone) deletes the row of its key. "
         "Requires pk.mode record_key.",
-        group=_WRITES, order_in_group=3, width=Width.SHORT, display_name="Enable deletes",
+        group=_WRITES,
+        order_in_group=3,
+        width=Width.SHORT,
+        display_name="Enable deletes",
     )
     .define(
-        REPLACE_NULL_WITH_DEFAULT, ConfigType.BOOLEAN, True, importance=Importance.LOW,
+        REPLACE_NULL_WITH_DEFAULT,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
         documentation="Whether a null field value is written as the field's schema default, when it has one.",
-        group=_WRITES, order_in_group=5, width=Width.MEDIUM, display_name="Replace null value with default value",
+        group=_WRITES,
+        order_in_group=5,
+        width=Width.MEDIUM,
+        display_name="Replace null value with default value",
     )
     .define(
-        TABLE_NAME_FORMAT, ConfigType.STRING, "${topic}", NonEmptyString(), importance=Importance.MEDIUM,
+        TABLE_NAME_FORMAT,
+        ConfigType.STRING,
+        "${topic}",
+        NonEmptyString(),
+        importance=Importance.MEDIUM,
         documentation="The destination table name; '${topic}' is replaced by the record's topic. "
         "A name with dots is qualified (schema.table).",
-        group=_DATA_MAPPING, order_in_group=1, width=Width.LONG, display_name="Table Name Format",
+        group=_DATA_MAPPING,
+        order_in_group=1,
+        width=Width.LONG,
+        display_name="Table Name Format",
     )
     .define(
-        PK_MODE, ConfigType.STRING, "none", _enum(*PK_MODES), importance=Importance.HIGH,
+        PK_MODE,
+        ConfigType.STRING,
+        "none",
+        _enum(*PK_MODES),
+        importance=Importance.HIGH,
         documentation="Where the primary key comes from. 'none': no key. 'kafka': the record's topic, "
         "partition and offset. 'record_key': the record key (a primitive, or fields of a Struct). "
         "'record_value': fields of the record value.",
-        group=_DATA_MAPPING, order_in_group=2, width=Width.MEDIUM, display_name="Primary Key Mode",
+        group=_DATA_MAPPING,
+        order_in_group=2,
+        width=Width.MEDIUM,
+        display_name="Primary Key Mode",
     )
     .define(
-        PK_FIELDS, ConfigType.LIST, "", importance=Importance.MEDIUM,
+        PK_FIELDS,
+        ConfigType.LIST,
+        "",
+        importance=Importance.MEDIUM,
         documentation="Primary key column names, read according to pk.mode. kafka: none (then "
         "__connect_topic, __connect_partition, __connect_offset) or exactly three names. "
         "record_key: empty for all fields of a Struct key, one name for a primitive key. "
         "record_value: empty for all value fields, or the value fields to use.",
-        group=_DATA_MAPPING, order_in_group=3, width=Width.LONG, display_name="Primary Key Fields",
+        group=_DATA_MAPPING,
+        order_in_group=3,
+        width=Width.LONG,
+        display_name="Primary Key Fields",
     )
     .define(
-        FIELDS_WHITELIST, ConfigType.LIST, "", importance=Importance.MEDIUM,
+        FIELDS_WHITELIST,
+        ConfigType.LIST,
+        "",
+        importance=Importance.MEDIUM,
         documentation="Value fields to write as columns; empty means all of them. Primary key fields are "
         "written whatever this says.",
-        group=_DATA_MAPPING, order_in_group=4, width=Width.LONG, display_name="Fields Whitelist",
+        group=_DATA_MAPPING,
+        order_in_group=4,
+        width=Width.LONG,
+        display_name="Fields Whitelist",
     )
     .define(
-        DB_TIMEZONE, ConfigType.STRING, "UTC", _check_timezone, importance=Importance.MEDIUM,
+        DB_TIMEZONE,
+        ConfigType.STRING,
+        "UTC",
+        _check_timezone,
+        importance=Importance.MEDIUM,
         documentation="Time zone in which Timestamp values are written to the database, e.g. UTC or Europe/Paris.",
-        group=_DATA_MAPPING, order_in_group=5, width=Width.MEDIUM, display_name="DB Time Zone",
+        group=_DATA_MAPPING,
+        order_in_group=5,
+        width=Width.MEDIUM,
+        display_name="DB Time Zone",
     )
     .define(
-        AUTO_CREATE, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
+        AUTO_CREATE,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
         documentation="Whether a missing destination table is created (CREATE TABLE) from the record schema.",
-        group=_DDL, order_in_group=1, width=Width.SHORT, display_name="Auto-Create",
+        group=_DDL,
+        order_in_group=1,
+        width=Width.SHORT,
+        display_name="Auto-Create",
     )
     .define(
-        AUTO_EVOLVE, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
+        AUTO_EVOLVE,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
         documentation="Whether columns missing from the table are added (ALTER TABLE) when a record schema "
         "has new fields; they must be optional or have a default.",
-        group=_DDL, order_in_group=2, width=Width.SHORT, display_name="Auto-Evolve",
+        group=_DDL,
+        order_in_group=2,
+        width=Width.SHORT,
+        display_name="Auto-Evolve",
     )
     .define(
-        QUOTE_SQL_IDENTIFIERS, ConfigType.STRING, "ALWAYS", _enum(*QUOTE_METHODS), importance=Importance.MEDIUM,
+        QUOTE_SQL_IDENTIFIERS,
+        ConfigType.STRING,
+        "ALWAYS",
+        _enum(*QUOTE_METHODS),
+        importance=Importance.MEDIUM,
         documentation="When table and column names are quoted in SQL statements: 'always' or 'never'.",
-        group=_DDL, order_in_group=3, width=Width.MEDIUM, display_name="Quote Identifiers",
+        group=_DDL,
+        order_in_group=3,
+        width=Width.MEDIUM,
+        display_name="Quote Identifiers",
     )
     .define(
-        MAX_RETRIES, ConfigType.INT, 10, Range.at_least(0), importance=Importance.MEDIUM,
+        MAX_RETRIES,
+        ConfigType.INT,
+        10,
+        Range.at_least(0),
+        importance=Importance.MEDIUM,
         documentation="How many times a failed write is retried before the task fails.",
-        group=_RETRIES, order_in_group=1, width=Width.SHORT, display_name="Maximum Retries",
+        group=_RETRIES,
+        order_in_group=1,
+        width=Width.SHORT,
+        display_name="Maximum Retries",
     )
     .define(
-        RETRY_BACKOFF_MS, ConfigType.INT, 3000, Range.at_least(0), importance=Importance.MEDIUM,
+        RETRY_BACKOFF_MS,
+        ConfigType.INT,
+        3000,
+        Range.at_least(0),
+        importance=Importance.MEDIUM,
         documentation="Milliseconds to wait after a failed write before retrying it.",
-        group=_RETRIES, order_in_group=2, width=Width.SHORT, display_name="Retry Backoff (millis)",
+        group=_RETRIES,
+        order_in_group=2,
+        width=Width.SHORT,
+        display_name="Retry Backoff (millis)",
     )
 )
 
@@ -320,18 +450,22 @@ def cross_check(values: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
     if values.get(DELETE_ENABLED) and pk_mode and pk_mode != "record_key":
         out.append(((PK_MODE, DELETE_ENABLED), "Deletes are only supported for pk.mode record_key"))
     if insert_mode in ("upsert", "update") and pk_mode == "none":
-        out.append((
-            (INSERT_MODE, PK_MODE),
-            f"insert.mode {insert_mode} requires a primary key: set pk.mode to kafka, record_key or record_value",
-        ))
+        out.append(
+            (
+                (INSERT_MODE, PK_MODE),
+                f"insert.mode {insert_mode} requires a primary key: set pk.mode to kafka, record_key or record_value",
+            )
+        )
     pk_fields = values.get(PK_FIELDS) or []
     if pk_mode == "kafka" and len(pk_fields) not in (0, 3):
-        out.append((
-            (PK_FIELDS,),
-            "pk.mode kafka needs either no pk.fields (then "
-            + ", ".join(DEFAULT_KAFKA_PK_NAMES)
-            + f" are used) or exactly three, defined fields are: {list(pk_fields)}",
-        ))
+        out.append(
+            (
+                (PK_FIELDS,),
+                "pk.mode kafka needs either no pk.fields (then "
+                + ", ".join(DEFAULT_KAFKA_PK_NAMES)
+                + f" are used) or exactly three, defined fields are: {list(pk_fields)}",
+            )
+        )
     return out
 
 
@@ -382,7 +516,9 @@ class JdbcSinkConnector(SinkConnector):
 
 
 def _make_dialect(settings: _Settings) -> Dialect:
-    dialect = Dialect.for_url(settings.url, settings.user, settings.password, quote_identifiers=settings.quote_identifiers)
+    dialect = Dialect.for_url(
+        settings.url, settings.user, settings.password, quote_identifiers=settings.quote_identifiers
+    )
     if settings.dialect_name and DIALECT_NAMES[settings.dialect_name] != dialect.kind:
         raise ConfigError(DIALECT_NAME, settings.dialect_name, f"does not match the URL's database ({dialect.name})")
     return dialect
@@ -399,8 +535,13 @@ class _Plan:
 
     __slots__ = ("table", "key_cols", "value_cols", "extract", "delete_key")
 
-    def __init__(self, table: str, key_cols: list[str], value_cols: list[str],
-                 extract: Callable[[SinkRecord], tuple[tuple, tuple]]) -> None:
+    def __init__(
+        self,
+        table: str,
+        key_cols: list[str],
+        value_cols: list[str],
+        extract: Callable[[SinkRecord], tuple[tuple, tuple]],
+    ) -> None:
         self.table = table
         self.key_cols = key_cols
         self.value_cols = value_cols
@@ -573,8 +714,9 @@ class JdbcSinkTask(SinkTask):
         self._close()
         if self._remaining_retries > 0:
             self._remaining_retries -= 1
-            log.warning("Write of %d records failed, remaining retries=%d: %s",
-                        len(records), self._remaining_retries, exc)
+            log.warning(
+                "Write of %d records failed, remaining retries=%d: %s", len(records), self._remaining_retries, exc
+            )
             context = getattr(self, "context", None)
             if context is not None:
                 context.timeout(self.settings.retry_backoff_ms)
@@ -608,8 +750,10 @@ class JdbcSinkTask(SinkTask):
         return name
 
     def _where(self, record: SinkRecord) -> str:
-        return (f"(topic='{record.topic}',partition={record.kafka_partition},"
-                f"offset={record.kafka_offset},timestamp={record.timestamp})")
+        return (
+            f"(topic='{record.topic}',partition={record.kafka_partition},"
+            f"offset={record.kafka_offset},timestamp={record.timestamp})"
+        )
 
     def _prepare(self, record: SinkRecord) -> tuple | None:
         s = self.settings
@@ -652,8 +796,9 @@ class JdbcSinkTask(SinkTask):
 
     # -- plans ---------------------------------------------------------------------------
 
-    def _key_fields(self, table: str, record: SinkRecord, key_schema: Schema | None,
-                    value_schema: Schema | None) -> list[tuple[str, Schema]]:
+    def _key_fields(
+        self, table: str, record: SinkRecord, key_schema: Schema | None, value_schema: Schema | None
+    ) -> list[tuple[str, Schema]]:
         s = self.settings
         assert s is not None
         mode = s.pk_mode
@@ -713,7 +858,8 @@ class JdbcSinkTask(SinkTask):
         key_names = [n for n, _ in key_fields]
         key_set = set(key_names)
         value_fields = [
-            f for f in value_schema.fields()
+            f
+            for f in value_schema.fields()
             if f.name not in key_set and (not s.fields_whitelist or f.name in s.fields_whitelist)
         ]
         all_fields: dict[str, Schema] = dict(key_fields)
@@ -774,6 +920,7 @@ class JdbcSinkTask(SinkTask):
         if t in (Type.FLOAT32, Type.FLOAT64) and kind != "postgresql":
             return lambda v: to_db(schema, v, tz)
         if t is Type.STRING and kind == "postgresql":
+
             def no_nul(v: str) -> str:
                 if "\x00" in v:
                     raise DataError("PostgreSQL text cannot contain NUL (0x00) characters")
@@ -782,8 +929,13 @@ class JdbcSinkTask(SinkTask):
             return no_nul
         return None
 
-    def _extractor(self, key_schema: Schema | None, key_fields: list[tuple[str, Schema]],
-                   value_fields: list[Any], value_schema: Schema) -> Callable[[SinkRecord], tuple[tuple, tuple]]:
+    def _extractor(
+        self,
+        key_schema: Schema | None,
+        key_fields: list[tuple[str, Schema]],
+        value_fields: list[Any],
+        value_schema: Schema,
+    ) -> Callable[[SinkRecord], tuple[tuple, tuple]]:
         """The function turning a record into ``(key values, row)``; the row holds the key
         columns then the value columns, converted for the driver and checked."""
         s = self.settings
@@ -795,7 +947,8 @@ class JdbcSinkTask(SinkTask):
         names = [n for n, _ in key_fields] + [f.name for f in value_fields]
         n_keys = len(key_fields)
         defaults = [
-            (i, sch.default_value) for i, sch in enumerate(schemas)
+            (i, sch.default_value)
+            for i, sch in enumerate(schemas)
             if sch.default_value is not None and (s.replace_null_with_default or i < n_keys)
         ]
         required = [i for i, sch in enumerate(schemas) if not sch.optional or i < n_keys]
@@ -862,7 +1015,7 @@ class JdbcSinkTask(SinkTask):
         def null_error(record: SinkRecord, row: Any) -> DataError:
             i = next(i for i in required if row[i] is None)
             return DataError(
-                f"Invalid value: null used for required field: \"{names[i]}\", schema type: "
+                f'Invalid value: null used for required field: "{names[i]}", schema type: '
                 f"{schemas[i].type.name} (record at {where(record)})"
             )
 
@@ -882,11 +1035,11 @@ class JdbcSinkTask(SinkTask):
                             row[i] = conv(v)
                         except DataError as e:
                             raise DataError(
-                                f"Cannot write field \"{names[i]}\" of the record at {where(record)}: {e}"
+                                f'Cannot write field "{names[i]}" of the record at {where(record)}: {e}'
                             ) from None
                         except (TypeError, ValueError, AttributeError, OverflowError) as e:
                             raise DataError(
-                                f"Invalid value for field \"{names[i]}\" of the record at {where(record)}: {e}"
+                                f'Invalid value for field "{names[i]}" of the record at {where(record)}: {e}'
                             ) from None
                 row = tuple(row)
             elif type(row) is list:
@@ -1139,4 +1292,3 @@ def _fixed_offset(tz: Any) -> str | None:
         total = abs(total)
         return f"{sign}{total // 60:02d}:{total % 60:02d}"
     return None
-

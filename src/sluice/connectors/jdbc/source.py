@@ -102,12 +102,12 @@ def _version() -> str:
 
 
 def _dialect(settings: SourceSettings) -> Dialect:
-    return Dialect.for_url(settings.url, settings.user, settings.password,
-                           quote_identifiers=settings.quote_identifiers)
+    return Dialect.for_url(settings.url, settings.user, settings.password, quote_identifiers=settings.quote_identifiers)
 
 
-def _connect_with_retries(session: ReadSession, attempts: int, backoff_ms: int,
-                          stop: threading.Event | None = None) -> None:
+def _connect_with_retries(
+    session: ReadSession, attempts: int, backoff_ms: int, stop: threading.Event | None = None
+) -> None:
     for attempt in range(1, max(attempts, 1) + 1):
         try:
             session.connect()
@@ -115,8 +115,13 @@ def _connect_with_retries(session: ReadSession, attempts: int, backoff_ms: int,
         except (ConnectError, *db_errors()) as e:
             if attempt >= attempts:
                 raise ConnectError(f"Failed to connect to {session.dialect.name} after {attempt} attempts: {e}") from e
-            log.info("Unable to connect to the database on attempt %d/%d; retrying in %d ms: %s",
-                     attempt, attempts, backoff_ms, e)
+            log.info(
+                "Unable to connect to the database on attempt %d/%d; retrying in %d ms: %s",
+                attempt,
+                attempts,
+                backoff_ms,
+                e,
+            )
             if stop is not None:
                 if stop.wait(backoff_ms / 1000.0):
                     raise ConnectError("Stopped while connecting to the database") from e
@@ -134,7 +139,7 @@ def group_partitions(elements: Sequence[Any], groups: int) -> list[list[Any]]:
     index = 0
     for g in range(groups):
         size = per_group + (1 if g < leftover else 0)
-        result.append(list(elements[index:index + size]))
+        result.append(list(elements[index : index + size]))
         index += size
     return result
 
@@ -181,10 +186,10 @@ class TableMonitor:
             try:
                 changed = self.update()
             except Exception as e:  # noqa: BLE001 - the connector fails with it
-                log.error("Encountered an unrecoverable error while reading tables from the database",
-                          exc_info=True)
-                self._on_error(ConnectError(
-                    f"Encountered an unrecoverable error while reading tables from the database: {e}"))
+                log.error("Encountered an unrecoverable error while reading tables from the database", exc_info=True)
+                self._on_error(
+                    ConnectError(f"Encountered an unrecoverable error while reading tables from the database: {e}")
+                )
                 return
             if changed and not self._stop.is_set():
                 log.info("Tables changed; requesting task reconfiguration")
@@ -197,8 +202,9 @@ class TableMonitor:
         try:
             found = self._list()
         except (ConnectError, *db_errors()) as e:
-            log.error("Error while trying to get updated table list, ignoring and waiting for next table poll "
-                      "interval: %s", e)
+            log.error(
+                "Error while trying to get updated table list, ignoring and waiting for next table poll interval: %s", e
+            )
             return False
         tables = filter_tables(found, self._settings)
         with self._lock:
@@ -219,8 +225,13 @@ class TableMonitor:
         duplicates = {k: v for k, v in by_name.items() if len(v) > 1}
         if duplicates:
             s = self._settings
-            key = (f"'{cfg.TABLE_WHITELIST}'" if s.whitelist else f"'{cfg.TABLE_BLACKLIST}'" if s.blacklist
-                   else f"'{cfg.TABLE_WHITELIST}' or '{cfg.TABLE_BLACKLIST}'")
+            key = (
+                f"'{cfg.TABLE_WHITELIST}'"
+                if s.whitelist
+                else f"'{cfg.TABLE_BLACKLIST}'"
+                if s.blacklist
+                else f"'{cfg.TABLE_WHITELIST}' or '{cfg.TABLE_BLACKLIST}'"
+            )
             error = ConnectError(
                 "The connector uses the unqualified table name as the topic name and has detected duplicate "
                 "unqualified table names. This could lead to mixed data types in the topic and downstream "
@@ -290,8 +301,9 @@ class JdbcSourceConnector(SourceConnector):
             settings = SourceSettings.parse(props)
         except ConfigError as e:
             raise ConnectError(f"Couldn't start JdbcSourceConnector due to configuration error: {e}") from e
-        if settings.query is not None and (settings.whitelist or settings.blacklist or settings.include_list
-                                           or settings.exclude_list):
+        if settings.query is not None and (
+            settings.whitelist or settings.blacklist or settings.include_list or settings.exclude_list
+        ):
             raise ConnectError("query may not be combined with whole-table copying settings.")
         self._props = dict(props)
         self._settings = settings
@@ -299,8 +311,9 @@ class JdbcSourceConnector(SourceConnector):
         self._session = ReadSession(self._dialect, settings.zone)
         _connect_with_retries(self._session, settings.connection_attempts, settings.connection_backoff_ms)
         if settings.query is None:
-            monitor = TableMonitor(self._list_tables, settings, self._request_reconfiguration, self._fail,
-                                   settings.table_poll_interval_ms)
+            monitor = TableMonitor(
+                self._list_tables, settings, self._request_reconfiguration, self._fail, settings.table_poll_interval_ms
+            )
             self._monitor = monitor
             monitor.start()
 
@@ -337,13 +350,13 @@ class JdbcSourceConnector(SourceConnector):
                 log.warning("The connector has not been able to read the list of tables from the database yet.")
             else:
                 log.warning("No tables were found so there's no work to be done.")
-            return [{**self._props, cfg.TABLES: "",
-                     cfg.TABLES_FETCHED: "false" if tables is None else "true"}]
+            return [{**self._props, cfg.TABLES: "", cfg.TABLES_FETCHED: "false" if tables is None else "true"}]
         quote_char = self._dialect.quote("x")[0] if s.quote_identifiers else None
         configs = []
         for group in group_partitions(tables, min(len(tables), max(max_tasks, 1))):
-            configs.append({**self._props, cfg.TABLES: format_table_list(group, quote_char),
-                            cfg.TABLES_FETCHED: "true"})
+            configs.append(
+                {**self._props, cfg.TABLES: format_table_list(group, quote_char), cfg.TABLES_FETCHED: "true"}
+            )
         return configs
 
     def stop(self) -> None:
@@ -444,8 +457,9 @@ class JdbcSourceTask(SourceTask):
                 "database, we recommend using the fully qualified table name."
             )
         if tables and s.query is not None:
-            raise ConfigError("Invalid configuration: a JdbcSourceTask cannot have both a table and a query "
-                              "assigned to it")
+            raise ConfigError(
+                "Invalid configuration: a JdbcSourceTask cannot have both a table and a query assigned to it"
+            )
         if s.mode not in (cfg.MODE_BULK, cfg.MODE_INCREMENTING, cfg.MODE_TIMESTAMP, cfg.MODE_TIMESTAMP_INCREMENTING):
             raise ConfigError(cfg.MODE, s.mode, "Query mode must be specified")
         session = ReadSession(_dialect(s), s.zone)
@@ -462,10 +476,16 @@ class JdbcSourceTask(SourceTask):
                 partitions += [table_partition(t), table_partition_v0(t)]
             offsets = self.context.offset_storage_reader().offsets(partitions) if partitions else {}
 
-        inc_mapping = _column_mapping(s.incrementing_column_mapping, tables, "incrementing") \
-            if s.uses_incrementing and s.incrementing_column_mapping else {}
-        ts_mapping = _column_mapping(s.timestamp_columns_mapping, tables, "timestamp") \
-            if s.uses_timestamp and s.timestamp_columns_mapping else {}
+        inc_mapping = (
+            _column_mapping(s.incrementing_column_mapping, tables, "incrementing")
+            if s.uses_incrementing and s.incrementing_column_mapping
+            else {}
+        )
+        ts_mapping = (
+            _column_mapping(s.timestamp_columns_mapping, tables, "timestamp")
+            if s.uses_timestamp and s.timestamp_columns_mapping
+            else {}
+        )
 
         def incrementing_of(t: TableId | None) -> str:
             if t is not None and s.uses_regex_filtering:
@@ -481,8 +501,12 @@ class JdbcSourceTask(SourceTask):
         try:
             if tables and incremental:
                 columns = session.describe_table(tables[0])
-                check_columns_exist(columns, tables[0], incrementing_of(tables[0]) if s.uses_incrementing else None,
-                                    timestamps_of(tables[0]) if s.uses_timestamp else [])
+                check_columns_exist(
+                    columns,
+                    tables[0],
+                    incrementing_of(tables[0]) if s.uses_incrementing else None,
+                    timestamps_of(tables[0]) if s.uses_timestamp else [],
+                )
             targets: list[TableId | None] = list(tables) if tables else [None]
             for t in targets:
                 incrementing = incrementing_of(t) if s.uses_incrementing else None
@@ -494,10 +518,12 @@ class JdbcSourceTask(SourceTask):
                         if not incrementing:
                             raise ConnectError(
                                 f"Cannot use mode {s.mode} on table {t}: {cfg.INCREMENTING_COLUMN_NAME} is not set "
-                                "and the table has no auto-incrementing column")
+                                "and the table has no auto-incrementing column"
+                            )
                     if s.validate_non_null:
-                        check_not_null(columns, t, s.uses_incrementing, s.uses_timestamp, incrementing or "",
-                                       timestamps)
+                        check_not_null(
+                            columns, t, s.uses_incrementing, s.uses_timestamp, incrementing or "", timestamps
+                        )
                 offset = None
                 if incremental:
                     candidates = [{"query": "query"}] if t is None else [table_partition(t), table_partition_v0(t)]
@@ -511,10 +537,22 @@ class JdbcSourceTask(SourceTask):
                     if initial == -1:
                         initial = session.now_nanos() // 1_000_000
                     offset = {"timestamp": initial}
-                self._queriers.append(Querier(
-                    session, s.mode, t, s.query if t is None else None, s.topic_prefix, timestamps, incrementing,
-                    offset, s.timestamp_delay_ms, s.numeric_mapping, s.query_suffix, s.quote_identifiers,
-                ))
+                self._queriers.append(
+                    Querier(
+                        session,
+                        s.mode,
+                        t,
+                        s.query if t is None else None,
+                        s.topic_prefix,
+                        timestamps,
+                        incrementing,
+                        offset,
+                        s.timestamp_delay_ms,
+                        s.numeric_mapping,
+                        s.query_suffix,
+                        s.quote_identifiers,
+                    )
+                )
         except db_errors() as e:
             session.close()
             raise ConnectError(f"Failed trying to validate the tables and columns used for offsets: {e}") from e
@@ -562,8 +600,12 @@ class JdbcSourceTask(SourceTask):
             try:
                 parts = self._split_plan(s, querier)
                 if parts:
-                    log.info("Reading %s in %d key ranges of %s, each in a Spark partition", querier.name,
-                             len(parts), parts[0].column)
+                    log.info(
+                        "Reading %s in %d key ranges of %s, each in a Spark partition",
+                        querier.name,
+                        len(parts),
+                        parts[0].column,
+                    )
                     self.context.request_split_read(parts)
                     querier.finish(self._clock())
                     continue
@@ -587,8 +629,14 @@ class JdbcSourceTask(SourceTask):
     def _split_plan(self, s: SourceSettings, querier: Querier) -> list[KeyRange] | None:
         """The key ranges to read a due bulk-mode table in, or None to read it here."""
         table = querier.table
-        if (s.mode != cfg.MODE_BULK or table is None or querier.querying or s.bulk_split_partitions < 2
-                or s.query_suffix or not self.context.supports_split_reads):
+        if (
+            s.mode != cfg.MODE_BULK
+            or table is None
+            or querier.querying
+            or s.bulk_split_partitions < 2
+            or s.query_suffix
+            or not self.context.supports_split_reads
+        ):
             return None
         session = self._session
         assert session is not None
@@ -612,8 +660,21 @@ class JdbcSourceTask(SourceTask):
         session = ReadSession(_dialect(s), s.zone)
         _connect_with_retries(session, s.connection_attempts, s.connection_backoff_ms, threading.Event())
         try:
-            querier = Querier(session, cfg.MODE_BULK, part.table, None, s.topic_prefix, [], None, None,
-                              s.timestamp_delay_ms, s.numeric_mapping, "", s.quote_identifiers, key_range=part)
+            querier = Querier(
+                session,
+                cfg.MODE_BULK,
+                part.table,
+                None,
+                s.topic_prefix,
+                [],
+                None,
+                None,
+                s.timestamp_delay_ms,
+                s.numeric_mapping,
+                "",
+                s.quote_identifiers,
+                key_range=part,
+            )
             fetch_size = max(s.batch_max_rows, 1)
             while True:
                 records, exhausted = querier.fetch(fetch_size, fetch_size)
@@ -623,8 +684,9 @@ class JdbcSourceTask(SourceTask):
                     break
             querier.finish(time.monotonic())
         except db_errors() as e:
-            raise ConnectError(f"Error while reading {part.table} where {part.column} in "
-                               f"[{part.low}, {part.high}): {e}") from e
+            raise ConnectError(
+                f"Error while reading {part.table} where {part.column} in [{part.low}, {part.high}): {e}"
+            ) from e
         finally:
             session.close()
 
@@ -640,8 +702,13 @@ class JdbcSourceTask(SourceTask):
             raise ConnectError(f"Error while querying {querier.name}: {error}") from error
         self._session.close()  # reconnect for the next query
         querier.retries += 1
-        log.error("SQL exception while running query for %s: %s. Attempting retry %d of %s attempts.",
-                  querier, error, querier.retries, s.query_retry_attempts)
+        log.error(
+            "SQL exception while running query for %s: %s. Attempting retry %d of %s attempts.",
+            querier,
+            error,
+            querier.retries,
+            s.query_retry_attempts,
+        )
         if 0 < s.query_retry_attempts <= querier.retries:
             raise ConnectError(f"Failed to query table after retries: {error}") from error
 
@@ -671,10 +738,14 @@ def _column_mapping(mappings: Sequence[str], tables: Sequence[TableId], what: st
     for t in tables:
         matches = [value for regex, value in parsed if regex.fullmatch(t.fqn)]
         if not matches:
-            raise ConnectError(f"Error while validating {what} column mappings: Included table '{t}' does not match "
-                               "any of the provided regexes")
+            raise ConnectError(
+                f"Error while validating {what} column mappings: Included table '{t}' does not match "
+                "any of the provided regexes"
+            )
         if len(matches) > 1:
-            raise ConnectError(f"Error while validating {what} column mappings: Included table '{t}' matches more "
-                               "than one of the provided regexes")
+            raise ConnectError(
+                f"Error while validating {what} column mappings: Included table '{t}' matches more "
+                "than one of the provided regexes"
+            )
         out[t] = matches[0]
     return out

@@ -202,14 +202,34 @@ def _topic_prefix(name: str, value: Any) -> None:
 
 
 _SHORT_ZONE_IDS = {  # java.time.ZoneId.SHORT_IDS
-    "ACT": "Australia/Darwin", "AET": "Australia/Sydney", "AGT": "America/Argentina/Buenos_Aires",
-    "ART": "Africa/Cairo", "AST": "America/Anchorage", "BET": "America/Sao_Paulo", "BST": "Asia/Dhaka",
-    "CAT": "Africa/Harare", "CNT": "America/St_Johns", "CST": "America/Chicago", "CTT": "Asia/Shanghai",
-    "EAT": "Africa/Addis_Ababa", "ECT": "Europe/Paris", "IET": "America/Indiana/Indianapolis",
-    "IST": "Asia/Kolkata", "JST": "Asia/Tokyo", "MIT": "Pacific/Apia", "NET": "Asia/Yerevan",
-    "NST": "Pacific/Auckland", "PLT": "Asia/Karachi", "PNT": "America/Phoenix", "PRT": "America/Puerto_Rico",
-    "PST": "America/Los_Angeles", "SST": "Pacific/Guadalcanal", "VST": "Asia/Ho_Chi_Minh",
-    "EST": "-05:00", "MST": "-07:00", "HST": "-10:00",
+    "ACT": "Australia/Darwin",
+    "AET": "Australia/Sydney",
+    "AGT": "America/Argentina/Buenos_Aires",
+    "ART": "Africa/Cairo",
+    "AST": "America/Anchorage",
+    "BET": "America/Sao_Paulo",
+    "BST": "Asia/Dhaka",
+    "CAT": "Africa/Harare",
+    "CNT": "America/St_Johns",
+    "CST": "America/Chicago",
+    "CTT": "Asia/Shanghai",
+    "EAT": "Africa/Addis_Ababa",
+    "ECT": "Europe/Paris",
+    "IET": "America/Indiana/Indianapolis",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "MIT": "Pacific/Apia",
+    "NET": "Asia/Yerevan",
+    "NST": "Pacific/Auckland",
+    "PLT": "Asia/Karachi",
+    "PNT": "America/Phoenix",
+    "PRT": "America/Puerto_Rico",
+    "PST": "America/Los_Angeles",
+    "SST": "Pacific/Guadalcanal",
+    "VST": "Asia/Ho_Chi_Minh",
+    "EST": "-05:00",
+    "MST": "-07:00",
+    "HST": "-10:00",
 }
 _OFFSET = re.compile(r"^(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?$")
 
@@ -257,180 +277,462 @@ _MODE_DEPENDENTS = _ModeDependents()
 
 def _define_database(d: ConfigDef) -> None:
     order = iter(range(1, 100))
-    d.define(CONNECTION_URL, ConfigType.STRING, "", importance=Importance.HIGH,
-             documentation="JDBC connection URL, e.g. jdbc:postgresql://localhost:5432/db, "
-                           "jdbc:mariadb://localhost:3306/db, jdbc:mysql://localhost/db or jdbc:sqlite:test.db.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.LONG, display_name="JDBC URL",
-             dependents=[TABLE_WHITELIST, TABLE_BLACKLIST])
-    d.define(CONNECTION_USER, ConfigType.STRING, None, importance=Importance.HIGH,
-             documentation="JDBC connection user.", group=DATABASE_GROUP, order_in_group=next(order),
-             width=Width.LONG, display_name="JDBC User")
-    d.define(CONNECTION_PASSWORD, ConfigType.PASSWORD, None, importance=Importance.HIGH,
-             documentation="JDBC connection password.", group=DATABASE_GROUP, order_in_group=next(order),
-             width=Width.SHORT, display_name="JDBC Password")
-    d.define(CONNECTION_ATTEMPTS, ConfigType.INT, 3, Range.at_least(1), importance=Importance.LOW,
-             documentation="Maximum number of attempts to retrieve a valid JDBC connection. "
-                           "Must be a positive integer.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="JDBC connection attempts")
-    d.define(CONNECTION_BACKOFF_MS, ConfigType.LONG, 10000, importance=Importance.LOW,
-             documentation="Backoff time in milliseconds between connection attempts.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="JDBC connection backoff in milliseconds")
-    d.define(TABLE_WHITELIST, ConfigType.LIST, "", importance=Importance.MEDIUM,
-             documentation="List of tables to include in copying. If specified, table.blacklist may not be set. "
-                           "Use a comma-separated list to specify multiple tables.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.LONG, display_name="Table Whitelist")
-    d.define(TABLE_BLACKLIST, ConfigType.LIST, "", importance=Importance.MEDIUM,
-             documentation="List of tables to exclude from copying. If specified, table.whitelist may not be set. "
-                           "Use a comma-separated list to specify multiple tables.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.LONG, display_name="Table Blacklist")
-    d.define(TABLE_INCLUDE_LIST, ConfigType.LIST, [], _regex_list, importance=Importance.MEDIUM,
-             documentation="Comma-separated regular expressions matched against the fully-qualified names "
-                           "of the tables to copy (case-sensitive). Cannot be combined with table.whitelist "
-                           "or table.blacklist.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.LONG,
-             display_name="Tables Included (Regex)")
-    d.define(TABLE_EXCLUDE_LIST, ConfigType.LIST, [], _regex_list, importance=Importance.MEDIUM,
-             documentation="Comma-separated regular expressions matched against the fully-qualified names "
-                           "of tables not to copy; applies to the tables table.include.list matches, which "
-                           "it requires.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.LONG,
-             display_name="Tables Excluded (Regex)")
-    d.define(CATALOG_PATTERN, ConfigType.STRING, None, importance=Importance.MEDIUM,
-             documentation="Catalog pattern to fetch table metadata from the database. Null (the default) "
-                           "does not narrow the search by catalog.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.SHORT, display_name="Schema pattern")
-    d.define(SCHEMA_PATTERN, ConfigType.STRING, None, importance=Importance.HIGH,
-             documentation="Schema pattern to fetch table metadata from the database. Null (the default) "
-                           "fetches the tables of every schema.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.SHORT, display_name="Schema pattern")
-    d.define(NUMERIC_PRECISION_MAPPING, ConfigType.BOOLEAN, False, importance=Importance.LOW,
-             documentation="Deprecated: whether to map NUMERIC values by precision to integral types. "
-                           "Use numeric.mapping instead.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="Map Numeric Values By Precision (deprecated)")
-    d.define(NUMERIC_MAPPING, ConfigType.STRING, None, _NUMERIC_MAPPING, importance=Importance.LOW,
-             documentation="Map NUMERIC values by precision and optionally scale to integral or decimal types: "
-                           "none (every NUMERIC is a Connect Decimal), precision_only (NUMERIC(p,0) with "
-                           "p <= 18 becomes INT8..INT64), best_fit (as precision_only, and NUMERIC(p,s) with "
-                           "p <= 18 and s > 0 becomes FLOAT64), best_fit_eager_double (every NUMERIC with a "
-                           "scale becomes FLOAT64).",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="Map Numeric Values, Integral or Decimal, By Precision and Scale",
-             recommender=_NUMERIC_MAPPING)
-    d.define(DIALECT_NAME, ConfigType.STRING, "", importance=Importance.LOW,
-             documentation="The database dialect; empty (the default) chooses it from the connection URL.",
-             group=DATABASE_GROUP, order_in_group=next(order), width=Width.LONG, display_name="Database Dialect")
+    d.define(
+        CONNECTION_URL,
+        ConfigType.STRING,
+        "",
+        importance=Importance.HIGH,
+        documentation="JDBC connection URL, e.g. jdbc:postgresql://localhost:5432/db, "
+        "jdbc:mariadb://localhost:3306/db, jdbc:mysql://localhost/db or jdbc:sqlite:test.db.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="JDBC URL",
+        dependents=[TABLE_WHITELIST, TABLE_BLACKLIST],
+    )
+    d.define(
+        CONNECTION_USER,
+        ConfigType.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="JDBC connection user.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="JDBC User",
+    )
+    d.define(
+        CONNECTION_PASSWORD,
+        ConfigType.PASSWORD,
+        None,
+        importance=Importance.HIGH,
+        documentation="JDBC connection password.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="JDBC Password",
+    )
+    d.define(
+        CONNECTION_ATTEMPTS,
+        ConfigType.INT,
+        3,
+        Range.at_least(1),
+        importance=Importance.LOW,
+        documentation="Maximum number of attempts to retrieve a valid JDBC connection. Must be a positive integer.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="JDBC connection attempts",
+    )
+    d.define(
+        CONNECTION_BACKOFF_MS,
+        ConfigType.LONG,
+        10000,
+        importance=Importance.LOW,
+        documentation="Backoff time in milliseconds between connection attempts.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="JDBC connection backoff in milliseconds",
+    )
+    d.define(
+        TABLE_WHITELIST,
+        ConfigType.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="List of tables to include in copying. If specified, table.blacklist may not be set. "
+        "Use a comma-separated list to specify multiple tables.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Table Whitelist",
+    )
+    d.define(
+        TABLE_BLACKLIST,
+        ConfigType.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="List of tables to exclude from copying. If specified, table.whitelist may not be set. "
+        "Use a comma-separated list to specify multiple tables.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Table Blacklist",
+    )
+    d.define(
+        TABLE_INCLUDE_LIST,
+        ConfigType.LIST,
+        [],
+        _regex_list,
+        importance=Importance.MEDIUM,
+        documentation="Comma-separated regular expressions matched against the fully-qualified names "
+        "of the tables to copy (case-sensitive). Cannot be combined with table.whitelist "
+        "or table.blacklist.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Tables Included (Regex)",
+    )
+    d.define(
+        TABLE_EXCLUDE_LIST,
+        ConfigType.LIST,
+        [],
+        _regex_list,
+        importance=Importance.MEDIUM,
+        documentation="Comma-separated regular expressions matched against the fully-qualified names "
+        "of tables not to copy; applies to the tables table.include.list matches, which "
+        "it requires.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Tables Excluded (Regex)",
+    )
+    d.define(
+        CATALOG_PATTERN,
+        ConfigType.STRING,
+        None,
+        importance=Importance.MEDIUM,
+        documentation="Catalog pattern to fetch table metadata from the database. Null (the default) "
+        "does not narrow the search by catalog.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Schema pattern",
+    )
+    d.define(
+        SCHEMA_PATTERN,
+        ConfigType.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="Schema pattern to fetch table metadata from the database. Null (the default) "
+        "fetches the tables of every schema.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Schema pattern",
+    )
+    d.define(
+        NUMERIC_PRECISION_MAPPING,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Deprecated: whether to map NUMERIC values by precision to integral types. "
+        "Use numeric.mapping instead.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Map Numeric Values By Precision (deprecated)",
+    )
+    d.define(
+        NUMERIC_MAPPING,
+        ConfigType.STRING,
+        None,
+        _NUMERIC_MAPPING,
+        importance=Importance.LOW,
+        documentation="Map NUMERIC values by precision and optionally scale to integral or decimal types: "
+        "none (every NUMERIC is a Connect Decimal), precision_only (NUMERIC(p,0) with "
+        "p <= 18 becomes INT8..INT64), best_fit (as precision_only, and NUMERIC(p,s) with "
+        "p <= 18 and s > 0 becomes FLOAT64), best_fit_eager_double (every NUMERIC with a "
+        "scale becomes FLOAT64).",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Map Numeric Values, Integral or Decimal, By Precision and Scale",
+        recommender=_NUMERIC_MAPPING,
+    )
+    d.define(
+        DIALECT_NAME,
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="The database dialect; empty (the default) chooses it from the connection URL.",
+        group=DATABASE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Database Dialect",
+    )
 
 
 def _define_mode(d: ConfigDef) -> None:
     order = iter(range(1, 100))
-    d.define(MODE, ConfigType.STRING, MODE_UNSPECIFIED,
-             ValidString.in_(MODE_UNSPECIFIED, MODE_BULK, MODE_TIMESTAMP, MODE_INCREMENTING,
-                             MODE_TIMESTAMP_INCREMENTING),
-             importance=Importance.HIGH,
-             documentation="How each table is read on each poll: bulk (the whole table), incrementing "
-                           "(new rows, by a strictly incrementing column), timestamp (new and modified rows, "
-                           "by timestamp columns), timestamp+incrementing (both, with unique offsets).",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="Table Loading Mode",
-             dependents=[INCREMENTING_COLUMN_NAME, TIMESTAMP_COLUMN_NAME, INCREMENTING_COLUMN_MAPPING,
-                         TIMESTAMP_COLUMNS_MAPPING, VALIDATE_NON_NULL])
-    d.define(INCREMENTING_COLUMN_NAME, ConfigType.STRING, "", importance=Importance.MEDIUM,
-             documentation="The strictly incrementing column used to detect new rows. Empty: the table's "
-                           "auto-incrementing column. The column may not be nullable.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM,
-             display_name="Incrementing Column Name", recommender=_MODE_DEPENDENTS)
-    d.define(TIMESTAMP_COLUMN_NAME, ConfigType.LIST, "", importance=Importance.MEDIUM,
-             documentation="One or more timestamp columns (COALESCE of them) used to detect new or modified "
-                           "rows. At least one should not be nullable.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM,
-             display_name="Timestamp Column Name", recommender=_MODE_DEPENDENTS)
-    d.define(TIMESTAMP_COLUMNS_MAPPING, ConfigType.LIST, [], _regex_to_columns, importance=Importance.MEDIUM,
-             documentation="Comma-separated 'regex:[col1|col2]' mappings from fully-qualified table names to "
-                           "timestamp columns; every included table must match exactly one.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.LONG,
-             display_name="Table to timestamp columns mappings", recommender=_MODE_DEPENDENTS)
-    d.define(INCREMENTING_COLUMN_MAPPING, ConfigType.LIST, [], _regex_to_column, importance=Importance.MEDIUM,
-             documentation="Comma-separated 'regex:column' mappings from fully-qualified table names to "
-                           "incrementing columns; every included table must match exactly one.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.LONG,
-             display_name="Table to incrementing column mappings", recommender=_MODE_DEPENDENTS)
-    d.define(TIMESTAMP_INITIAL, ConfigType.LONG, None, importance=Importance.LOW,
-             documentation="The epoch timestamp (ms) the first timestamp query starts from; -1 for the "
-                           "current time. Unset: all data is read.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM,
-             display_name="Unix time value of initial timestamp", recommender=_MODE_DEPENDENTS)
-    d.define(VALIDATE_NON_NULL, ConfigType.BOOLEAN, True, importance=Importance.LOW,
-             documentation="Check that the incrementing and timestamp columns are NOT NULL; the task fails "
-                           "to start otherwise.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.SHORT, display_name="Validate Non Null",
-             recommender=_MODE_DEPENDENTS)
-    d.define(QUERY, ConfigType.STRING, "", importance=Importance.MEDIUM,
-             documentation="A query that selects the rows to copy instead of whole tables. In the incremental "
-                           "modes a WHERE clause is appended to it, so it may not have one of its own.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.SHORT, display_name="Query")
-    d.define(QUERY_MASKED, ConfigType.PASSWORD, "", importance=Importance.MEDIUM,
-             documentation="Same as 'query' but the query is never logged or shown.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.SHORT, display_name="Query (Masked)",
-             recommender=_Hidden())
-    d.define(QUOTE_SQL_IDENTIFIERS, ConfigType.STRING, "always", _QUOTE_METHOD, importance=Importance.MEDIUM,
-             documentation="When to quote table and column names in the statements the connector builds.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="Quote Identifiers",
-             recommender=_QUOTE_METHOD)
-    d.define(QUERY_SUFFIX, ConfigType.STRING, "", importance=Importance.LOW,
-             documentation="Suffix to append at the end of the generated query.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="Query suffix")
-    d.define(QUERY_RETRY_ATTEMPTS, ConfigType.INT, -1, importance=Importance.LOW,
-             documentation="Number of times to retry a failed query; -1 retries forever.",
-             group=MODE_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="Query Retry Attempts")
+    d.define(
+        MODE,
+        ConfigType.STRING,
+        MODE_UNSPECIFIED,
+        ValidString.in_(MODE_UNSPECIFIED, MODE_BULK, MODE_TIMESTAMP, MODE_INCREMENTING, MODE_TIMESTAMP_INCREMENTING),
+        importance=Importance.HIGH,
+        documentation="How each table is read on each poll: bulk (the whole table), incrementing "
+        "(new rows, by a strictly incrementing column), timestamp (new and modified rows, "
+        "by timestamp columns), timestamp+incrementing (both, with unique offsets).",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Table Loading Mode",
+        dependents=[
+            INCREMENTING_COLUMN_NAME,
+            TIMESTAMP_COLUMN_NAME,
+            INCREMENTING_COLUMN_MAPPING,
+            TIMESTAMP_COLUMNS_MAPPING,
+            VALIDATE_NON_NULL,
+        ],
+    )
+    d.define(
+        INCREMENTING_COLUMN_NAME,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="The strictly incrementing column used to detect new rows. Empty: the table's "
+        "auto-incrementing column. The column may not be nullable.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Incrementing Column Name",
+        recommender=_MODE_DEPENDENTS,
+    )
+    d.define(
+        TIMESTAMP_COLUMN_NAME,
+        ConfigType.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="One or more timestamp columns (COALESCE of them) used to detect new or modified "
+        "rows. At least one should not be nullable.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Timestamp Column Name",
+        recommender=_MODE_DEPENDENTS,
+    )
+    d.define(
+        TIMESTAMP_COLUMNS_MAPPING,
+        ConfigType.LIST,
+        [],
+        _regex_to_columns,
+        importance=Importance.MEDIUM,
+        documentation="Comma-separated 'regex:[col1|col2]' mappings from fully-qualified table names to "
+        "timestamp columns; every included table must match exactly one.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Table to timestamp columns mappings",
+        recommender=_MODE_DEPENDENTS,
+    )
+    d.define(
+        INCREMENTING_COLUMN_MAPPING,
+        ConfigType.LIST,
+        [],
+        _regex_to_column,
+        importance=Importance.MEDIUM,
+        documentation="Comma-separated 'regex:column' mappings from fully-qualified table names to "
+        "incrementing columns; every included table must match exactly one.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.LONG,
+        display_name="Table to incrementing column mappings",
+        recommender=_MODE_DEPENDENTS,
+    )
+    d.define(
+        TIMESTAMP_INITIAL,
+        ConfigType.LONG,
+        None,
+        importance=Importance.LOW,
+        documentation="The epoch timestamp (ms) the first timestamp query starts from; -1 for the "
+        "current time. Unset: all data is read.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Unix time value of initial timestamp",
+        recommender=_MODE_DEPENDENTS,
+    )
+    d.define(
+        VALIDATE_NON_NULL,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Check that the incrementing and timestamp columns are NOT NULL; the task fails "
+        "to start otherwise.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Validate Non Null",
+        recommender=_MODE_DEPENDENTS,
+    )
+    d.define(
+        QUERY,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="A query that selects the rows to copy instead of whole tables. In the incremental "
+        "modes a WHERE clause is appended to it, so it may not have one of its own.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Query",
+    )
+    d.define(
+        QUERY_MASKED,
+        ConfigType.PASSWORD,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Same as 'query' but the query is never logged or shown.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Query (Masked)",
+        recommender=_Hidden(),
+    )
+    d.define(
+        QUOTE_SQL_IDENTIFIERS,
+        ConfigType.STRING,
+        "always",
+        _QUOTE_METHOD,
+        importance=Importance.MEDIUM,
+        documentation="When to quote table and column names in the statements the connector builds.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Quote Identifiers",
+        recommender=_QUOTE_METHOD,
+    )
+    d.define(
+        QUERY_SUFFIX,
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="Suffix to append at the end of the generated query.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Query suffix",
+    )
+    d.define(
+        QUERY_RETRY_ATTEMPTS,
+        ConfigType.INT,
+        -1,
+        importance=Importance.LOW,
+        documentation="Number of times to retry a failed query; -1 retries forever.",
+        group=MODE_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Query Retry Attempts",
+    )
 
 
 def _define_connector(d: ConfigDef) -> None:
     order = iter(range(1, 100))
-    d.define(TABLE_TYPES, ConfigType.LIST, "TABLE", importance=Importance.LOW,
-             documentation="The table types to copy: TABLE, VIEW (and on PostgreSQL PARTITIONED TABLE, "
-                           "MATERIALIZED VIEW, FOREIGN TABLE).",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="Table Types")
-    d.define(POLL_INTERVAL_MS, ConfigType.INT, 5000, importance=Importance.HIGH,
-             documentation="Frequency in ms to poll for new data in each table.",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="Poll Interval (ms)")
-    d.define(BATCH_MAX_ROWS, ConfigType.INT, 1000, importance=Importance.LOW,
-             documentation="Maximum number of rows of one table in a single batch when polling for new data.",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="Max Rows Per Batch")
-    d.define(TABLE_POLL_INTERVAL_MS, ConfigType.LONG, 60000, importance=Importance.LOW,
-             documentation="Frequency in ms to look for new or removed tables, which may result in updated "
-                           "task configurations.",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.SHORT,
-             display_name="Metadata Change Monitoring Interval (ms)")
-    d.define(TOPIC_PREFIX, ConfigType.STRING, "", _topic_prefix, importance=Importance.HIGH,
-             documentation="Prefix prepended to table names to name the topics, or with a query the whole "
-                           "topic name.",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="Topic Prefix")
-    d.define(TIMESTAMP_DELAY_INTERVAL_MS, ConfigType.LONG, 0, importance=Importance.HIGH,
-             documentation="How long after a row with a certain timestamp appears before it is read, to let "
-                           "transactions with earlier timestamps complete.",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.MEDIUM,
-             display_name="Delay Interval (ms)")
-    d.define(DB_TIMEZONE, ConfigType.STRING, "UTC", _time_zone, importance=Importance.MEDIUM,
-             documentation="Time zone of timestamps without a zone in the database, used in time-based "
-                           "criteria and to read them. Defaults to UTC.",
-             group=CONNECTOR_GROUP, order_in_group=next(order), width=Width.MEDIUM, display_name="DB time zone")
+    d.define(
+        TABLE_TYPES,
+        ConfigType.LIST,
+        "TABLE",
+        importance=Importance.LOW,
+        documentation="The table types to copy: TABLE, VIEW (and on PostgreSQL PARTITIONED TABLE, "
+        "MATERIALIZED VIEW, FOREIGN TABLE).",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Table Types",
+    )
+    d.define(
+        POLL_INTERVAL_MS,
+        ConfigType.INT,
+        5000,
+        importance=Importance.HIGH,
+        documentation="Frequency in ms to poll for new data in each table.",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Poll Interval (ms)",
+    )
+    d.define(
+        BATCH_MAX_ROWS,
+        ConfigType.INT,
+        1000,
+        importance=Importance.LOW,
+        documentation="Maximum number of rows of one table in a single batch when polling for new data.",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Max Rows Per Batch",
+    )
+    d.define(
+        TABLE_POLL_INTERVAL_MS,
+        ConfigType.LONG,
+        60000,
+        importance=Importance.LOW,
+        documentation="Frequency in ms to look for new or removed tables, which may result in updated "
+        "task configurations.",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.SHORT,
+        display_name="Metadata Change Monitoring Interval (ms)",
+    )
+    d.define(
+        TOPIC_PREFIX,
+        ConfigType.STRING,
+        "",
+        _topic_prefix,
+        importance=Importance.HIGH,
+        documentation="Prefix prepended to table names to name the topics, or with a query the whole topic name.",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Topic Prefix",
+    )
+    d.define(
+        TIMESTAMP_DELAY_INTERVAL_MS,
+        ConfigType.LONG,
+        0,
+        importance=Importance.HIGH,
+        documentation="How long after a row with a certain timestamp appears before it is read, to let "
+        "transactions with earlier timestamps complete.",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="Delay Interval (ms)",
+    )
+    d.define(
+        DB_TIMEZONE,
+        ConfigType.STRING,
+        "UTC",
+        _time_zone,
+        importance=Importance.MEDIUM,
+        documentation="Time zone of timestamps without a zone in the database, used in time-based "
+        "criteria and to read them. Defaults to UTC.",
+        group=CONNECTOR_GROUP,
+        order_in_group=next(order),
+        width=Width.MEDIUM,
+        display_name="DB time zone",
+    )
 
 
 def _define_spark(d: ConfigDef) -> None:
-    d.define(BULK_SPLIT_PARTITIONS, ConfigType.INT, 4, Range.at_least(1), importance=Importance.LOW,
-             documentation="Sluice: in bulk mode, read a table whose single-column integer primary key spans "
-                           f"at least {BULK_SPLIT_MIN_ROWS} values in this many key ranges, each in a Spark "
-                           "partition of its own, in parallel. 1 reads every table through the task's one "
-                           "cursor, as Confluent's connector does.",
-             group=SPARK_GROUP, order_in_group=1, width=Width.SHORT, display_name="Bulk split partitions")
-    d.define(BULK_SPLIT_MIN_ROWS, ConfigType.LONG, 100_000, Range.at_least(1), importance=Importance.LOW,
-             documentation="Sluice: the smallest primary key span (max - min + 1) of a table that bulk mode "
-                           f"splits across {BULK_SPLIT_PARTITIONS} Spark partitions.",
-             group=SPARK_GROUP, order_in_group=2, width=Width.SHORT, display_name="Bulk split minimum rows")
+    d.define(
+        BULK_SPLIT_PARTITIONS,
+        ConfigType.INT,
+        4,
+        Range.at_least(1),
+        importance=Importance.LOW,
+        documentation="Sluice: in bulk mode, read a table whose single-column integer primary key spans "
+        f"at least {BULK_SPLIT_MIN_ROWS} values in this many key ranges, each in a Spark "
+        "partition of its own, in parallel. 1 reads every table through the task's one "
+        "cursor, as Confluent's connector does.",
+        group=SPARK_GROUP,
+        order_in_group=1,
+        width=Width.SHORT,
+        display_name="Bulk split partitions",
+    )
+    d.define(
+        BULK_SPLIT_MIN_ROWS,
+        ConfigType.LONG,
+        100_000,
+        Range.at_least(1),
+        importance=Importance.LOW,
+        documentation="Sluice: the smallest primary key span (max - min + 1) of a table that bulk mode "
+        f"splits across {BULK_SPLIT_PARTITIONS} Spark partitions.",
+        group=SPARK_GROUP,
+        order_in_group=2,
+        width=Width.SHORT,
+        display_name="Bulk split minimum rows",
+    )
 
 
 def _base() -> ConfigDef:
@@ -445,8 +747,12 @@ def _base() -> ConfigDef:
 CONFIG_DEF = _base()
 TASK_CONFIG_DEF = (
     ConfigDef(CONFIG_DEF)
-    .define(TABLES, ConfigType.LIST, importance=Importance.HIGH,
-            documentation="List of tables for this task to watch for changes.")
+    .define(
+        TABLES,
+        ConfigType.LIST,
+        importance=Importance.HIGH,
+        documentation="List of tables for this task to watch for changes.",
+    )
     .define_internal(TABLES_FETCHED, ConfigType.BOOLEAN, False, Importance.HIGH)
 )
 
@@ -567,8 +873,12 @@ class SourceSettings:
 
 
 def _is_using_legacy(s: SourceSettings) -> bool:
-    return bool(s.whitelist or s.blacklist or s.incrementing_column.strip() or
-                (s.timestamp_columns and s.timestamp_columns[0].strip()))
+    return bool(
+        s.whitelist
+        or s.blacklist
+        or s.incrementing_column.strip()
+        or (s.timestamp_columns and s.timestamp_columns[0].strip())
+    )
 
 
 def _is_using_new(s: SourceSettings) -> bool:
@@ -608,8 +918,10 @@ def check_cross_key_rules(props: Mapping[str, Any], values: dict[str, ConfigValu
                 "configurations or all new configurations."
             )
             for key, present in (
-                (TABLE_WHITELIST, s.whitelist), (TABLE_BLACKLIST, s.blacklist),
-                (TABLE_INCLUDE_LIST, s.include_list), (TABLE_EXCLUDE_LIST, s.exclude_list),
+                (TABLE_WHITELIST, s.whitelist),
+                (TABLE_BLACKLIST, s.blacklist),
+                (TABLE_INCLUDE_LIST, s.include_list),
+                (TABLE_EXCLUDE_LIST, s.exclude_list),
                 (TIMESTAMP_COLUMN_NAME, s.timestamp_columns and s.timestamp_columns[0].strip()),
                 (TIMESTAMP_COLUMNS_MAPPING, s.timestamp_columns_mapping),
                 (INCREMENTING_COLUMN_NAME, s.incrementing_column.strip()),
@@ -640,21 +952,30 @@ def check_cross_key_rules(props: Mapping[str, Any], values: dict[str, ConfigValu
             )
             error(QUERY, message)
             error(QUERY_MASKED, message)
-            for key, present in ((TABLE_WHITELIST, s.whitelist), (TABLE_BLACKLIST, s.blacklist),
-                                 (TABLE_INCLUDE_LIST, s.include_list), (TABLE_EXCLUDE_LIST, s.exclude_list)):
+            for key, present in (
+                (TABLE_WHITELIST, s.whitelist),
+                (TABLE_BLACKLIST, s.blacklist),
+                (TABLE_INCLUDE_LIST, s.include_list),
+                (TABLE_EXCLUDE_LIST, s.exclude_list),
+            ):
                 if present:
                     error(key, message)
             return False
         key = QUERY_MASKED if s.query_masked else QUERY
         if not _SELECT.match(s.query.strip()):
-            error(key, f"Only SELECT statements are supported for '{key}'. Please provide a statement that "
-                       "starts with SELECT.")
+            error(
+                key,
+                f"Only SELECT statements are supported for '{key}'. Please provide a statement that "
+                "starts with SELECT.",
+            )
             return False
         if s.uses_incrementing and not s.incrementing_column.strip():
-            error(INCREMENTING_COLUMN_NAME,
-                  f"'{INCREMENTING_COLUMN_NAME}' must be provided when using mode '{MODE_INCREMENTING}' or "
-                  f"'{MODE_TIMESTAMP_INCREMENTING}' with a custom query. The incrementing column cannot be "
-                  "auto-discovered in query mode because there is no table to inspect.")
+            error(
+                INCREMENTING_COLUMN_NAME,
+                f"'{INCREMENTING_COLUMN_NAME}' must be provided when using mode '{MODE_INCREMENTING}' or "
+                f"'{MODE_TIMESTAMP_INCREMENTING}' with a custom query. The incrementing column cannot be "
+                "auto-discovered in query mode because there is no table to inspect.",
+            )
             return False
     if s.mode == MODE_UNSPECIFIED:
         error(MODE, "Query mode must be specified")
@@ -667,25 +988,40 @@ def check_cross_key_rules(props: Mapping[str, Any], values: dict[str, ConfigValu
         return False
     if s.query is None and _is_using_new(s):
         if s.exclude_list and not s.include_list:
-            error(TABLE_EXCLUDE_LIST, f"{TABLE_EXCLUDE_LIST} cannot be used without {TABLE_INCLUDE_LIST}. "
-                                      "Exclude list only applies to tables that match the include list.")
+            error(
+                TABLE_EXCLUDE_LIST,
+                f"{TABLE_EXCLUDE_LIST} cannot be used without {TABLE_INCLUDE_LIST}. "
+                "Exclude list only applies to tables that match the include list.",
+            )
             return False
         if s.uses_timestamp and not s.timestamp_columns_mapping:
-            error(MODE, f"Timestamp column configuration must be provided when using mode '{MODE_TIMESTAMP}' "
-                        f"or '{MODE_TIMESTAMP_INCREMENTING}'. Provide 'timestamp.columns.mapping'.")
+            error(
+                MODE,
+                f"Timestamp column configuration must be provided when using mode '{MODE_TIMESTAMP}' "
+                f"or '{MODE_TIMESTAMP_INCREMENTING}'. Provide 'timestamp.columns.mapping'.",
+            )
             return False
         if not s.uses_timestamp and s.timestamp_columns_mapping:
-            error(MODE, "Timestamp column configurations should not be provided if mode is not "
-                        f"'{MODE_TIMESTAMP}' or '{MODE_TIMESTAMP_INCREMENTING}'. Remove 'timestamp.columns.mapping'.")
+            error(
+                MODE,
+                "Timestamp column configurations should not be provided if mode is not "
+                f"'{MODE_TIMESTAMP}' or '{MODE_TIMESTAMP_INCREMENTING}'. Remove 'timestamp.columns.mapping'.",
+            )
             return False
         if s.uses_incrementing and not s.incrementing_column_mapping:
-            error(MODE, "Incrementing column configuration must be provided when using mode "
-                        f"'{MODE_INCREMENTING}' or '{MODE_TIMESTAMP_INCREMENTING}'. "
-                        "Provide 'incrementing.column.mapping'.")
+            error(
+                MODE,
+                "Incrementing column configuration must be provided when using mode "
+                f"'{MODE_INCREMENTING}' or '{MODE_TIMESTAMP_INCREMENTING}'. "
+                "Provide 'incrementing.column.mapping'.",
+            )
             return False
         if not s.uses_incrementing and s.incrementing_column_mapping:
-            error(MODE, "Incrementing column configurations should not be provided if mode is not "
-                        f"'{MODE_INCREMENTING}' or '{MODE_TIMESTAMP_INCREMENTING}'. "
-                        "Remove 'incrementing.column.mapping'.")
+            error(
+                MODE,
+                "Incrementing column configurations should not be provided if mode is not "
+                f"'{MODE_INCREMENTING}' or '{MODE_TIMESTAMP_INCREMENTING}'. "
+                "Remove 'incrementing.column.mapping'.",
+            )
             return False
     return True

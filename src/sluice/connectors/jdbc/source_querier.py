@@ -105,8 +105,11 @@ class Offset:
         return self.incrementing if self.incrementing is not None else -1
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Offset) and self.timestamp_nanos == other.timestamp_nanos
-                and self.incrementing == other.incrementing)
+        return (
+            isinstance(other, Offset)
+            and self.timestamp_nanos == other.timestamp_nanos
+            and self.incrementing == other.incrementing
+        )
 
     def __repr__(self) -> str:
         return f"Offset({self.to_map()})"
@@ -161,7 +164,9 @@ class Querier:
         self.mode = mode
         self.table = table
         self.query = query
-        self.timestamp_columns = [c for c in timestamp_columns if c] if mode in ("timestamp", "timestamp+incrementing") else []
+        self.timestamp_columns = (
+            [c for c in timestamp_columns if c] if mode in ("timestamp", "timestamp+incrementing") else []
+        )
         self.incrementing_column = incrementing_column if mode in ("incrementing", "timestamp+incrementing") else None
         self.timestamp_delay_ms = timestamp_delay_ms
         self.numeric_mapping = numeric_mapping
@@ -222,8 +227,10 @@ class Querier:
             end = s.timestamp_param(s.now_nanos() - self.timestamp_delay_ms * 1_000_000)
             begin = s.timestamp_param(self.offset.begin_nanos)
             if inc is not None:
-                sql += (f" WHERE {ts} < {mark} AND (({ts} = {mark} AND {inc} > {mark}) OR {ts} > {mark})"
-                        f" ORDER BY {ts},{inc} ASC")
+                sql += (
+                    f" WHERE {ts} < {mark} AND (({ts} = {mark} AND {inc} > {mark}) OR {ts} > {mark})"
+                    f" ORDER BY {ts},{inc} ASC"
+                )
                 params = [end, begin, self.offset.last_incrementing, begin]
             else:
                 sql += f" WHERE {ts} > {mark} AND {ts} < {mark} ORDER BY {ts} ASC"
@@ -256,8 +263,7 @@ class Querier:
         self._exhausted = False
         self._pending = None
         specs = self.session.describe(self._cursor, self.table, self.query)
-        self._mapper = RowMapper(self.schema_name, specs, self.numeric_mapping, self.session.zone,
-                                 self.session.kind)
+        self._mapper = RowMapper(self.schema_name, specs, self.numeric_mapping, self.session.zone, self.session.kind)
         self._resolve_offset_columns(self._mapper)
 
     def _resolve_offset_columns(self, mapper: RowMapper) -> None:
@@ -302,8 +308,9 @@ class Querier:
                 row = self._next_row(fetch_size)
                 if row is None:
                     break
-                records.append(SourceRecord(partition, None, topic, None, None, None, schema,
-                                            struct_of(values_of(row))))
+                records.append(
+                    SourceRecord(partition, None, topic, None, None, None, schema, struct_of(values_of(row)))
+                )
         elif self.mode == "timestamp":
             while len(records) < n:
                 if self._pending is None:
@@ -319,12 +326,19 @@ class Querier:
                     self._pending = (values, self._timestamp(values))
                 else:
                     self._pending = None
-                if self._pending is None or current_ts is None or self._pending[1] is None \
-                        or current_ts < self._pending[1]:
+                if (
+                    self._pending is None
+                    or current_ts is None
+                    or self._pending[1] is None
+                    or current_ts < self._pending[1]
+                ):
                     # every row with this timestamp is read: the offset may move on
                     self.offset = Offset(current_ts, None)
-                records.append(SourceRecord(partition, self.offset.to_map(), topic, None, None, None, schema,
-                                            struct_of(current_values)))
+                records.append(
+                    SourceRecord(
+                        partition, self.offset.to_map(), topic, None, None, None, schema, struct_of(current_values)
+                    )
+                )
         else:
             while len(records) < n:
                 row = self._next_row(fetch_size)
@@ -332,8 +346,9 @@ class Querier:
                     break
                 values = values_of(row)
                 self.offset = Offset(self._timestamp(values), self._incrementing_value(values))
-                records.append(SourceRecord(partition, self.offset.to_map(), topic, None, None, None, schema,
-                                            struct_of(values)))
+                records.append(
+                    SourceRecord(partition, self.offset.to_map(), topic, None, None, None, schema, struct_of(values))
+                )
         exhausted = self._exhausted and not self._rows and self._pending is None
         return records, exhausted
 

@@ -161,9 +161,15 @@ def _transient_classes() -> tuple[type[BaseException], ...]:
     try:
         import psycopg
 
-        errors += [psycopg.OperationalError, psycopg.InterfaceError, psycopg.errors.LockNotAvailable,
-                   psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected,
-                   psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn]
+        errors += [
+            psycopg.OperationalError,
+            psycopg.InterfaceError,
+            psycopg.errors.LockNotAvailable,
+            psycopg.errors.SerializationFailure,
+            psycopg.errors.DeadlockDetected,
+            psycopg.errors.UndefinedTable,
+            psycopg.errors.UndefinedColumn,
+        ]
     except ImportError:  # pragma: no cover
         pass
     try:
@@ -280,8 +286,9 @@ class ReadSession:
                 try:
                     cur.execute("SET time_zone = %s", (candidate,))
                     if candidate != candidates[0]:
-                        log.warning("The server does not know time zone %s; reading with offset %s",
-                                    candidates[0], candidate)
+                        log.warning(
+                            "The server does not know time zone %s; reading with offset %s", candidates[0], candidate
+                        )
                     break
                 except Exception:
                     continue
@@ -429,8 +436,10 @@ class ReadSession:
             return describe_mysql(cursor)
         names = [d[0] for d in cursor.description or []]
         if table is not None:
-            info = [(c.name, c.full_type or c.type_name, c.nullable)
-                    for c in self.dialect.describe_columns(self.conn, table.fqn)]
+            info = [
+                (c.name, c.full_type or c.type_name, c.nullable)
+                for c in self.dialect.describe_columns(self.conn, table.fqn)
+            ]
         else:
             info = self._sqlite_query_info(query or "")
         return describe_sqlite(self.conn, names, info)
@@ -442,7 +451,7 @@ class ReadSession:
         conn = self.connect()
         try:
             conn.execute(f'CREATE TEMP VIEW "{view}" AS {query}')
-            rows = conn.execute(f"PRAGMA temp.table_info(\"{view}\")").fetchall()
+            rows = conn.execute(f'PRAGMA temp.table_info("{view}")').fetchall()
         except Exception as e:  # noqa: BLE001
             log.debug("Could not describe the query through a view: %s", e)
             return []
@@ -454,8 +463,14 @@ class ReadSession:
         return [(r[1], r[2] or "", not r[3]) for r in rows]
 
 
-def check_not_null(columns: Sequence[Any], table: TableId, mode_incrementing: bool, mode_timestamp: bool,
-                   incrementing: str, timestamps: Sequence[str]) -> None:
+def check_not_null(
+    columns: Sequence[Any],
+    table: TableId,
+    mode_incrementing: bool,
+    mode_timestamp: bool,
+    incrementing: str,
+    timestamps: Sequence[str],
+) -> None:
     """Confluent's ``validate.non.null``: the incrementing column may not be nullable, and
     at least one timestamp column must not be."""
     lower_ts = {c.lower() for c in timestamps}
@@ -478,8 +493,9 @@ def check_not_null(columns: Sequence[Any], table: TableId, mode_incrementing: bo
         )
 
 
-def check_columns_exist(columns: Sequence[Any], table: TableId, incrementing: str | None,
-                        timestamps: Sequence[str]) -> None:
+def check_columns_exist(
+    columns: Sequence[Any], table: TableId, incrementing: str | None, timestamps: Sequence[str]
+) -> None:
     names = {c.name.lower() for c in columns}
     if incrementing and incrementing.lower() not in names:
         raise ConnectError(f"Incrementing column: {incrementing} does not exist in table '{table}'")

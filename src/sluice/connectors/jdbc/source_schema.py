@@ -85,8 +85,7 @@ def _integer_schema(precision: int) -> Schema:
 def _optional(schema: Schema, optional: bool) -> Schema:
     if not optional or schema.optional:
         return schema
-    return Schema(schema.type, optional=True, name=schema.name, version=schema.version,
-                  parameters=schema.parameters)
+    return Schema(schema.type, optional=True, name=schema.name, version=schema.version, parameters=schema.parameters)
 
 
 def _decimal_schema(spec: ColumnSpec) -> tuple[Schema, int]:
@@ -111,11 +110,21 @@ def field_schema(spec: ColumnSpec, numeric_mapping: str) -> tuple[Schema, str] |
     if t == "BIT":
         return _optional(Schema.INT8_SCHEMA, opt), "int8"
     if t == "TINYINT":
-        return (_optional(Schema.INT8_SCHEMA, opt), "int") if spec.signed else (_optional(Schema.INT16_SCHEMA, opt), "int")
+        return (
+            (_optional(Schema.INT8_SCHEMA, opt), "int") if spec.signed else (_optional(Schema.INT16_SCHEMA, opt), "int")
+        )
     if t == "SMALLINT":
-        return (_optional(Schema.INT16_SCHEMA, opt), "int") if spec.signed else (_optional(Schema.INT32_SCHEMA, opt), "int")
+        return (
+            (_optional(Schema.INT16_SCHEMA, opt), "int")
+            if spec.signed
+            else (_optional(Schema.INT32_SCHEMA, opt), "int")
+        )
     if t == "INTEGER":
-        return (_optional(Schema.INT32_SCHEMA, opt), "int") if spec.signed else (_optional(Schema.INT64_SCHEMA, opt), "int")
+        return (
+            (_optional(Schema.INT32_SCHEMA, opt), "int")
+            if spec.signed
+            else (_optional(Schema.INT64_SCHEMA, opt), "int")
+        )
     if t == "BIGINT":
         return _optional(Schema.INT64_SCHEMA, opt), "int64"
     if t == "REAL":
@@ -147,8 +156,18 @@ def field_schema(spec: ColumnSpec, numeric_mapping: str) -> tuple[Schema, str] |
     if t == "DECIMAL":
         schema, _scale = _decimal_schema(spec)
         return schema, "decimal"
-    if t in ("CHAR", "VARCHAR", "LONGVARCHAR", "NCHAR", "NVARCHAR", "LONGNVARCHAR", "CLOB", "NCLOB", "SQLXML",
-             "STRING"):
+    if t in (
+        "CHAR",
+        "VARCHAR",
+        "LONGVARCHAR",
+        "NCHAR",
+        "NVARCHAR",
+        "LONGNVARCHAR",
+        "CLOB",
+        "NCLOB",
+        "SQLXML",
+        "STRING",
+    ):
         return _optional(Schema.STRING_SCHEMA, opt), "string"
     if t in ("BINARY", "VARBINARY", "LONGVARBINARY", "BLOB"):
         return _optional(Schema.BYTES_SCHEMA, opt), "bytes"
@@ -342,8 +361,11 @@ def _converter(spec: ColumnSpec, schema: Schema, kind: str, zone: dt.tzinfo, dri
     if kind == "string":
         if spec.hints.get("text") and driver != "sqlite":
             return None
-        return lambda v: v if isinstance(v, str) else (
-            bytes(v).decode("utf-8", "replace") if isinstance(v, (bytes, bytearray, memoryview)) else str(v))
+        return lambda v: (
+            v
+            if isinstance(v, str)
+            else (bytes(v).decode("utf-8", "replace") if isinstance(v, (bytes, bytearray, memoryview)) else str(v))
+        )
     if kind == "bytes":
         if spec.hints.get("bit_string"):
             return lambda v: str(v).encode("ascii")
@@ -531,12 +553,36 @@ def describe_postgres(cursor: Any, conn: Any, type_cache: dict[int, str | None])
 
 _NOT_NULL_FLAG, _UNSIGNED_FLAG, _BINARY_CHARSET = 1, 32, 63
 _MYSQL_TYPES = {
-    0: "DECIMAL", 246: "DECIMAL", 1: "TINYINT", 2: "SMALLINT", 9: "INTEGER", 3: "INTEGER", 8: "BIGINT",
-    4: "REAL", 5: "DOUBLE", 6: "NULL", 7: "TIMESTAMP", 12: "TIMESTAMP", 10: "DATE", 14: "DATE", 11: "TIME",
-    13: "DATE", 16: "BIT", 245: "LONGVARCHAR", 247: "CHAR", 248: "CHAR",
+    0: "DECIMAL",
+    246: "DECIMAL",
+    1: "TINYINT",
+    2: "SMALLINT",
+    9: "INTEGER",
+    3: "INTEGER",
+    8: "BIGINT",
+    4: "REAL",
+    5: "DOUBLE",
+    6: "NULL",
+    7: "TIMESTAMP",
+    12: "TIMESTAMP",
+    10: "DATE",
+    14: "DATE",
+    11: "TIME",
+    13: "DATE",
+    16: "BIT",
+    245: "LONGVARCHAR",
+    247: "CHAR",
+    248: "CHAR",
 }
-_MYSQL_TEXT = {15: "VARCHAR", 253: "VARCHAR", 254: "CHAR", 249: "LONGVARCHAR", 250: "LONGVARCHAR",
-               251: "LONGVARCHAR", 252: "LONGVARCHAR"}
+_MYSQL_TEXT = {
+    15: "VARCHAR",
+    253: "VARCHAR",
+    254: "CHAR",
+    249: "LONGVARCHAR",
+    250: "LONGVARCHAR",
+    251: "LONGVARCHAR",
+    252: "LONGVARCHAR",
+}
 
 
 def describe_mysql(cursor: Any) -> list[ColumnSpec]:

@@ -42,12 +42,22 @@ IDLE_POLL_WAIT_S = 1.0
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(MOCK_MODE_KEY, ConfigType.STRING, None, importance=Importance.HIGH,
-            documentation=f"What to fail: '{CONNECTOR_FAILURE}' (the connector) or '{TASK_FAILURE}' (its task); "
-                          "anything else, or nothing, fails nothing")
-    .define(DELAY_MS_KEY, ConfigType.LONG, DEFAULT_FAILURE_DELAY_MS, importance=Importance.MEDIUM,
-            documentation="Milliseconds after the connector (or the task) started at which it fails "
-                          f"(Sluice also reads '{DELAY_MS_ALIAS}' when this key is unset)")
+    .define(
+        MOCK_MODE_KEY,
+        ConfigType.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation=f"What to fail: '{CONNECTOR_FAILURE}' (the connector) or '{TASK_FAILURE}' (its task); "
+        "anything else, or nothing, fails nothing",
+    )
+    .define(
+        DELAY_MS_KEY,
+        ConfigType.LONG,
+        DEFAULT_FAILURE_DELAY_MS,
+        importance=Importance.MEDIUM,
+        documentation="Milliseconds after the connector (or the task) started at which it fails "
+        f"(Sluice also reads '{DELAY_MS_ALIAS}' when this key is unset)",
+    )
 )
 
 
@@ -91,8 +101,9 @@ class MockConnector(Connector):
     def _fail(self, delay_ms: int) -> None:
         log.debug("Triggering connector failure")
         self.context.raise_error(
-            RuntimeError(f"MockConnector failed on purpose {delay_ms} ms after it started ({MOCK_MODE_KEY}="
-                         f"{CONNECTOR_FAILURE})")
+            RuntimeError(
+                f"MockConnector failed on purpose {delay_ms} ms after it started ({MOCK_MODE_KEY}={CONNECTOR_FAILURE})"
+            )
         )
 
     def task_class(self) -> type[Task]:
@@ -195,8 +206,9 @@ class _FailureClock:
     def check(self, what: str) -> None:
         if self.armed and self.clock() >= self.deadline:
             log.debug("Triggering %s failure", what)
-            raise RuntimeError(f"{what} failed on purpose {self.delay_ms} ms after it started "
-                               f"({MOCK_MODE_KEY}={TASK_FAILURE})")
+            raise RuntimeError(
+                f"{what} failed on purpose {self.delay_ms} ms after it started ({MOCK_MODE_KEY}={TASK_FAILURE})"
+            )
 
 
 class MockSourceTask(SourceTask):
@@ -204,8 +216,9 @@ class MockSourceTask(SourceTask):
     passed since :meth:`start`. Until then each poll waits (up to a second, woken by
     :meth:`stop`) and returns nothing."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic,
-                 wait: Callable[[float], object] | None = None) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, wait: Callable[[float], object] | None = None
+    ) -> None:
         self._stopping = threading.Event()
         self._wait = wait if wait is not None else self._stopping.wait
         self._failure = _FailureClock(clock)

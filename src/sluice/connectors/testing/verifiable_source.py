@@ -55,14 +55,27 @@ MAX_POLL_WAIT_S = 1.0
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(TOPIC_CONFIG, ConfigType.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-            documentation="The topic to produce the sequence numbers to")
-    .define(THROUGHPUT_CONFIG, ConfigType.LONG, importance=Importance.HIGH,
-            documentation="Records per second that each task produces; a negative value for as fast as "
-                          "possible, 0 for a single record")
-    .define(COMPLETE_RECORD_DATA_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.LOW,
-            documentation="Make each value a struct {name, task, topic, time_ms, seqno} instead of the "
-                          "bare seqno")
+    .define(
+        TOPIC_CONFIG,
+        ConfigType.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="The topic to produce the sequence numbers to",
+    )
+    .define(
+        THROUGHPUT_CONFIG,
+        ConfigType.LONG,
+        importance=Importance.HIGH,
+        documentation="Records per second that each task produces; a negative value for as fast as "
+        "possible, 0 for a single record",
+    )
+    .define(
+        COMPLETE_RECORD_DATA_CONFIG,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Make each value a struct {name, task, topic, time_ms, seqno} instead of the bare seqno",
+    )
     .define(REPORT_FILE_CONFIG, ConfigType.STRING, None, importance=Importance.MEDIUM, documentation=REPORT_FILE_DOC)
 )
 
@@ -157,8 +170,9 @@ class VerifiableSourceTask(SourceTask):
       committed that were not. Without ``report.file`` (stdout) there is no catch-up.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic,
-                 wait: Callable[[float], object] | None = None) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, wait: Callable[[float], object] | None = None
+    ) -> None:
         # ``clock`` and ``wait`` are for tests: a fake clock and a wait that advances it.
         self._clock = clock
         self._stopping = threading.Event()
@@ -202,8 +216,13 @@ class VerifiableSourceTask(SourceTask):
             self._returned = None
             self._queued.clear()
         self._catch_up(committed)
-        log.info("Started VerifiableSourceTask %s-%s producing to topic %s resuming from seqno %s",
-                 self._name, self._id, self._topic, self._starting_seqno)
+        log.info(
+            "Started VerifiableSourceTask %s-%s producing to topic %s resuming from seqno %s",
+            self._name,
+            self._id,
+            self._topic,
+            self._starting_seqno,
+        )
 
     def _catch_up(self, committed: int | None) -> None:
         """Report committed what an earlier instance committed but could not report."""
@@ -266,8 +285,12 @@ class VerifiableSourceTask(SourceTask):
         )
         if self._complete:
             values: list[Any] = [
-                Struct(COMPLETE_VALUE_SCHEMA).put("name", name or "").put("task", task).put("topic", topic)
-                .put("time_ms", now_ms).put("seqno", seqno)
+                Struct(COMPLETE_VALUE_SCHEMA)
+                .put("name", name or "")
+                .put("task", task)
+                .put("topic", topic)
+                .put("time_ms", now_ms)
+                .put("seqno", seqno)
                 for seqno in seqnos
             ]
             value_schema = COMPLETE_VALUE_SCHEMA

@@ -231,8 +231,7 @@ def incremental_cooperative_assign(
     # the members run.
     revocation = state.previous_revocation
     if not revocation.is_empty() and (
-        any(c in active_connectors for c in revocation.connectors)
-        or any(t in active_tasks for t in revocation.tasks)
+        any(c in active_connectors for c in revocation.connectors) or any(t in active_tasks for t in revocation.tasks)
     ):
         previous = ConnectorsAndTasks(tuple(sorted(active_connectors)), tuple(sorted(active_tasks)))
 
@@ -453,9 +452,7 @@ def _load_balancing_revocations(
     }
 
 
-def _revocations_for(
-    total: int, loads: Sequence[_Load], items: Callable[[_Load], list[_T]]
-) -> dict[str, list[_T]]:
+def _revocations_for(total: int, loads: Sequence[_Load], items: Callable[[_Load], list[_T]]) -> dict[str, list[_T]]:
     workers = len(loads)
     min_per_worker = total // workers
     extras = total % workers

@@ -441,8 +441,9 @@ class WorkerGroupMember:
                     self._listener.on_revoked(received.leader, stale_connectors, stale_tasks)
         else:
             if revoked_connectors or revoked_tasks:
-                log.info("Group %s: revoking connectors %s and tasks %s", self._group_id,
-                         revoked_connectors, revoked_tasks)
+                log.info(
+                    "Group %s: revoking connectors %s and tasks %s", self._group_id, revoked_connectors, revoked_tasks
+                )
                 self._listener.on_revoked(received.leader, revoked_connectors, revoked_tasks)
             kept_connectors: list[str] = []
             kept_tasks: list[TaskId] = []
@@ -468,8 +469,16 @@ class WorkerGroupMember:
         log.info(
             "Joined group %s at generation %d (protocol %s) as %s; leader %s (%s); "
             "assignment: connectors %s, tasks %s; delay %d ms%s",
-            self._group_id, generation, mode.protocol, member_id, full.leader, full.leader_url,
-            full.connectors, full.tasks, full.delay_ms, "; FAILED: config mismatch" if full.failed else "",
+            self._group_id,
+            generation,
+            mode.protocol,
+            member_id,
+            full.leader,
+            full.leader_url,
+            full.connectors,
+            full.tasks,
+            full.delay_ms,
+            "; FAILED: config mismatch" if full.failed else "",
         )
         self._listener.on_assigned(full, generation)
         if not full.failed:
@@ -490,7 +499,10 @@ class WorkerGroupMember:
             return
         log.info(
             "Group %s: the config topic moved on to offset %d during the round (assignment made at %d); "
-            "rejoining so that the change is assigned", self._group_id, offset, assignment.config_offset,
+            "rejoining so that the change is assigned",
+            self._group_id,
+            offset,
+            assignment.config_offset,
         )
         self._client.request_rejoin()
 
@@ -515,7 +527,10 @@ class WorkerGroupMember:
             return
         log.warning(
             "Group coordinator of %s unreachable for %.0f ms: revoking %s to avoid running work "
-            "while not a member of the group", self._group_id, (now - self._coordinator_lost_at) * 1000, assignment,
+            "while not a member of the group",
+            self._group_id,
+            (now - self._coordinator_lost_at) * 1000,
+            assignment,
         )
         self._listener.on_revoked(assignment.leader, list(assignment.connectors), list(assignment.tasks))
         with self._lock:
@@ -564,10 +579,13 @@ class WorkerGroupMember:
             log.info(
                 "Leader of group %s has read the config topic to offset %d, another member to %d: "
                 "returning a failed assignment so that everybody catches up and rejoins",
-                self._group_id, offset, max_offset,
+                self._group_id,
+                offset,
+                max_offset,
             )
-            failed = Assignment(error=CONFIG_MISMATCH, leader=leader_id, leader_url=leader_url,
-                                config_offset=max_offset)
+            failed = Assignment(
+                error=CONFIG_MISMATCH, leader=leader_id, leader_url=leader_url, config_offset=max_offset
+            )
             return {member: encode_assignment(failed, mode.version) for member in states}
         offset = max(offset, max_offset)
 
@@ -616,6 +634,11 @@ class WorkerGroupMember:
                 delay_ms=result.delay_ms,
             )
             encoded[member] = encode_assignment(assignment, mode.version)
-        log.debug("Group %s generation %d assignments: %s (delay %d ms)", self._group_id, generation,
-                  result.assignments, result.delay_ms)
+        log.debug(
+            "Group %s generation %d assignments: %s (delay %d ms)",
+            self._group_id,
+            generation,
+            result.assignments,
+            result.delay_ms,
+        )
         return encoded

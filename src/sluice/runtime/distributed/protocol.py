@@ -130,9 +130,12 @@ class ConnectProtocolCompatibility(enum.Enum):
 
     def offered(self) -> list[ConnectProtocolCompatibility]:
         """The sub-protocols this mode offers, most preferred first."""
-        order = [ConnectProtocolCompatibility.SESSIONED, ConnectProtocolCompatibility.COMPATIBLE,
-                 ConnectProtocolCompatibility.EAGER]
-        return order[order.index(self):]
+        order = [
+            ConnectProtocolCompatibility.SESSIONED,
+            ConnectProtocolCompatibility.COMPATIBLE,
+            ConnectProtocolCompatibility.EAGER,
+        ]
+        return order[order.index(self) :]
 
 
 @dataclass
@@ -222,7 +225,7 @@ class _Reader:
     def _take(self, size: int, what: str) -> bytes:
         if size < 0 or self._pos + size > len(self._data):
             raise ProtocolError(f"Error reading field '{what}': not enough bytes")
-        chunk = self._data[self._pos:self._pos + size]
+        chunk = self._data[self._pos : self._pos + size]
         self._pos += size
         return chunk
 
@@ -404,8 +407,6 @@ def decode_metadata(data: bytes | bytearray | memoryview) -> WorkerState:
     return WorkerState(url=url, config_offset=offset, assignment=assignment)
 
 
-def group_protocols(
-    state: WorkerState, compatibility: ConnectProtocolCompatibility
-) -> list[tuple[str, bytes]]:
+def group_protocols(state: WorkerState, compatibility: ConnectProtocolCompatibility) -> list[tuple[str, bytes]]:
     """The ``(sub-protocol name, metadata)`` pairs a worker offers, most preferred first."""
     return [(mode.protocol, encode_metadata(state, mode.version)) for mode in compatibility.offered()]

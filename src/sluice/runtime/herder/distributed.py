@@ -218,7 +218,10 @@ class DistributedHerder(WorkerHerder):
         self._assigned.set()
         log.info(
             "Assignment of generation %d: connectors %s, tasks %s (leader %s)",
-            generation, sorted(self._owned_connectors), sorted(self._owned_tasks), assignment.leader_url,
+            generation,
+            sorted(self._owned_connectors),
+            sorted(self._owned_tasks),
+            assignment.leader_url,
         )
 
     # -- running work (tick thread) -----------------------------------------------------
@@ -265,8 +268,13 @@ class DistributedHerder(WorkerHerder):
         self.worker.host_tasks_of(name, dict(config))
         generation = self.worker.generation
         self.worker.start_task(
-            name, number, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
-            snapshot.task_count(name), may_commit=lambda: self._may_commit(task, generation),
+            name,
+            number,
+            dict(config),
+            dict(task_config),
+            TargetState(snapshot.target_state(name)),
+            snapshot.task_count(name),
+            may_commit=lambda: self._may_commit(task, generation),
         )
 
     def _may_commit(self, task: TaskId, started_in: int) -> bool:
@@ -287,7 +295,11 @@ class DistributedHerder(WorkerHerder):
         if superseded:
             log.warning(
                 "Task %s-%s was started by %s in generation %d, newer than this one's (%d): fenced",
-                task[0], task[1], status.worker_id, status.generation, started_in,
+                task[0],
+                task[1],
+                status.worker_id,
+                status.generation,
+                started_in,
             )
         return not superseded
 

@@ -238,7 +238,11 @@ class StandaloneHerder(WorkerHerder):
         assert config is not None and task_config is not None
         self.worker.stop_task(name, task)
         self.worker.start_task(
-            name, task, dict(config), dict(task_config), TargetState(snapshot.target_state(name)),
+            name,
+            task,
+            dict(config),
+            dict(task_config),
+            TargetState(snapshot.target_state(name)),
             snapshot.task_count(name),
         )
 

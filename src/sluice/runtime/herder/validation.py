@@ -90,9 +90,13 @@ def java_map_string(config: Mapping[str, Any]) -> str:
 
     Kafka prints every value as is; values of keys that look like secrets are shown as
     ``[hidden]`` here, since the message reaches REST clients and logs."""
-    return "{" + ", ".join(
-        f"{k}={'[hidden]' if v is not None and _SECRET_KEY.search(str(k)) else v}" for k, v in config.items()
-    ) + "}"
+    return (
+        "{"
+        + ", ".join(
+            f"{k}={'[hidden]' if v is not None and _SECRET_KEY.search(str(k)) else v}" for k, v in config.items()
+        )
+        + "}"
+    )
 
 
 # --------------------------------------------------------------------------- Java HashMap order
@@ -143,8 +147,9 @@ def config_key_info(key: ConfigKey, prefix: str = "") -> ConfigKeyInfo:
     )
 
 
-def _value_info(value: ConfigValue, type_: ConfigType | None, name: str | None = None,
-                visible: bool | None = None) -> ConfigValueInfo:
+def _value_info(
+    value: ConfigValue, type_: ConfigType | None, name: str | None = None, visible: bool | None = None
+) -> ConfigValueInfo:
     item_type = ConfigType.STRING if type_ is ConfigType.LIST else type_
     return ConfigValueInfo(
         name=name if name is not None else value.name,
@@ -190,9 +195,7 @@ def _prefixed_result(keys: Mapping[str, ConfigKey], values: list[ConfigValue], p
             definition = config_key_info(key, prefix)
         if value.error_messages:
             error_count += 1
-        infos.append(
-            ConfigInfo(definition, _value_info(value, key.type if key else None, prefix + value.name, True))
-        )
+        infos.append(ConfigInfo(definition, _value_info(value, key.type if key else None, prefix + value.name, True)))
     return ConfigInfos(name="", error_count=error_count, groups=groups, configs=infos)
 
 
@@ -237,16 +240,22 @@ def _sink_checks(config: Mapping[str, Any], values: dict[str, ConfigValue]) -> N
         if not _blank(topics):
             listed = list(dict.fromkeys(t for t in parse_type(TOPICS_CONFIG, topics, ConfigType.LIST) if t))
             if dlq in listed:
-                error(TOPICS_CONFIG, f"The DLQ topic '{dlq}' may not be included in the list of topics "
-                                     f"('topics=[{', '.join(listed)}]') consumed by the connector")
+                error(
+                    TOPICS_CONFIG,
+                    f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                    f"('topics=[{', '.join(listed)}]') consumed by the connector",
+                )
         if not _blank(regex):
             try:
                 matches = re.fullmatch(str(regex), dlq) is not None
             except re.error:
                 matches = False  # already reported by the topics.regex validator
             if matches:
-                error(TOPICS_REGEX_CONFIG, f"The DLQ topic '{dlq}' may not be matched by the regex for the "
-                                           f"topics ('topics.regex={regex}') consumed by the connector")
+                error(
+                    TOPICS_REGEX_CONFIG,
+                    f"The DLQ topic '{dlq}' may not be matched by the regex for the "
+                    f"topics ('topics.regex={regex}') consumed by the connector",
+                )
 
 
 def _version_checks(
@@ -295,8 +304,8 @@ def _topic_creation_checks(
     strings = {k: str(v) for k, v in config.items() if v is not None}
     for message in topic_creation_errors(strings, enabled):
         values.setdefault(TOPIC_CREATION_GROUPS_CONFIG, ConfigValue(TOPIC_CREATION_GROUPS_CONFIG)).add_error_message(
-            message)
-
+            message
+        )
 
 
 # --------------------------------------------------------------------------- converters and clients
@@ -325,7 +334,7 @@ def _converter_result(
         if config_def is None:
             return None  # no definitions: nothing more to check, as in Kafka
         prefix = class_key + "."
-        props: dict[str, Any] = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
+        props: dict[str, Any] = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
         props.setdefault("converter.type", class_key.split(".")[0])
         try:
             validated = config_def.validate_all(props)
@@ -348,7 +357,10 @@ class _OverridePolicy:
     Allowlist), deciding which client keys a connector may override."""
 
     _NAMES = {
-        "All": "All", "None": "None", "Principal": "Principal", "Allowlist": "Allowlist",
+        "All": "All",
+        "None": "None",
+        "Principal": "Principal",
+        "Allowlist": "Allowlist",
     }
 
     def __init__(self, worker: WorkerConfig | None) -> None:
@@ -368,15 +380,13 @@ class _OverridePolicy:
         return False
 
 
-def _override_result(
-    config: Mapping[str, Any], prefix: str, client: str, policy: _OverridePolicy
-) -> ConfigInfos:
+def _override_result(config: Mapping[str, Any], prefix: str, client: str, policy: _OverridePolicy) -> ConfigInfos:
     keys = client_config_def(client).config_keys()
     client_configs: dict[str, Any] = {}
     for full_name, raw in config.items():
         if not full_name.startswith(prefix):
             continue
-        name = full_name[len(prefix):]
+        name = full_name[len(prefix) :]
         key = keys.get(name)
         try:
             client_configs[name] = parse_type(name, raw, key.type) if key is not None else raw
@@ -387,8 +397,9 @@ def _override_result(
     for name in java_hash_map_order(client_configs):
         value = ConfigValue(name, client_configs[name])
         if not policy.allows(name):
-            value.add_error_message(f"The '{policy.name}' policy does not allow '{name}' to be overridden in "
-                                    "the connector configuration.")
+            value.add_error_message(
+                f"The '{policy.name}' policy does not allow '{name}' to be overridden in the connector configuration."
+            )
         values.append(value)
     return _prefixed_result(keys, values, prefix)
 
@@ -447,23 +458,27 @@ def validate_connector_config(
         for class_key, _, kind in CONVERTER_KEYS
     }
     framework_values = [values[name] for name in java_hash_map_order(values)]
-    result = _generate_result(str(config.get(CONNECTOR_CLASS_CONFIG)), keys,
-                              [*framework_values, *own.config_values], groups)
+    result = _generate_result(
+        str(config.get(CONNECTOR_CLASS_CONFIG)), keys, [*framework_values, *own.config_values], groups
+    )
 
     policy = _OverridePolicy(worker_config)
     has_dlq = desc.type == "sink" and not _blank(config.get(DLQ_TOPIC_NAME_CONFIG))
     uses_producer = desc.type == "source" or has_dlq
     uses_admin = has_dlq or (desc.type == "source" and any(k.startswith(TOPIC_CREATION_PREFIX) for k in config))
     uses_consumer = desc.type == "sink"
-    return _merge(result.name, [
-        result,
-        _override_result(config, PRODUCER_OVERRIDES_PREFIX, "producer", policy) if uses_producer else None,
-        _override_result(config, CONSUMER_OVERRIDES_PREFIX, "consumer", policy) if uses_consumer else None,
-        _override_result(config, ADMIN_OVERRIDES_PREFIX, "admin", policy) if uses_admin else None,
-        converters[HEADER_CONVERTER_CLASS_CONFIG],
-        converters[KEY_CONVERTER_CLASS_CONFIG],
-        converters[VALUE_CONVERTER_CLASS_CONFIG],
-    ])
+    return _merge(
+        result.name,
+        [
+            result,
+            _override_result(config, PRODUCER_OVERRIDES_PREFIX, "producer", policy) if uses_producer else None,
+            _override_result(config, CONSUMER_OVERRIDES_PREFIX, "consumer", policy) if uses_consumer else None,
+            _override_result(config, ADMIN_OVERRIDES_PREFIX, "admin", policy) if uses_admin else None,
+            converters[HEADER_CONVERTER_CLASS_CONFIG],
+            converters[KEY_CONVERTER_CLASS_CONFIG],
+            converters[VALUE_CONVERTER_CLASS_CONFIG],
+        ],
+    )
 
 
 def invalid_config_message(infos: ConfigInfos) -> str:

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["WorkerHerder"]
 
+
 class WorkerHerder(Herder):
     """The parts of a herder that only read state or act through the worker."""
 
@@ -125,7 +126,9 @@ class WorkerHerder(Herder):
             for t in self.status_store.get_all_tasks(name)
         ]
         return ConnectorStateInfo(
-            name, StateInfo(status.state, status.worker_id, status.trace or None, status.version), tasks,
+            name,
+            StateInfo(status.state, status.worker_id, status.trace or None, status.version),
+            tasks,
             self._type(name, config),
         )
 
@@ -136,9 +139,11 @@ class WorkerHerder(Herder):
         return TaskStateInfo(status.task, status.state, status.worker_id, status.trace or None, status.version)
 
     def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
-        order = ["sink", "source"] if connectors_only else [
-            "sink", "source", "transformation", "predicate", "converter", "header_converter"
-        ]
+        order = (
+            ["sink", "source"]
+            if connectors_only
+            else ["sink", "source", "transformation", "predicate", "converter", "header_converter"]
+        )
         plugins = self.worker.plugins.all()
         result = []
         for kind in order:
@@ -174,8 +179,12 @@ class WorkerHerder(Herder):
                 None if restart_connector else before.connector.trace,
                 before.connector.version,
             ),
-            [TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id, None, t.version) if t.id in restart_tasks else t
-             for t in before.tasks],
+            [
+                TaskStateInfo(t.id, State.RESTARTING.value, t.worker_id, None, t.version)
+                if t.id in restart_tasks
+                else t
+                for t in before.tasks
+            ],
             before.type,
         )
         return plan, restart_connector, restart_tasks
@@ -304,4 +313,3 @@ class WorkerHerder(Herder):
 
     def set_worker_logger_level(self, logger: str, level: str) -> list[str]:
         return self.loggers.set_level(logger, level)
-

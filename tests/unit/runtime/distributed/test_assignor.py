@@ -112,9 +112,7 @@ def moved(before: Mapping[str, ConnectorsAndTasks], after: Mapping[str, Connecto
     """How many connectors and tasks left an owner that is still a member."""
     owner_before = {x: m for m, w in before.items() for x in (*w.connectors, *w.tasks)}
     owner_after = {x: m for m, w in after.items() for x in (*w.connectors, *w.tasks)}
-    return sum(
-        1 for x, m in owner_before.items() if m in after and owner_after.get(x) != m
-    )
+    return sum(1 for x, m in owner_before.items() if m in after and owner_after.get(x) != m)
 
 
 # ---------------------------------------------------------------------------------------
@@ -374,8 +372,15 @@ def test_successive_revoking_rounds_back_off() -> None:
 
 def test_no_members_is_an_error() -> None:
     with pytest.raises(ValueError):
-        incremental_cooperative_assign(members={}, configured={"a": 1}, now_ms=0, max_delay_ms=0,
-                                       state=AssignorState(), generation=1, last_completed_generation=-1)
+        incremental_cooperative_assign(
+            members={},
+            configured={"a": 1},
+            now_ms=0,
+            max_delay_ms=0,
+            state=AssignorState(),
+            generation=1,
+            last_completed_generation=-1,
+        )
 
 
 def test_many_connectors_and_workers_stay_balanced_through_churn() -> None:

@@ -13,17 +13,19 @@ from sluice.runtime.distributed.kafka_group import KafkaGroupClient, client_sett
 
 
 def test_kafka_keys_become_kafka_python_settings() -> None:
-    settings = client_settings({
-        "client.id": "worker-7",
-        "request.timeout.ms": "40000",
-        "reconnect.backoff.max.ms": 1000,
-        "security.protocol": "SASL_SSL",
-        "sasl.mechanism": "PLAIN",
-        "retry_backoff_ms": 250,
-        "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;",
-        "session.timeout.ms": "10000",
-        "bootstrap.servers": "elsewhere:9092",
-    })
+    settings = client_settings(
+        {
+            "client.id": "worker-7",
+            "request.timeout.ms": "40000",
+            "reconnect.backoff.max.ms": 1000,
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "PLAIN",
+            "retry_backoff_ms": 250,
+            "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;",
+            "session.timeout.ms": "10000",
+            "bootstrap.servers": "elsewhere:9092",
+        }
+    )
     assert settings == {
         "client_id": "worker-7",
         "request_timeout_ms": 40000,
@@ -71,10 +73,14 @@ def test_an_unreachable_cluster_is_a_connect_error() -> None:
     try:
         with pytest.raises(ConnectError, match="Cannot reach the Kafka cluster"):
             KafkaGroupClient(
-                handler=_Handler(), protocol_type="connect",
+                handler=_Handler(),
+                protocol_type="connect",
                 bootstrap_servers=f"127.0.0.1:{server.getsockname()[1]}",
-                group_id="g", session_timeout_ms=10000, heartbeat_interval_ms=3000,
-                rebalance_timeout_ms=60000, bootstrap_timeout_ms=500,
+                group_id="g",
+                session_timeout_ms=10000,
+                heartbeat_interval_ms=3000,
+                rebalance_timeout_ms=60000,
+                bootstrap_timeout_ms=500,
             )
     finally:
         stop.set()

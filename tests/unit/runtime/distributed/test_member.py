@@ -48,9 +48,14 @@ class FakeGroup:
         protocol = names[0]
         metadata = [(c.member_id, dict(c.offered)[protocol]) for c in members]
         assignments = leader.handler.perform_assignment(leader.member_id, protocol, metadata, self.generation)
-        self.rounds.append({"protocol": protocol, "members": [c.member_id for c in members],
-                            "metadata": {m: decode_metadata(d) for m, d in metadata},
-                            "assignments": {m: decode_assignment(a) for m, a in assignments.items()}})
+        self.rounds.append(
+            {
+                "protocol": protocol,
+                "members": [c.member_id for c in members],
+                "metadata": {m: decode_metadata(d) for m, d in metadata},
+                "assignments": {m: decode_assignment(a) for m, a in assignments.items()},
+            }
+        )
         for c in members:
             c.joining = False
             c.rejoin = False
@@ -174,10 +179,16 @@ class Harness:
             return self.snapshots.get(name, (self.offset, dict(self.configured)))
 
         member = WorkerGroupMember(
-            bootstrap_servers="unused:9092", group_id="g", worker_url=f"http://{name}:8083",
-            listener=listener, config_snapshot=snapshot, heartbeat_interval_ms=1000,
-            scheduled_rebalance_max_delay_ms=self.max_delay_ms, protocol=protocol,
-            clock=self.clock, group_client_factory=self.group.factory,
+            bootstrap_servers="unused:9092",
+            group_id="g",
+            worker_url=f"http://{name}:8083",
+            listener=listener,
+            config_snapshot=snapshot,
+            heartbeat_interval_ms=1000,
+            scheduled_rebalance_max_delay_ms=self.max_delay_ms,
+            protocol=protocol,
+            clock=self.clock,
+            group_client_factory=self.group.factory,
         )
         self.members[name] = member
         self.listeners[name] = listener

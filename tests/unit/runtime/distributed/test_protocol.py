@@ -63,8 +63,10 @@ ASSIGNMENT_BODY = (
     + s("connect-1-abc")
     + s("http://w1:8083/")
     + i64(42)
-    + i32(1) + entry("src", -1, 0, 1)
-    + i32(1) + entry("sink", 2)
+    + i32(1)
+    + entry("src", -1, 0, 1)
+    + i32(1)
+    + entry("sink", 2)
     + i32(1500)
 )
 
@@ -75,8 +77,9 @@ def test_incremental_assignment_bytes(version: int) -> None:
 
 
 def test_eager_assignment_bytes() -> None:
-    eager = Assignment(error=0, leader="L", leader_url="http://l", config_offset=-1,
-                       connectors=["a", "b"], tasks=[("a", 0), ("b", 3)])
+    eager = Assignment(
+        error=0, leader="L", leader_url="http://l", config_offset=-1, connectors=["a", "b"], tasks=[("a", 0), ("b", 3)]
+    )
     assert encode_assignment(eager, 0) == (
         i16(0) + i16(0) + s("L") + s("http://l") + i64(-1) + i32(2) + entry("a", -1, 0) + entry("b", -1, 3)
     )
@@ -88,14 +91,13 @@ def test_eager_assignment_cannot_carry_revocations() -> None:
 
 
 def test_tasks_of_a_connector_not_assigned_get_their_own_entry() -> None:
-    a = Assignment(error=0, leader="L", leader_url="u", config_offset=0,
-                   connectors=["b"], tasks=[("a", 1), ("b", 0), ("a", 0)])
+    a = Assignment(
+        error=0, leader="L", leader_url="u", config_offset=0, connectors=["b"], tasks=[("a", 1), ("b", 0), ("a", 0)]
+    )
     data = encode_assignment(a, 1)
     # connectors first ([b: -1]), then tasks in order: b gains 0, a gets its own entry [1, 0].
     assert data == (
-        i16(1) + i16(0) + s("L") + s("u") + i64(0)
-        + i32(2) + entry("b", -1, 0) + entry("a", 1, 0)
-        + i32(0) + i32(0)
+        i16(1) + i16(0) + s("L") + s("u") + i64(0) + i32(2) + entry("b", -1, 0) + entry("a", 1, 0) + i32(0) + i32(0)
     )
     back = decode_assignment(data)
     assert back.connectors == ["b"]
@@ -104,8 +106,14 @@ def test_tasks_of_a_connector_not_assigned_get_their_own_entry() -> None:
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_assignment_round_trip(version: int) -> None:
-    a = Assignment(error=CONFIG_MISMATCH, leader="L", leader_url="http://x", config_offset=7,
-                   connectors=["c1", "c2"], tasks=[("c1", 0), ("c3", 5)])
+    a = Assignment(
+        error=CONFIG_MISMATCH,
+        leader="L",
+        leader_url="http://x",
+        config_offset=7,
+        connectors=["c1", "c2"],
+        tasks=[("c1", 0), ("c3", 5)],
+    )
     got_version, back = decode_assignment_with_version(encode_assignment(a, version))
     assert got_version == version
     assert back == a
@@ -115,9 +123,7 @@ def test_assignment_round_trip(version: int) -> None:
 def test_v1_reader_reads_a_v0_assignment_with_defaults() -> None:
     data = i16(0) + i16(0) + s("L") + s("u") + i64(3) + i32(1) + entry("x", -1, 0)
     a = decode_assignment(data)
-    assert (a.connectors, a.tasks, a.revoked_connectors, a.revoked_tasks, a.delay_ms) == (
-        ["x"], [("x", 0)], [], [], 0
-    )
+    assert (a.connectors, a.tasks, a.revoked_connectors, a.revoked_tasks, a.delay_ms) == (["x"], [("x", 0)], [], [], 0)
 
 
 def test_null_arrays_decode_as_empty() -> None:
@@ -184,8 +190,11 @@ def test_v0_metadata_decodes_without_assignment() -> None:
 
 
 def test_utf8_urls_and_names() -> None:
-    state = WorkerState(url="http://wörker:8083/", config_offset=1,
-                        assignment=Assignment(0, "L", "http://wörker:8083/", 1, ["connecteur-é"], [("connecteur-é", 0)]))
+    state = WorkerState(
+        url="http://wörker:8083/",
+        config_offset=1,
+        assignment=Assignment(0, "L", "http://wörker:8083/", 1, ["connecteur-é"], [("connecteur-é", 0)]),
+    )
     assert decode_metadata(encode_metadata(state, 2)) == state
     assert s("é") == b"\x00\x02\xc3\xa9"
 
@@ -196,10 +205,13 @@ def test_utf8_urls_and_names() -> None:
 def test_protocols_offered_per_mode() -> None:
     state = WorkerState(url="u", config_offset=3)
     assert [name for name, _ in group_protocols(state, ConnectProtocolCompatibility.SESSIONED)] == [
-        "sessioned", "compatible", "default"
+        "sessioned",
+        "compatible",
+        "default",
     ]
     assert [name for name, _ in group_protocols(state, ConnectProtocolCompatibility.COMPATIBLE)] == [
-        "compatible", "default"
+        "compatible",
+        "default",
     ]
     assert [name for name, _ in group_protocols(state, ConnectProtocolCompatibility.EAGER)] == ["default"]
     offered = dict(group_protocols(state, ConnectProtocolCompatibility.SESSIONED))

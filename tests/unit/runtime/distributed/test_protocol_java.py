@@ -89,24 +89,49 @@ public class ProtocolProbe {
 }
 """
 
-ONE = Assignment(error=0, leader="connect-1-abc", leader_url="http://w1:8083/", config_offset=42,
-                 connectors=["src"], tasks=[("src", 0), ("src", 1)], revoked_tasks=[("src", 7)], delay_ms=1500)
-MANY = Assignment(error=1, leader="L", leader_url="http://l/", config_offset=7,
-                  connectors=["c1", "c2"], tasks=[("c1", 0), ("c3", 5), ("c2", 1)],
-                  revoked_connectors=["c4"], revoked_tasks=[("c5", 0), ("c4", 2)], delay_ms=0)
-EAGER = Assignment(error=0, leader="L", leader_url="http://l/", config_offset=-1,
-                   connectors=["a"], tasks=[("a", 0), ("a", 3)])
+ONE = Assignment(
+    error=0,
+    leader="connect-1-abc",
+    leader_url="http://w1:8083/",
+    config_offset=42,
+    connectors=["src"],
+    tasks=[("src", 0), ("src", 1)],
+    revoked_tasks=[("src", 7)],
+    delay_ms=1500,
+)
+MANY = Assignment(
+    error=1,
+    leader="L",
+    leader_url="http://l/",
+    config_offset=7,
+    connectors=["c1", "c2"],
+    tasks=[("c1", 0), ("c3", 5), ("c2", 1)],
+    revoked_connectors=["c4"],
+    revoked_tasks=[("c5", 0), ("c4", 2)],
+    delay_ms=0,
+)
+EAGER = Assignment(
+    error=0, leader="L", leader_url="http://l/", config_offset=-1, connectors=["a"], tasks=[("a", 0), ("a", 3)]
+)
 
 
 def _show(version: int, a: Assignment | None) -> str:
     if a is None:
         return "null"
-    return "|".join([
-        str(version), str(a.error), str(a.leader), str(a.leader_url), str(a.config_offset),
-        ",".join(sorted(a.connectors)), ",".join(sorted(f"{c}:{t}" for c, t in a.tasks)),
-        ",".join(sorted(a.revoked_connectors)), ",".join(sorted(f"{c}:{t}" for c, t in a.revoked_tasks)),
-        str(a.delay_ms),
-    ])
+    return "|".join(
+        [
+            str(version),
+            str(a.error),
+            str(a.leader),
+            str(a.leader_url),
+            str(a.config_offset),
+            ",".join(sorted(a.connectors)),
+            ",".join(sorted(f"{c}:{t}" for c, t in a.tasks)),
+            ",".join(sorted(a.revoked_connectors)),
+            ",".join(sorted(f"{c}:{t}" for c, t in a.revoked_tasks)),
+            str(a.delay_ms),
+        ]
+    )
 
 
 def _connect_jars() -> Path | None:
@@ -114,8 +139,11 @@ def _connect_jars() -> Path | None:
     from sluice.devtools.jars import KAFKA_VERSION
 
     directory = jvm_dir(create=False) / f"kafka-connect-{KAFKA_VERSION}"
-    needed = [f"connect-runtime-{KAFKA_VERSION}.jar", f"kafka-clients-{KAFKA_VERSION}.jar",
-              f"connect-api-{KAFKA_VERSION}.jar"]
+    needed = [
+        f"connect-runtime-{KAFKA_VERSION}.jar",
+        f"kafka-clients-{KAFKA_VERSION}.jar",
+        f"connect-api-{KAFKA_VERSION}.jar",
+    ]
     if all((directory / jar).is_file() for jar in needed):
         return directory
     return None
@@ -132,8 +160,12 @@ def java_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     work = tmp_path_factory.mktemp("java-probe")
     (work / "ProtocolProbe.java").write_text(JAVA_SOURCE)
     classpath = f"{jars}/*"
-    subprocess.run([javac, "-nowarn", "-cp", classpath, "-d", str(work), str(work / "ProtocolProbe.java")],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [javac, "-nowarn", "-cp", classpath, "-d", str(work), str(work / "ProtocolProbe.java")],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     ours = {
         "assignment_v1": encode_assignment(ONE, 1).hex(),
         "assignment_many": encode_assignment(MANY, 2).hex(),
@@ -143,7 +175,10 @@ def java_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
     run = subprocess.run(
         [java, "-cp", f"{work}:{classpath}", "ProtocolProbe", *(f"{k}={v}" for k, v in ours.items())],
-        check=True, capture_output=True, text=True, timeout=60,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return dict(line.split("=", 1) for line in run.stdout.splitlines() if "=" in line)
 

@@ -93,8 +93,9 @@ def herder():
     config.put_connector_config("c", {"connector.class": "x.Source", "tasks.max": "1"})
     config.put_task_configs("c", [{"task.class": "x.Task"}])
     worker = FakeWorker()
-    herder = DistributedHerder(worker, config, MemoryStatusBackingStore(), lambda: "cluster",
-                               member_factory=None, sink_offsets=object())  # type: ignore[arg-type]
+    herder = DistributedHerder(
+        worker, config, MemoryStatusBackingStore(), lambda: "cluster", member_factory=None, sink_offsets=object()
+    )  # type: ignore[arg-type]
     herder._assigned.set()  # a round completed
     stop = threading.Event()
 
@@ -170,8 +171,12 @@ def test_the_owner_restarts_its_work_on_the_tick_thread(herder, is_leader):
     herder._owned_tasks.add(("c", 0))
     assert herder.restart_connector("c", False, False) is None
     herder.restart_task("c", 0)
-    assert herder.worker.calls == [("stop_connector", "c"), ("start_connector", "c"),
-                                   ("stop_task", "c", 0), ("start_task", "c", 0)]
+    assert herder.worker.calls == [
+        ("stop_connector", "c"),
+        ("start_connector", "c"),
+        ("stop_task", "c", 0),
+        ("start_task", "c", 0),
+    ]
     assert herder._owned_connectors == {"c"} and herder._owned_tasks == {("c", 0)}
 
 
@@ -217,10 +222,17 @@ def test_an_owner_whose_tick_thread_does_not_answer_times_out_with_500(herder, m
 def _request(method: str, path: str, query: str = "", body: bytes = b"", host: str = "w1:8083") -> Request:
     name, port = host.split(":")
     scope = {
-        "type": "http", "http_version": "1.1", "method": method, "scheme": "http", "path": path,
-        "raw_path": path.encode(), "root_path": "", "query_string": query.encode(),
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query.encode(),
         "headers": [(b"host", host.encode()), (b"content-type", b"application/json")],
-        "server": (name, int(port)), "client": ("127.0.0.1", 5000),
+        "server": (name, int(port)),
+        "client": ("127.0.0.1", 5000),
     }
     sent = False
 
@@ -268,21 +280,24 @@ def test_a_follower_forwards_with_one_hop_left_and_the_leader_with_none(http):
     assert status == 204
     assert http.sent[-1]["url"] == f"{LEADER}/connectors/c/tasks/0/restart"
     assert http.sent[-1]["params"] == [("forward", "true")]
-    status, _, _ = _handle(_request("POST", "/connectors/c/restart", "includeTasks=true&forward=true"),
-                           RequestForwardError(OWNER, "x"))
+    status, _, _ = _handle(
+        _request("POST", "/connectors/c/restart", "includeTasks=true&forward=true"), RequestForwardError(OWNER, "x")
+    )
     assert status == 204
     assert http.sent[-1]["url"] == f"{OWNER}/connectors/c/restart"
     assert http.sent[-1]["params"] == [("includeTasks", "true"), ("forward", "false")]
     # A worker reached with forward=false that cannot serve the request gives up.
-    status, body, _ = _handle(_request("POST", "/connectors/c/restart", "forward=false"),
-                              RequestForwardError(OWNER, "x"))
+    status, body, _ = _handle(
+        _request("POST", "/connectors/c/restart", "forward=false"), RequestForwardError(OWNER, "x")
+    )
     assert (status, body) == (409, {"error_code": 409, "message": CONFLICT})
     assert len(http.sent) == 2
 
 
 def test_a_forwarded_create_answers_with_the_location_of_the_worker_called(http):
     http.answer = httpx2.Response(201, json={"name": "c"}, headers={"Location": f"{LEADER}/connectors/c"})
-    status, body, headers = _handle(_request("POST", "/connectors", body=b'{"name": "c", "config": {}}'),
-                                    RequestForwardError(LEADER, "x"))
+    status, body, headers = _handle(
+        _request("POST", "/connectors", body=b'{"name": "c", "config": {}}'), RequestForwardError(LEADER, "x")
+    )
     assert (status, body, headers["location"]) == (201, {"name": "c"}, "http://w1:8083/connectors/c")
     assert http.sent[-1]["content"] == b'{"name": "c", "config": {}}'
