@@ -53,8 +53,10 @@ from bench.harness.runs import (  # noqa: E402
     run_workload,
     workload_dict,
 )
-from sluice.devtools import jars  # noqa: E402
-from sluice.devtools.kafka import KafkaBroker  # noqa: E402
+from sluice.jvm.jars import SPARK_VERSION  # noqa: E402
+from sluice.jvm.java import java_executable  # noqa: E402
+from sluice_devtools import jars  # noqa: E402
+from sluice_devtools.kafka import KafkaBroker  # noqa: E402
 
 ALL_WORKLOADS = "a,b,c,d,e"
 ALL_CONVERTERS = "json,string"
@@ -77,7 +79,7 @@ def _machine() -> dict[str, Any]:
                 memory_gb = int(row.split()[1]) / 2**20
     except OSError:
         pass
-    java = subprocess.run([str(jars.java_executable()), "-version"], capture_output=True, text=True)
+    java = subprocess.run([str(java_executable()), "-version"], capture_output=True, text=True)
     java_line = (java.stderr or java.stdout).splitlines()
     runtime = next((ln for ln in java_line if "Runtime Environment" in ln), java_line[0] if java_line else "java")
     match = re.search(r"\(build ([^)]+)\)", runtime)
@@ -90,7 +92,7 @@ def _machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "java": java_desc,
         "kafka": jars.KAFKA_VERSION,
-        "spark": jars.SPARK_VERSION,
+        "spark": SPARK_VERSION,
     }
 
 
@@ -162,7 +164,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
     workloads: list[Workload] = build_workloads(args.workload_kinds, args.converter_ids)
     warmup_lines = args.warmup_lines or min(args.lines, 50_000)
     started = time.monotonic()
-    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     _log("fetching Kafka Connect and the Kafka and Spark jars (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.harness.procs import PeakRss  # noqa: E402
-from sluice.devtools.kafka import KafkaBroker  # noqa: E402
+from sluice_devtools.kafka import KafkaBroker  # noqa: E402
 from tests.integration.workers import StandaloneWorker  # noqa: E402
 
 CONVERTERS = {

@@ -1,7 +1,7 @@
 """Fixtures shared by the whole test suite.
 
 - ``kafka_broker`` / ``kafka_bootstrap``: one real Kafka broker (KRaft, free loopback port)
-  per test session, started by the project's own tooling (``sluice.devtools.kafka``) and
+  per test session, started by the project's own tooling (``sluice_devtools.kafka``) and
   stopped at the end. Set ``SLUICE_TEST_BOOTSTRAP=host:port`` to use an already running
   broker instead (for example one from ``./dev kafka start``).
 - ``unique_name``: a topic/connector/group name unique to the test.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from sluice.devtools.kafka import KafkaBroker
+    from sluice_devtools.kafka import KafkaBroker
 
 # schema_registry, postgres_server, mariadb_server: real servers, started only for the tests that use them.
 pytest_plugins = ["tests.integration.conftest_registry", "tests.integration.conftest_databases"]
@@ -33,7 +33,7 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
     """The session's Kafka broker (started on first use, stopped when the session ends)."""
     if os.environ.get(BOOTSTRAP_ENV):
         pytest.skip(f"{BOOTSTRAP_ENV} is set: tests use that broker, not one they start")
-    from sluice.devtools.kafka import KafkaBroker
+    from sluice_devtools.kafka import KafkaBroker
 
     broker = KafkaBroker(tmp_path_factory.mktemp("kafka"))
     broker.start(timeout=120)

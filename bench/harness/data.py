@@ -19,7 +19,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from sluice.devtools.kafka import quiet_client_logger
+from sluice_devtools.kafka import quiet_client_logger
 
 LINE_BYTES = 100
 _FILL = b"x" * 86
@@ -136,11 +136,14 @@ class OffsetWatcher:
             {**_client_config(bootstrap), "group.id": f"bench-watch-{topic}", "enable.auto.commit": False}
         )
 
-    def total(self) -> int:
-        return sum(
+    def end_offsets(self) -> list[int]:
+        return [
             self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10, cached=False)[1]
             for p in range(self.partitions)
-        )
+        ]
+
+    def total(self) -> int:
+        return sum(self.end_offsets())
 
     def close(self) -> None:
         self._consumer.close()
@@ -149,10 +152,7 @@ class OffsetWatcher:
 def end_offsets(bootstrap: str, topic: str, partitions: int = 1) -> list[int]:
     watcher = OffsetWatcher(bootstrap, topic, partitions)
     try:
-        return [
-            watcher._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1]
-            for p in range(partitions)
-        ]
+        return watcher.end_offsets()
     finally:
         watcher.close()
 

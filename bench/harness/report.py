@@ -367,7 +367,7 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
             rects = ax.bar(
                 [x + (k - 0.5) * width for x in xs], heights, width, label=LABELS[system], color=colors[system]
             )
-            for rect, v in zip(rects, values):
+            for rect, v in zip(rects, values, strict=True):
                 ax.annotate(
                     "failed" if v is None else (f"{v:,.0f}" if v >= 10 else f"{v:.1f}"),
                     (rect.get_x() + rect.get_width() / 2, rect.get_height()),
@@ -434,7 +434,7 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
             label=LABELS[system],
             color=colors[system],
         )
-        for rect, v in zip(rects, values):
+        for rect, v in zip(rects, values, strict=True):
             ax.annotate(
                 "–" if v is None else f"{v:,.0f}",
                 (rect.get_x() + rect.get_width() / 2, rect.get_height()),
@@ -458,7 +458,7 @@ def render_chart(results: dict[str, Any], path: Path) -> None:
             c, s = _get(runs.get((i, "connect")), key), _get(runs.get((i, "sluice")), key)
             ratios.append(s / c if c and s is not None else 0)
         rects = ax.bar([x + (k - 0.5) * width for x in xs], ratios, width, label=label, color=color)
-        for rect, v in zip(rects, ratios):
+        for rect, v in zip(rects, ratios, strict=True):
             ax.annotate(
                 f"{v:.2f}",
                 (rect.get_x() + rect.get_width() / 2, rect.get_height()),

@@ -37,8 +37,9 @@ from bench.harness import data
 from bench.harness.data import CONVERTERS, CorrectnessError, InputFile, OffsetWatcher, RateWriter, Tail
 from bench.harness.procs import PeakRss, sample_tree
 from bench.harness.workers import CONNECT_LOG4J, SYSTEMS, BenchWorker, WorkerFailed
-from sluice.devtools.jars import java_executable, kafka_broker_classpath
-from sluice.devtools.kafka import KafkaBroker
+from sluice.jvm.java import java_executable
+from sluice_devtools.jars import kafka_broker_classpath
+from sluice_devtools.kafka import KafkaBroker
 from tests.integration.workers import write_properties
 
 PROBE_LINES = 10
@@ -531,7 +532,7 @@ def consumer_bound(ctx: Context, topic: str, lines: int) -> dict[str, Any]:
     )
     rows = [ln for ln in out.splitlines() if ln.count(",") >= 9]
     header = [h.strip() for h in rows[0].split(",")]
-    values = dict(zip(header, (v.strip() for v in rows[-1].split(","))))
+    values = dict(zip(header, (v.strip() for v in rows[-1].split(",")), strict=False))
     consumed = int(float(values["data.consumed.in.nMsg"]))
     if consumed < lines:
         raise RuntimeError(f"ConsumerPerformance read {consumed} records of {topic}, not {lines}")

@@ -1,7 +1,7 @@
 """The two systems under test, each as one worker process with its own REST port.
 
 * :class:`ConnectWorker` — Apache Kafka Connect 4.3.1, ``ConnectStandalone`` on the jars of
-  :func:`sluice.devtools.jars.kafka_connect_classpath` (kept apart from Spark's Kafka
+  :func:`sluice_devtools.jars.kafka_connect_classpath` (kept apart from Spark's Kafka
   jars), with the JVM options of Kafka's ``bin/connect-standalone.sh``.
 * :class:`SluiceWorker` — ``sluice standalone`` with the worker settings of the test
   suite's :class:`tests.integration.workers.StandaloneWorker`, with Sluice's default Spark master.
@@ -27,7 +27,8 @@ from typing import Any
 
 import httpx2
 
-from sluice.devtools.jars import java_executable, kafka_connect_classpath
+from sluice.jvm.java import java_executable
+from sluice_devtools.jars import kafka_connect_classpath
 from tests.integration.workers import DistributedWorker, StandaloneWorker, free_port, write_properties
 
 HERE = Path(__file__).resolve().parent

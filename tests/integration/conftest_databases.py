@@ -2,7 +2,7 @@
 
 Loaded as a plugin (``"tests.integration.conftest_databases"`` in ``pytest_plugins`` of
 ``tests/conftest.py``). Each server is started on first use by a test that asks for its
-fixture (never otherwise) by the project's own tooling (:mod:`sluice.devtools.databases`):
+fixture (never otherwise) by the project's own tooling (:mod:`sluice_devtools.databases`):
 a private server on a free 127.0.0.1 port with its files in a temporary directory,
 database ``sluice`` and user/password ``sluice``/``sluice``; it is stopped (and its
 directory removed) when the session ends. On a machine without the server programs the
@@ -11,9 +11,9 @@ apt-get, as root or through ``sudo -n``; that takes 10-60 s once.
 
 The fixture value has ``url`` (the JDBC URL for ``connection.url``), ``host``, ``port``,
 ``database``, ``user``, ``password`` and ``connect()`` (a new psycopg 3 / PyMySQL
-connection as that user). It is the :class:`~sluice.devtools.databases.PostgresServer` /
-:class:`~sluice.devtools.databases.MariaDbServer` when started here (with ``pid``,
-``status()``), a :class:`~sluice.devtools.databases.DatabaseEndpoint` when external.
+connection as that user). It is the :class:`~sluice_devtools.databases.PostgresServer` /
+:class:`~sluice_devtools.databases.MariaDbServer` when started here (with ``pid``,
+``status()``), a :class:`~sluice_devtools.databases.DatabaseEndpoint` when external.
 
 Use already running servers instead (for example the ones ``./dev postgres start`` and
 ``./dev mariadb start`` print) by setting:
@@ -71,11 +71,11 @@ def server_work_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iter
 def _session_server(tmp_path_factory: pytest.TempPathFactory, kind: str, env: str) -> Iterator[Any]:
     external = os.environ.get(env)
     if external:
-        from sluice.devtools.databases import DatabaseEndpoint
+        from sluice_devtools.databases import DatabaseEndpoint
 
         yield DatabaseEndpoint.from_url(external)
         return
-    from sluice.devtools.databases import MariaDbServer, PostgresServer
+    from sluice_devtools.databases import MariaDbServer, PostgresServer
 
     server_class = PostgresServer if kind == "postgres" else MariaDbServer
     with server_work_dir(tmp_path_factory, kind) as work_dir:

@@ -2,7 +2,7 @@
 
 Loaded as a plugin (``pytest_plugins = ["tests.integration.conftest_registry"]`` in
 ``tests/conftest.py``). The registry is started on first use by a test that asks for the
-fixture (never otherwise) by the project's own tooling (:mod:`sluice.devtools.registry`)
+fixture (never otherwise) by the project's own tooling (:mod:`sluice_devtools.registry`)
 on a free loopback port, and stopped when the session ends. Set
 ``SLUICE_TEST_SCHEMA_REGISTRY_URL`` to a Confluent-compatible API base URL to use an
 already running registry instead (for example the one ``./dev registry start`` prints).
@@ -26,7 +26,7 @@ def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if external:
         yield external.rstrip("/")
         return
-    from sluice.devtools.registry import SchemaRegistry
+    from sluice_devtools.registry import SchemaRegistry
 
     registry = SchemaRegistry(tmp_path_factory.mktemp("schema-registry"))
     url = registry.start(timeout=180)

@@ -1,7 +1,7 @@
 """Apache Kafka Connect itself, as a distributed worker, for interoperability tests.
 
 :class:`ConnectDistributedWorker` runs ``org.apache.kafka.connect.cli.ConnectDistributed``
-from the jars of :func:`sluice.devtools.jars.kafka_connect_classpath` (fetched once into
+from the jars of :func:`sluice_devtools.jars.kafka_connect_classpath` (fetched once into
 the cache), with its REST API on a free loopback port and its config, offset and status
 topics named by the caller. It is stopped by the pid it was started with (SIGTERM,
 then SIGKILL after a timeout), never by name.
@@ -9,6 +9,7 @@ then SIGKILL after a timeout), never by name.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -18,7 +19,8 @@ from typing import Any
 
 import httpx2
 
-from sluice.devtools.jars import java_executable, kafka_connect_classpath
+from sluice.jvm.java import java_executable
+from sluice_devtools.jars import kafka_connect_classpath
 from tests.integration.workers import free_port, write_properties
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -151,8 +153,6 @@ class ConnectDistributedWorker:
     def log_tail(self, chars: int = 6000) -> str:
         text = ""
         for path in (self.out_path, self.log_path):
-            try:
+            with contextlib.suppress(OSError):
                 text += f"--- {path.name}\n" + path.read_text(errors="replace")[-chars:]
-            except OSError:
-                pass
         return text

@@ -25,7 +25,7 @@ from sluice.converters.avro_data import AvroData, avro_json  # noqa: E402
 pytestmark = pytest.mark.integration
 
 STRATEGY = "io.confluent.kafka.serializers.subject."
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 @pytest.fixture
@@ -348,49 +348,45 @@ def test_records_written_by_confluent_kafka_are_read(
             "micros": 0,
         },
         {
-            **{
-                "id": 3,
-                "count": 1,
-                "ratio": 2.0,
-                "amount": 1.0,
-                "ok": True,
-                "name": "x",
-                "blob": b"b",
-                "note": None,
-                "retries": 3,
-                "color": "RED",
-                "code": b"123",
-                "items": [],
-                "attrs": {"z": -1},
-                "price": decimal.Decimal("1.00"),
-                "day": dt.date(2000, 1, 1),
-                "at": dt.time(12, 0),
-                "when": when,
-                "micros": 5,
-            },
+            "id": 3,
+            "count": 1,
+            "ratio": 2.0,
+            "amount": 1.0,
+            "ok": True,
+            "name": "x",
+            "blob": b"b",
+            "note": None,
+            "retries": 3,
+            "color": "RED",
+            "code": b"123",
+            "items": [],
+            "attrs": {"z": -1},
+            "price": decimal.Decimal("1.00"),
+            "day": dt.date(2000, 1, 1),
+            "at": dt.time(12, 0),
+            "when": when,
+            "micros": 5,
             "choice": "text",
         },
         {
-            **{
-                "id": 4,
-                "count": 1,
-                "ratio": 2.0,
-                "amount": 1.0,
-                "ok": True,
-                "name": "x",
-                "blob": b"b",
-                "note": None,
-                "retries": 3,
-                "color": "RED",
-                "code": b"123",
-                "items": [],
-                "attrs": {},
-                "price": decimal.Decimal("1.00"),
-                "day": dt.date(2000, 1, 1),
-                "at": dt.time(12, 0),
-                "when": when,
-                "micros": 5,
-            },
+            "id": 4,
+            "count": 1,
+            "ratio": 2.0,
+            "amount": 1.0,
+            "ok": True,
+            "name": "x",
+            "blob": b"b",
+            "note": None,
+            "retries": 3,
+            "color": "RED",
+            "code": b"123",
+            "items": [],
+            "attrs": {},
+            "price": decimal.Decimal("1.00"),
+            "day": dt.date(2000, 1, 1),
+            "at": dt.time(12, 0),
+            "when": when,
+            "micros": 5,
             "choice": None,
         },
     ]
@@ -563,8 +559,8 @@ def test_dev_registry_start_status_stop(tmp_path, capsys: pytest.CaptureFixture[
     """`sluice dev registry ...` runs a second, independent registry (own ports) and stops it by pid."""
     import urllib.request
 
-    from sluice.devtools.cli import dev_main
-    from sluice.devtools.registry import SchemaRegistry
+    from sluice_devtools.cli import dev_main
+    from sluice_devtools.registry import SchemaRegistry
 
     work = tmp_path / "registry"
     assert dev_main(["registry", "status", "--dir", str(work)]) == 1

@@ -109,7 +109,7 @@ def test_rebalance_smoke(tmp_path: Path) -> None:
     assert proc.returncode == 0, f"bench/rebalance.py failed ({proc.returncode}):\n{proc.stderr[-8000:]}"
     page = output.read_text()
     assert "## A cluster moving work" in page and "kept as is" in page
-    rows = [line for line in page.splitlines() if line.startswith("| SIGKILL") or line.startswith("| a fourth")]
+    rows = [line for line in page.splitlines() if line.startswith(("| SIGKILL", "| a fourth"))]
     assert len(rows) == 2 and all(float(row.rsplit("|", 2)[1]) > 0 for row in rows), rows
 
 
@@ -150,7 +150,7 @@ def test_transforms_smoke(tmp_path: Path) -> None:
     block = page[begin:end]
     assert "FAILED" not in block
     assert ".venv/bin/python bench/transforms.py --lines 2000" in block
-    rows = [ln for ln in block.splitlines() if ln.startswith("| Kafka Connect") or ln.startswith("| Sluice")]
+    rows = [ln for ln in block.splitlines() if ln.startswith(("| Kafka Connect", "| Sluice"))]
     assert len(rows) == 5, rows
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
@@ -184,7 +184,7 @@ def test_jdbc_sink_smoke(tmp_path: Path) -> None:
     assert proc.returncode == 0, f"bench/jdbc_sink.py failed ({proc.returncode}):\n{proc.stderr[-8000:]}"
     page = output.read_text()
     assert page.startswith("# Benchmarks\n\nkept as is\n") and "FAILED" not in page
-    rows = [ln for ln in page.splitlines() if ln.startswith("| Debezium") or ln.startswith("| Sluice")]
+    rows = [ln for ln in page.splitlines() if ln.startswith(("| Debezium", "| Sluice"))]
     assert len(rows) == 2, page
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]

@@ -1,5 +1,5 @@
 """Byte parity of Sluice's converters with Apache Kafka Connect's own (4.3.1, in a JVM
-through :class:`sluice.devtools.kafka_reference.KafkaReference`).
+through :class:`sluice_devtools.kafka_reference.KafkaReference`).
 
 A fixed corpus of Connect (schema, value) pairs — every schema type, the logical types,
 names/versions/docs/parameters/defaults, optional nulls, awkward floats and strings,
@@ -35,11 +35,11 @@ from sluice.converters import (
     SimpleHeaderConverter,
     StringConverter,
 )
-from sluice.devtools.kafka_reference import JavaError, KafkaReference
+from sluice_devtools.kafka_reference import JavaError, KafkaReference
 
 pytestmark = pytest.mark.integration
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 TOPIC = "parity-topic"
 
 # ------------------------------------------------------------------------------ corpus

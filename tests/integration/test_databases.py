@@ -1,4 +1,4 @@
-"""Real PostgreSQL and MariaDB servers started by the project's tooling (sluice.devtools.databases).
+"""Real PostgreSQL and MariaDB servers started by the project's tooling (sluice_devtools.databases).
 
 Each server accepts the ``sluice`` user's connections through the Python drivers the
 connectors use (psycopg 3, PyMySQL), keeps the common column types intact, runs beside a
@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from sluice.devtools import DevToolsError
-from sluice.devtools.databases import DatabaseEndpoint, MariaDbServer, PostgresServer
+from sluice_devtools import DevToolsError
+from sluice_devtools.databases import DatabaseEndpoint, MariaDbServer, PostgresServer
 
 pytestmark = pytest.mark.integration
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def _table() -> str:
@@ -49,7 +49,7 @@ def _process_gone(pid: int) -> bool:
 def _dev(*args: str) -> subprocess.CompletedProcess[str]:
     """``sluice dev ...`` in another process."""
     return subprocess.run(
-        [sys.executable, "-m", "sluice.devtools.cli", *args],
+        [sys.executable, "-m", "sluice_devtools.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,

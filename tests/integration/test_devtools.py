@@ -13,8 +13,11 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 
-from sluice.devtools import DevToolsError, jars
-from sluice.devtools.kafka import KafkaBroker, create_topic, quiet_client_logger
+from sluice.jvm import JvmArtifactError
+from sluice.jvm import jars as jvm_jars
+from sluice.jvm.java import java_executable
+from sluice_devtools import DevToolsError, jars
+from sluice_devtools.kafka import KafkaBroker, create_topic, quiet_client_logger
 from tests.helpers import wait_until
 
 
@@ -93,7 +96,7 @@ def test_stop_ends_the_process_and_a_restart_keeps_data_and_port(tmp_path: Path)
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sluice.devtools.cli", *args],
+        [sys.executable, "-m", "sluice_devtools.cli", *args],
         capture_output=True,
         text=True,
         timeout=180,
@@ -135,21 +138,21 @@ def test_cli_start_status_stop_round_trip(tmp_path: Path) -> None:
 @pytest.mark.integration
 def test_jar_sets_are_cached_and_need_no_java_once_fetched(monkeypatch: pytest.MonkeyPatch) -> None:
     broker_jars = jars.kafka_broker_classpath()
-    spark_jars = jars.spark_kafka_jars()
+    spark_jars = jvm_jars.spark_kafka_jars()
 
     def no_java() -> Path:
         raise AssertionError("a cached jar set must not need Java or the network")
 
-    monkeypatch.setattr(jars, "java_executable", no_java)
+    monkeypatch.setattr(jvm_jars, "java_executable", no_java)  # what runs Ivy
     assert jars.kafka_broker_classpath() == broker_jars
-    assert jars.spark_kafka_jars() == spark_jars
+    assert jvm_jars.spark_kafka_jars() == spark_jars
 
     assert all(p.is_file() for p in broker_jars + spark_jars)
     assert f"kafka_2.13-{jars.KAFKA_VERSION}.jar" in {p.name for p in broker_jars}
     names = {p.name for p in spark_jars}
-    assert f"spark-sql-kafka-0-10_2.13-{jars.SPARK_VERSION}.jar" in names
+    assert f"spark-sql-kafka-0-10_2.13-{jvm_jars.SPARK_VERSION}.jar" in names
     assert any(n.startswith("kafka-clients-") for n in names)
-    bundled = {p.name for p in jars.pyspark_jars_dir().glob("*.jar")}
+    bundled = {p.name for p in jvm_jars.pyspark_jars_dir().glob("*.jar")}
     assert not names & bundled, "jars PySpark already bundles must not be added again"
 
 
@@ -164,9 +167,9 @@ def test_a_failed_fetch_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
         "</resolvers></ivysettings>"
     )
     monkeypatch.setenv("SLUICE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv(jars.IVY_SETTINGS_ENV, str(settings))
+    monkeypatch.setenv(jvm_jars.IVY_SETTINGS_ENV, str(settings))
 
-    with pytest.raises(DevToolsError, match="org.apache.kafka:kafka_2.13") as failure:
+    with pytest.raises(JvmArtifactError, match="org.apache.kafka:kafka_2.13") as failure:
         jars.kafka_broker_classpath()
     assert "not found" in str(failure.value)
     jvm = tmp_path / "cache" / "jvm"
@@ -176,13 +179,13 @@ def test_a_failed_fetch_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
 
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
-    with pytest.raises(DevToolsError, match="JAVA_HOME"):
-        jars.java_executable()
+    with pytest.raises(JvmArtifactError, match="JAVA_HOME"):
+        java_executable()
 
     monkeypatch.delenv("JAVA_HOME")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(DevToolsError, match="no `java` is on PATH"):
-        jars.java_executable()
+    with pytest.raises(JvmArtifactError, match="no `java` is on PATH"):
+        java_executable()
 
 
 def test_a_busy_explicit_port_is_a_clear_error(tmp_path: Path) -> None:

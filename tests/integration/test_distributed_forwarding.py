@@ -23,7 +23,8 @@ import pytest
 
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, distributed_cluster
-from tests.integration.workers import connector_states as _states, connector_status as _status
+from tests.integration.workers import connector_states as _states
+from tests.integration.workers import connector_status as _status
 
 pytestmark = pytest.mark.integration
 

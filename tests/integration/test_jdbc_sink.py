@@ -113,10 +113,10 @@ def full_row(i: int) -> Struct:
     s.put("f64", 1e300 / (i + 1)).put("flag", i % 2 == 0).put("text", f"ünïcødé ' \" \\ % {i} ✓")
     s.put("raw", bytes([0, 1, 2, 255, 39, 92]) * (i + 1)).put("amount", decimal.Decimal("-12345678901234.5678"))
     s.put("day", dt.date(1999, 12, 31)).put("tod", dt.time(23, 59, 58, 999000))
-    s.put("at", dt.datetime(2024, 2, 29, 12, 34, 56, 789000, tzinfo=dt.timezone.utc))
+    s.put("at", dt.datetime(2024, 2, 29, 12, 34, 56, 789000, tzinfo=dt.UTC))
     s.put("o_i32", 7).put("o_f64", -0.5).put("o_flag", False).put("o_text", "").put("o_raw", b"")
     s.put("o_amount", decimal.Decimal("0.01")).put("o_day", dt.date(1970, 1, 1)).put("o_tod", dt.time(0, 0))
-    s.put("o_at", dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc))
+    s.put("o_at", dt.datetime(1970, 1, 1, tzinfo=dt.UTC))
     return s
 
 
@@ -134,7 +134,7 @@ def expected(server: Any, struct: Struct) -> tuple:
     for f in ALL_TYPES.fields():
         v = struct.get(f.name)
         if isinstance(v, dt.datetime):
-            v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            v = v.astimezone(dt.UTC).replace(tzinfo=None)
         elif isinstance(v, dt.time) and not pg:
             v = dt.timedelta(hours=v.hour, minutes=v.minute, seconds=v.second, microseconds=v.microsecond)
         elif isinstance(v, bool) and not pg:
@@ -196,7 +196,7 @@ def test_db_timezone_on_postgres(postgres_server, pg_table):
         .field("at_tz", Timestamp.SCHEMA)
         .build()
     )
-    moment = dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.timezone.utc)
+    moment = dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.UTC)
     task = start_task(postgres_server, table, db_timezone="Europe/Paris", auto_create=False)
     task.put(
         [
@@ -338,7 +338,7 @@ def test_auto_evolve_adds_a_column(server, table):
         .put("customer", "x")
         .put("qty", 1)
         .put("price", decimal.Decimal("1.00"))
-        .put("shipped", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+        .put("shipped", dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
     )
     task.put([SinkRecord("orders", 0, ORDER_KEY, Struct(ORDER_KEY).put("id", 2), v2, value, 1), order(3, 1, 2)])
     assert query(server, f"SELECT id, shipped, priority, label FROM {table} ORDER BY id") == [

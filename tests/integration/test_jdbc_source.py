@@ -23,7 +23,7 @@ from tests.integration.conftest_databases import execute, is_pg
 
 pytestmark = pytest.mark.integration
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 class MemoryOffsets(OffsetStorageReader):

@@ -4,8 +4,6 @@ configured response headers."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx2
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition

@@ -1,7 +1,7 @@
 """Acceptance (issue 5, item 8): a worker's tasks run on a shared Spark cluster.
 
 A Spark standalone master and worker are started from the installed PySpark
-(``sluice.devtools.spark_cluster``); Sluice workers — standalone, then distributed — get
+(``sluice_devtools.spark_cluster``); Sluice workers — standalone, then distributed — get
 ``spark.master=spark://127.0.0.1:<port>``. A Python source task reports, in every value,
 the id of the Spark executor whose Python worker ran ``poll()``; those values must name
 one of the cluster's executors (never ``driver``), and a FileStreamSink task, also on the
@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from sluice.devtools.spark_cluster import SparkStandaloneCluster
+from sluice_devtools.spark_cluster import SparkStandaloneCluster
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, StandaloneWorker
 
@@ -158,7 +158,7 @@ def test_dev_cli_starts_reports_and_stops_a_cluster(tmp_path):
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "sluice.devtools.cli", "spark", *args, "--dir", work_dir],
+            [sys.executable, "-m", "sluice_devtools.cli", "spark", *args, "--dir", work_dir],
             capture_output=True,
             text=True,
             timeout=180,

@@ -3,7 +3,7 @@
 FileStreamSource with ``HoistField$Value`` (field ``content``) then ``InsertField$Value``
 (``timestamp.field``): every record on the topic is byte for byte what Apache Kafka
 Connect's own transforms and JsonConverter make of the same line (checked with Kafka's
-jars through :class:`~sluice.devtools.kafka_reference.KafkaReference`), and the inserted
+jars through :class:`~sluice_devtools.kafka_reference.KafkaReference`), and the inserted
 timestamp equals the Kafka record's timestamp. A sink chain with a negated predicate
 filters records as Kafka does.
 """
@@ -18,7 +18,7 @@ import pytest
 
 from sluice.api.data import Schema
 from sluice.api.records import SourceRecord
-from sluice.devtools.kafka_reference import KafkaReference
+from sluice_devtools.kafka_reference import KafkaReference
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 

@@ -12,19 +12,34 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "sluice"
 
 # What each package may import from sluice (besides itself). design.md:
 #   cli > rest > runtime > storage > spark > api; plugins import api only.
+# jvm (the JVM artifacts the worker fetches or builds: Spark's Kafka jars, the producer
+# interceptor) imports nothing of sluice; spark, runtime and cli may use it.
+# _java (Java compatibility helpers) imports nothing of sluice; every package may use it.
 ALLOWED: dict[str, set[str]] = {
-    "api": set(),
-    "connectors": {"api"},
-    "converters": {"api"},
-    "transforms": {"api"},
-    "providers": {"api"},
-    "spark": {"api"},
-    "storage": {"api"},
-    "devtools": {"api"},
-    "runtime": {"api", "spark", "storage", "devtools", "runtime"},
-    "rest": {"api", "runtime.herder.base"},
-    "testing": {"api", "runtime", "storage"},
-    "cli": {"api", "spark", "storage", "runtime", "rest", "devtools", "cli", "connectors", "converters", "providers"},
+    "_java": set(),
+    "api": {"_java"},
+    "connectors": {"_java", "api"},
+    "converters": {"_java", "api"},
+    "transforms": {"_java", "api"},
+    "providers": {"_java", "api"},
+    "spark": {"_java", "api", "jvm"},
+    "storage": {"_java", "api"},
+    "jvm": {"_java"},
+    "runtime": {"_java", "api", "spark", "storage", "jvm", "runtime"},
+    "rest": {"_java", "api", "runtime.herder.base"},
+    "cli": {
+        "_java",
+        "api",
+        "spark",
+        "storage",
+        "runtime",
+        "rest",
+        "jvm",
+        "cli",
+        "connectors",
+        "converters",
+        "providers",
+    },
 }
 TOP_LEVEL_OK = {"sluice"}  # `from sluice import __version__`
 

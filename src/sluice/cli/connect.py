@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,9 @@ __all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server"]
 
 def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[], Any]:
     def build() -> Any:
-        from sluice.devtools.interceptor import SOURCE_TIMESTAMP_INTERCEPTOR, source_timestamp_interceptor_jar
-        from sluice.devtools.jars import DevToolsError, spark_kafka_jars
+        from sluice.jvm import JvmArtifactError
+        from sluice.jvm.interceptor import SOURCE_TIMESTAMP_INTERCEPTOR, source_timestamp_interceptor_jar
+        from sluice.jvm.jars import spark_kafka_jars
         from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF, build_spark_session
 
         kafka_jars = spark_kafka_jars()
@@ -40,7 +41,7 @@ def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[
         try:
             jars.append(str(source_timestamp_interceptor_jar(kafka_jars)))
             conf[TIMESTAMP_INTERCEPTOR_CONF] = SOURCE_TIMESTAMP_INTERCEPTOR
-        except DevToolsError as exc:
+        except JvmArtifactError as exc:
             log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
         return build_spark_session(conf, jars, plugins.plugin_path)
 
@@ -122,7 +123,7 @@ class StandaloneConnect:
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
 
-    def start(self, connector_configs: list[tuple[dict[str, str], TargetState | None]] = ()) -> None:
+    def start(self, connector_configs: Sequence[tuple[dict[str, str], TargetState | None]] = ()) -> None:
         """Start everything; raise if a command-line connector cannot be created."""
         self.offset_store.start()
         self.config_store.start()

@@ -1,8 +1,13 @@
-"""Command line: ``sluice standalone|distributed|dev|quickstart`` and the Kafka-style aliases.
+"""Command line: ``sluice standalone|distributed|connector`` and the Kafka-style aliases.
 
 ``connect-standalone worker.properties conn1.properties …`` behaves as Kafka's
 script: exit code 3 when a connector given on the command line cannot be created,
 1 for other start-up errors, 0 after a clean shutdown on SIGTERM/SIGINT.
+
+Other distributions add commands through the ``sluice.cli_commands`` entry-point group
+(name → a function taking the arguments after the command, returning the exit code). The
+development tooling of a source checkout (``devtools/``, installed by ``./dev setup``)
+adds ``sluice dev`` and ``sluice quickstart`` this way; without it they say so and fail.
 """
 
 from __future__ import annotations
@@ -13,14 +18,27 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from importlib.metadata import EntryPoint
 from typing import Any
 
-__all__ = ["connect_distributed", "connect_standalone", "main"]
+__all__ = ["COMMANDS_GROUP", "connect_distributed", "connect_standalone", "main", "setup_logging"]
 
 EXIT_CONNECTOR_ERROR = 3
 
+# Entry points adding `sluice <name>` commands: a function (argv after the name) -> exit code.
+COMMANDS_GROUP = "sluice.cli_commands"
 
-def _setup_logging(level: str = "INFO") -> None:
+# Commands of the development tooling (the sluice-devtools distribution of a source
+# checkout), listed in `sluice --help` whether or not it is installed.
+DEVTOOLS_COMMANDS = {
+    "dev": "local services for development: sluice dev kafka|spark|registry|postgres|mariadb start|stop|status, fetch",
+    "quickstart": "local broker + Spark + a file source and sink, end to end",
+}
+BUILTIN_COMMANDS = ("standalone", "distributed", "connector")
+
+
+def setup_logging(level: str = "INFO") -> None:
+    """The worker's logging on stderr: timestamped lines, libraries' INFO chatter hidden."""
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
@@ -100,21 +118,46 @@ def _distributed(args: argparse.Namespace) -> int:
     return run_distributed(args.worker_properties)
 
 
-def _dev(args: argparse.Namespace, rest: list[str]) -> int:
-    from sluice.devtools.cli import dev_main
+def extension_commands() -> dict[str, EntryPoint]:
+    """The commands other installed distributions add (``sluice.cli_commands`` entry points).
 
-    return dev_main(rest)
+    A name the CLI already has is not replaced; of two distributions adding the same name,
+    the first found wins.
+    """
+    from importlib.metadata import entry_points
+
+    found: dict[str, EntryPoint] = {}
+    for entry in entry_points(group=COMMANDS_GROUP):
+        if entry.name not in BUILTIN_COMMANDS:
+            found.setdefault(entry.name, entry)
+    return found
 
 
-def _quickstart(args: argparse.Namespace) -> int:
-    from sluice.cli.quickstart import run_quickstart
+def _run_extension(name: str, argv: list[str], extensions: dict[str, EntryPoint], log_level: str | None) -> int:
+    entry = extensions.get(name)
+    if entry is None:
+        print(
+            f"sluice {name} needs the development tooling from a source checkout: ./dev setup "
+            "(it installs the sluice-devtools distribution, devtools/ beside src/, into the environment)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        command = entry.load()
+    except (ImportError, AttributeError) as exc:
+        print(f"sluice {name}: cannot load {entry.value} (entry point of {COMMANDS_GROUP}): {exc}", file=sys.stderr)
+        return 1
+    if log_level is not None:
+        setup_logging(log_level)  # the command's own logging set-up then keeps this one
+    return int(command(argv))
 
-    return run_quickstart(lines=args.lines, exit_after=args.exit, work_dir=args.dir)
 
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extensions: dict[str, EntryPoint] | None = None) -> argparse.ArgumentParser:
+    """The ``sluice`` parser; commands added by other distributions take their arguments unparsed."""
+    if extensions is None:
+        extensions = extension_commands()
     parser = argparse.ArgumentParser(prog="sluice", description="Kafka Connect in Python, on Spark.")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-level", default=None, help="log level of the worker (default INFO)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("standalone", help="run a standalone worker")
     p.add_argument("worker_properties")
@@ -124,32 +167,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("worker_properties")
     p.set_defaults(func=_distributed)
     p = sub.add_parser(
-        "dev", help="local services for development: sluice dev kafka start|stop|status, fetch", add_help=False
-    )
-    p.set_defaults(func=None)
-    p = sub.add_parser("quickstart", help="local broker + Spark + a file source and sink, end to end")
-    p.add_argument("--lines", type=int, default=5, help="lines to append to the input file")
-    p.add_argument("--exit", action="store_true", help="stop everything after the demonstration")
-    p.add_argument("--dir", default=None, help="work directory (default: <cache>/run/quickstart)")
-    p.set_defaults(func=_quickstart)
-    p = sub.add_parser(
         "connector", help="manage connectors through a worker's REST API: sluice connector --help", add_help=False
     )
     p.set_defaults(func=None)
+    for name in sorted({*DEVTOOLS_COMMANDS, *extensions}):
+        entry = extensions.get(name)
+        if name in DEVTOOLS_COMMANDS:
+            text = DEVTOOLS_COMMANDS[name] + ("" if entry else " (needs the development tooling: ./dev setup)")
+        else:
+            text = f"added by {entry.dist.name}" if entry is not None and entry.dist is not None else "an added command"
+        p = sub.add_parser(name, help=f"{text}; sluice {name} --help", add_help=False)
+        p.set_defaults(func=None, extension=name)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    if argv and argv[0] == "dev":
-        return _dev(argparse.Namespace(), argv[1:])
     if argv and argv[0] == "connector":
         from sluice.cli.manage import main as connector_main
 
         return connector_main(argv[1:], prog="sluice connector")
-    args = parser.parse_args(argv)
-    _setup_logging(args.log_level)
+    extensions = extension_commands()
+    parser = build_parser(extensions)
+    # An added command parses its own arguments: they are left over here.
+    args, rest = parser.parse_known_args(argv)
+    extension = getattr(args, "extension", None)
+    if extension is not None:
+        return _run_extension(extension, rest, extensions, args.log_level)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    setup_logging(args.log_level or "INFO")
     return int(args.func(args))
 
 

@@ -57,7 +57,10 @@ public class ProtocolProbe {
     }
     static List<ConnectorTaskId> tasks(String... specs) {
         List<ConnectorTaskId> out = new ArrayList<>();
-        for (String spec : specs) { String[] p = spec.split(":"); out.add(new ConnectorTaskId(p[0], Integer.parseInt(p[1]))); }
+        for (String spec : specs) {
+            String[] p = spec.split(":");
+            out.add(new ConnectorTaskId(p[0], Integer.parseInt(p[1])));
+        }
         return out;
     }
     public static void main(String[] args) {
@@ -65,12 +68,16 @@ public class ProtocolProbe {
             List.of("src"), tasks("src:0", "src:1"), List.of(), tasks("src:7"), 1500);
         ExtendedAssignment many = new ExtendedAssignment((short) 2, (short) 1, "L", "http://l/", 7L,
             List.of("c1", "c2"), tasks("c1:0", "c3:5", "c2:1"), List.of("c4"), tasks("c5:0", "c4:2"), 0);
-        System.out.println("assignment_v1=" + hex(IncrementalCooperativeConnectProtocol.serializeAssignment(one, false)));
-        System.out.println("assignment_v2=" + hex(IncrementalCooperativeConnectProtocol.serializeAssignment(one, true)));
-        System.out.println("assignment_many=" + hex(IncrementalCooperativeConnectProtocol.serializeAssignment(many, true)));
+        System.out.println("assignment_v1=" + hex(
+            IncrementalCooperativeConnectProtocol.serializeAssignment(one, false)));
+        System.out.println("assignment_v2=" + hex(
+            IncrementalCooperativeConnectProtocol.serializeAssignment(one, true)));
+        System.out.println("assignment_many=" + hex(
+            IncrementalCooperativeConnectProtocol.serializeAssignment(many, true)));
         System.out.println("assignment_v0=" + hex(ConnectProtocol.serializeAssignment(new ConnectProtocol.Assignment(
             (short) 0, "L", "http://l/", -1L, List.of("a"), tasks("a:0", "a:3")))));
-        System.out.println("metadata_v0=" + hex(ConnectProtocol.serializeMetadata(new ConnectProtocol.WorkerState("http://w:8083/", 12L))));
+        System.out.println("metadata_v0=" + hex(ConnectProtocol.serializeMetadata(
+            new ConnectProtocol.WorkerState("http://w:8083/", 12L))));
         System.out.println("metadata_v1_null=" + hex(IncrementalCooperativeConnectProtocol.serializeMetadata(
             new ExtendedWorkerState("http://w:8083/", 12L, null), false)));
         System.out.println("metadata_v2=" + hex(IncrementalCooperativeConnectProtocol.serializeMetadata(
@@ -82,7 +89,8 @@ public class ProtocolProbe {
                 ExtendedAssignment inner = state.assignment() == ExtendedAssignment.empty() ? null : state.assignment();
                 System.out.println("decoded:" + kv[0] + "=" + state.url() + "|" + state.offset() + "|" + show(inner));
             } else {
-                System.out.println("decoded:" + kv[0] + "=" + show(IncrementalCooperativeConnectProtocol.deserializeAssignment(bytes(kv[1]))));
+                System.out.println("decoded:" + kv[0] + "=" + show(
+                    IncrementalCooperativeConnectProtocol.deserializeAssignment(bytes(kv[1]))));
             }
         }
     }
@@ -135,8 +143,8 @@ def _show(version: int, a: Assignment | None) -> str:
 
 
 def _connect_jars() -> Path | None:
-    from sluice.devtools.cache import jvm_dir
-    from sluice.devtools.jars import KAFKA_VERSION
+    from sluice.jvm.cache import jvm_dir
+    from sluice_devtools.jars import KAFKA_VERSION
 
     directory = jvm_dir(create=False) / f"kafka-connect-{KAFKA_VERSION}"
     needed = [

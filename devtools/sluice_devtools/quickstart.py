@@ -8,19 +8,22 @@ arriving in the output, with the connectors' status from the REST API.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx2
 
 from sluice.cli.connect import StandaloneConnect
-from sluice.devtools.cache import cache_dir
-from sluice.devtools.kafka import KafkaBroker
+from sluice.cli.main import setup_logging
+from sluice_devtools.cache import run_dir
+from sluice_devtools.kafka import KafkaBroker
 
-__all__ = ["run_quickstart"]
+__all__ = ["quickstart_main", "run_quickstart"]
 
 TOPIC = "connect-test"
 
@@ -37,7 +40,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -46,8 +49,21 @@ def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-
     raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def quickstart_main(argv: Sequence[str]) -> int:
+    """``sluice quickstart`` with the arguments after ``quickstart``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="sluice quickstart", description="Local broker + Spark + a file source and sink, end to end."
+    )
+    parser.add_argument("--lines", type=int, default=5, help="lines to append to the input file")
+    parser.add_argument("--exit", action="store_true", help="stop everything after the demonstration")
+    parser.add_argument("--dir", default=None, help="work directory (default: <cache>/run/quickstart)")
+    args = parser.parse_args(list(argv))
+    setup_logging()  # the worker's logging, as `sluice standalone` has it (or `sluice --log-level`'s)
+    return run_quickstart(lines=args.lines, exit_after=args.exit, work_dir=args.dir)
+
+
 def run_quickstart(lines: int = 5, exit_after: bool = False, work_dir: str | None = None) -> int:
-    work = Path(work_dir) if work_dir else cache_dir() / "run" / "quickstart"
+    work = Path(work_dir) if work_dir else run_dir("quickstart", create=False)
     if work.exists():
         # A broker left running by an interrupted quickstart is stopped (by its pid)
         # before its directory is wiped: each run starts from a clean slate.

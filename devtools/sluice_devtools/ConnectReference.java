@@ -1,7 +1,7 @@
 /*
  * Sluice's reference harness: Apache Kafka Connect's own converters, transformations and
  * predicates behind a JSON-lines protocol on stdin/stdout. Compiled and started by
- * sluice.devtools.kafka_reference (see its module docstring for the protocol).
+ * sluice_devtools.kafka_reference (see its module docstring for the protocol).
  *
  * One request per input line, one response per output line, in order. Every failure,
  * including one in a request it cannot parse, is answered with {"ok": false, "error": ...};

@@ -78,15 +78,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sluice.devtools import DevToolsError
-from sluice.devtools.cache import run_dir
-from sluice.devtools.processes import (
+from sluice_devtools import DevToolsError
+from sluice_devtools.cache import run_dir
+from sluice_devtools.processes import (
     LOOPBACK,
-    STATE_FILE as _STATE,
     LocalService,
     free_port,
     tail,
     write_atomic,
+)
+from sluice_devtools.processes import (
+    STATE_FILE as _STATE,
 )
 
 __all__ = [
@@ -419,7 +421,9 @@ def _service_account(name: str) -> _Account | None:
             timeout=60,
         )
         if proc.returncode != 0:
-            raise DevToolsError(f"Could not create the system user {name}:\n{tail(proc.stdout + proc.stderr)}")
+            raise DevToolsError(
+                f"Could not create the system user {name}:\n{tail(proc.stdout + proc.stderr)}"
+            ) from None
         entry = pwd.getpwnam(name)
     groups = frozenset(os.getgrouplist(name, entry.pw_gid))
     return _Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)

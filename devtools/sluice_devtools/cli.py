@@ -17,7 +17,7 @@
 
 The default directories are ``<cache>/run/kafka``, ``<cache>/run/spark``,
 ``<cache>/run/registry``, ``<cache>/run/postgres`` and ``<cache>/run/mariadb``. Also
-runnable as ``python -m sluice.devtools.cli ...``.
+runnable as ``python -m sluice_devtools.cli ...``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from sluice.devtools import DevToolsError
-from sluice.devtools.cache import run_dir
+from sluice.jvm import JvmArtifactError
+from sluice_devtools import DevToolsError
+from sluice_devtools.cache import run_dir
 
 __all__ = ["dev_main"]
 
@@ -132,13 +133,13 @@ def dev_main(argv: Sequence[str]) -> int:
         if args.command == "fetch":
             return _fetch()
         return _service(args)
-    except DevToolsError as exc:
+    except (DevToolsError, JvmArtifactError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 
 
 def _fetch() -> int:
-    from sluice.devtools.jars import fetch_all
+    from sluice_devtools.jars import fetch_all
 
     started = time.monotonic()
     for name, jars in fetch_all().items():
@@ -152,18 +153,18 @@ def _fetch() -> int:
 def _service_class(command: str) -> type:
     """The class running the local service of ``sluice dev <command>``."""
     if command == "kafka":
-        from sluice.devtools.kafka import KafkaBroker
+        from sluice_devtools.kafka import KafkaBroker
 
         return KafkaBroker
     if command == "spark":
-        from sluice.devtools.spark_cluster import SparkStandaloneCluster
+        from sluice_devtools.spark_cluster import SparkStandaloneCluster
 
         return SparkStandaloneCluster
     if command == "registry":
-        from sluice.devtools.registry import SchemaRegistry
+        from sluice_devtools.registry import SchemaRegistry
 
         return SchemaRegistry
-    from sluice.devtools.databases import MariaDbServer, PostgresServer
+    from sluice_devtools.databases import MariaDbServer, PostgresServer
 
     return PostgresServer if command == "postgres" else MariaDbServer
 

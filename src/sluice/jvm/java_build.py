@@ -1,5 +1,6 @@
-"""Compiles the project's small Java sources (shipped as package data next to this module)
-with the JDK's ``javac``, once per source and classpath, into the cache."""
+"""Compiles the project's small Java sources (shipped as package data: this package's, or
+another package's named by ``package``) with the JDK's ``javac``, once per source and
+classpath, into the cache."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from sluice.devtools.cache import cache_dir
-from sluice.devtools.jars import DevToolsError, java_executable
+from sluice.jvm import JvmArtifactError
+from sluice.jvm.cache import cache_dir
+from sluice.jvm.java import java_executable
 
 __all__ = ["JavaBuildError", "compiled_classes", "compiled_jar"]
 
 
-class JavaBuildError(DevToolsError):
+class JavaBuildError(JvmArtifactError):
     """No ``javac``, or it failed."""
 
 
@@ -30,18 +32,21 @@ def _javac() -> str:
     return javac
 
 
-def _target(source_name: str, classpath: Sequence[Path], kind: str) -> tuple[str, Path]:
-    source = resources.files("sluice.devtools").joinpath(source_name).read_text(encoding="utf-8")
+def _target(source_name: str, classpath: Sequence[Path], kind: str, package: str) -> tuple[str, Path]:
+    source = resources.files(package).joinpath(source_name).read_text(encoding="utf-8")
     digest = hashlib.sha256(source.encode("utf-8"))
     for jar in classpath:
         digest.update(b"\0" + Path(jar).name.encode("utf-8"))
     return source, cache_dir(kind, create=True) / digest.hexdigest()[:20]
 
 
-def compiled_classes(source_name: str, classpath: Sequence[Path], kind: str, marker: str) -> Path:
+def compiled_classes(
+    source_name: str, classpath: Sequence[Path], kind: str, marker: str, *, package: str = "sluice.jvm"
+) -> Path:
     """The directory of ``source_name``'s compiled classes under ``<cache>/<kind>/``;
-    ``marker`` is a class file whose presence means the build is complete."""
-    source, target = _target(source_name, classpath, kind)
+    ``marker`` is a class file whose presence means the build is complete. The source is
+    package data of ``package``."""
+    source, target = _target(source_name, classpath, kind, package)
     if (target / marker).is_file():
         return target
     javac = _javac()
@@ -80,9 +85,11 @@ def compiled_classes(source_name: str, classpath: Sequence[Path], kind: str, mar
     return target
 
 
-def compiled_jar(source_name: str, classpath: Sequence[Path], kind: str, marker: str) -> Path:
+def compiled_jar(
+    source_name: str, classpath: Sequence[Path], kind: str, marker: str, *, package: str = "sluice.jvm"
+) -> Path:
     """``compiled_classes`` packed into a jar next to them (Spark ships jars, not directories)."""
-    classes = compiled_classes(source_name, classpath, kind, marker)
+    classes = compiled_classes(source_name, classpath, kind, marker, package=package)
     jar = classes.with_suffix(".jar")
     if jar.is_file():
         return jar

@@ -2,7 +2,7 @@
 
 ``SchemaRegistry(work_dir).start()`` fetches Apicurio Registry's Quarkus distribution
 (``io.apicurio:apicurio-registry-app:<version>:all@tar.gz``) from Maven Central on first use
-and unpacks it into the cache (see :func:`sluice.devtools.jars.maven_archive`), then runs
+and unpacks it into the cache (see :func:`sluice_devtools.jars.maven_archive`), then runs
 ``java -jar quarkus-run.jar`` as a child process in its own session on a free loopback port
 with in-memory storage (H2), records pid and URLs in ``work_dir/state.json`` and waits until
 the Confluent-compatible API answers. :attr:`SchemaRegistry.url` is that API's base URL
@@ -48,16 +48,20 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
-from sluice.devtools import DevToolsError
-from sluice.devtools.jars import java_executable, maven_archive
-from sluice.devtools.processes import (
+from sluice.jvm import JvmArtifactError
+from sluice.jvm.java import java_executable
+from sluice_devtools import DevToolsError
+from sluice_devtools.jars import maven_archive
+from sluice_devtools.processes import (
     LOOPBACK,
-    STATE_FILE as _STATE,
     LocalService,
     can_connect,
     free_port,
     port_if_free,
     tail,
+)
+from sluice_devtools.processes import (
+    STATE_FILE as _STATE,
 )
 
 __all__ = ["APICURIO_VERSION", "DEFAULT_PROPERTIES", "RegistryStatus", "SchemaRegistry", "registry_java"]
@@ -389,7 +393,7 @@ def registry_java(min_major: int = 21) -> Path:
             raise DevToolsError(f"{JAVA_HOME_ENV}={explicit!r}: {java} is not a Java {min_major}+ executable.")
         return java
     configured: Path | None = None
-    with contextlib.suppress(DevToolsError):
+    with contextlib.suppress(JvmArtifactError):
         configured = java_executable()
     if configured is not None and (_java_major(str(configured)) or 0) >= min_major:
         return configured  # JAVA_HOME or PATH is new enough: use it
@@ -436,7 +440,7 @@ def _installed_javas() -> list[Path]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _java_major(java: str) -> int | None:
     try:
         out = subprocess.run(

@@ -1,7 +1,7 @@
 """A real single-node Apache Kafka broker (KRaft, combined broker+controller) for local use.
 
 ``KafkaBroker(work_dir).start()`` fetches the broker's jars on first use (see
-:mod:`sluice.devtools.jars`), writes ``server.properties`` into ``work_dir``, formats the
+:mod:`sluice_devtools.jars`), writes ``server.properties`` into ``work_dir``, formats the
 storage once, starts the JVM as a child process in its own session (so it outlives the
 caller and ignores the caller's Ctrl-C), records pid and bootstrap address in
 ``work_dir/state.json`` and waits until the broker answers a metadata request.
@@ -25,8 +25,8 @@ import contextlib
 import dataclasses
 import logging
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -35,17 +35,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sluice.devtools import DevToolsError
-from sluice.devtools.jars import KAFKA_VERSION, java_executable, kafka_broker_classpath
-from sluice.devtools.processes import (
+from sluice.jvm.java import java_executable
+from sluice_devtools import DevToolsError
+from sluice_devtools.jars import KAFKA_VERSION, kafka_broker_classpath
+from sluice_devtools.processes import (
     LOOPBACK,
-    STATE_FILE as _STATE,
     LocalService,
     can_connect,
     free_port,
     port_if_free,
     tail,
     write_atomic,
+)
+from sluice_devtools.processes import (
+    STATE_FILE as _STATE,
 )
 
 __all__ = ["BrokerStatus", "KafkaBroker", "create_topic", "quiet_client_logger"]
@@ -61,7 +64,7 @@ def quiet_client_logger() -> logging.Logger:
 
     Connection-refused noise while a broker starts or stops is expected and is not useful.
     """
-    quiet = logging.getLogger("sluice.devtools.librdkafka")
+    quiet = logging.getLogger("sluice_devtools.librdkafka")
     if not quiet.handlers:
         quiet.addHandler(logging.NullHandler())
         quiet.propagate = False
@@ -281,7 +284,7 @@ class KafkaBroker(LocalService):
             "group.initial.rebalance.delay.ms": "0",
         }
         props.update(self.server_properties)
-        text = "# Written by sluice.devtools.kafka; rewritten on every start.\n" + "".join(
+        text = "# Written by sluice_devtools.kafka; rewritten on every start.\n" + "".join(
             f"{key}={_escape_property(value)}\n" for key, value in props.items()
         )
         write_atomic(self._config_file, text)
@@ -313,7 +316,7 @@ class KafkaBroker(LocalService):
             )
 
     def _log_options(self) -> list[str]:
-        config = resources.files("sluice.devtools") / "log4j2.properties"
+        config = resources.files("sluice_devtools") / "log4j2.properties"
         return [
             f"-Dlog4j2.configurationFile={config}",
             f"-Dkafka.logs.dir={self.work_dir / 'logs'}",
@@ -435,7 +438,8 @@ class KafkaBroker(LocalService):
 def _admin_client(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap, "logger": quiet_client_logger()})
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": quiet_client_logger()}
+    return AdminClient(config)
 
 
 def create_topic(

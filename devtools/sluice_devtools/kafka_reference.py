@@ -2,7 +2,7 @@
 predicates, run in one long-lived JVM and called from Python.
 
 :class:`KafkaReference` compiles ``ConnectReference.java`` (shipped beside this module)
-once with ``javac`` against :func:`sluice.devtools.jars.kafka_connect_classpath`, into
+once with ``javac`` against :func:`sluice_devtools.jars.kafka_connect_classpath`, into
 ``<cache>/reference/<hash>/`` (the hash covers the source and the jar names, so an edit
 or a Kafka upgrade recompiles), starts ``java ConnectReference`` and talks to it in JSON
 lines: one request per line on its stdin, one response per line on its stdout, in order.
@@ -125,9 +125,10 @@ from typing import IO, Any
 from sluice.api.converter import SchemaAndValue
 from sluice.api.data import Schema, Struct, Type
 from sluice.api.records import ConnectRecord, Headers, SinkRecord, SourceRecord, TimestampType
-from sluice.devtools import DevToolsError
-from sluice.devtools.java_build import JavaBuildError, compiled_classes
-from sluice.devtools.jars import java_executable, kafka_connect_classpath
+from sluice.jvm.java import java_executable
+from sluice.jvm.java_build import JavaBuildError, compiled_classes
+from sluice_devtools import DevToolsError
+from sluice_devtools.jars import kafka_connect_classpath
 
 __all__ = [
     "JavaError",
@@ -184,10 +185,10 @@ class JavaError(Exception):
 
 
 def _json_converter_class() -> type:
-    """Sluice's JsonConverter, loaded as a plugin (its ``sluice.converters`` entry point):
-    devtools sits below the plugin packages and does not import them."""
+    """Sluice's JsonConverter, loaded as a plugin (its ``sluice.converters`` entry point), as a
+    worker loads it."""
     for ep in importlib.metadata.entry_points(group="sluice.converters", name="JsonConverter"):
-        return ep.load()  # type: ignore[no-any-return]
+        return ep.load()
     raise ReferenceError_(
         "Sluice's JsonConverter plugin is not installed (entry point sluice.converters:JsonConverter)"
     )
@@ -200,10 +201,17 @@ def _neutral_converter() -> Any:
         # Kafka's Values can build arrays and maps whose element (or value) schema is
         # null; JsonConverter writes those as "items": null. Read them back the same way.
         def as_connect_schema(self, node: Any) -> Schema | None:
-            if isinstance(node, dict) and node.get("type") in ("array", "map"):
-                if any(k in node and node[k] is None for k in ("items", "keys", "values")):
-                    return _schema_with_null_parts(self, node)
+            if (
+                isinstance(node, dict)
+                and node.get("type") in ("array", "map")
+                and any(k in node and node[k] is None for k in ("items", "keys", "values"))
+            ):
+                return _schema_with_null_parts(self, node)
             return super().as_connect_schema(node)
+
+        def to_connect(self, schema: Schema | None, node: Any) -> Any:
+            """JsonConverter's conversion of one JSON node (no envelope) to a Connect value."""
+            return self._to_connect(schema, node)
 
     conv = _Neutral()
     conv.configure(
@@ -293,13 +301,13 @@ def encode_data(schema: Schema | None, value: Any) -> dict[str, Any]:
     raw = _neutral().from_connect_data("", schema, value)
     if raw is None:
         return {"schema": None, "payload": None}
-    data: dict[str, Any] = json.loads(raw)
+    decoded: dict[str, Any] = json.loads(raw)
     if schema is None and value is not None:
         hints: dict[str, str] = {}
         _collect_hints(value, "", hints)
         if hints:
-            data["hints"] = hints
-    return data
+            decoded["hints"] = hints
+    return decoded
 
 
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -315,7 +323,7 @@ def _special(node: Any) -> float:
 
 def _leaf(schema: Schema | None, node: Any, pointer: str, hints: dict[str, str]) -> Any:
     conv = _neutral()
-    value = conv._to_connect(schema, node)
+    value = conv.to_connect(schema, node)
     return _normalize(schema, value, node, pointer, hints)
 
 
@@ -338,7 +346,10 @@ def _normalize(schema: Schema | None, value: Any, node: Any, pointer: str, hints
         if isinstance(node, dict) and isinstance(value, dict):
             return {k: _normalize(None, value.get(k), n, f"{pointer}/{_escape(k)}", hints) for k, n in node.items()}
         if isinstance(node, list) and isinstance(value, list):
-            return [_normalize(None, v, n, f"{pointer}/{i}", hints) for i, (v, n) in enumerate(zip(value, node))]
+            return [
+                _normalize(None, v, n, f"{pointer}/{i}", hints)
+                for i, (v, n) in enumerate(zip(value, node, strict=False))
+            ]
         return value
     t = schema.type
     if t in (Type.FLOAT32, Type.FLOAT64):
@@ -347,7 +358,9 @@ def _normalize(schema: Schema | None, value: Any, node: Any, pointer: str, hints
         return value
     if t is Type.ARRAY and isinstance(value, list) and isinstance(node, list):
         vs = schema.value_schema()
-        return [_normalize(vs, v, n, f"{pointer}/{i}", hints) for i, (v, n) in enumerate(zip(value, node))]
+        return [
+            _normalize(vs, v, n, f"{pointer}/{i}", hints) for i, (v, n) in enumerate(zip(value, node, strict=False))
+        ]
     if t is Type.MAP and isinstance(value, dict):
         ks, vs = schema.key_schema(), schema.value_schema()
         if isinstance(node, dict):
@@ -476,7 +489,7 @@ def decode_record(node: dict[str, Any]) -> SourceRecord | SinkRecord:
 
 
 def _source_text() -> str:
-    return resources.files("sluice.devtools").joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+    return resources.files("sluice_devtools").joinpath(SOURCE_NAME).read_text(encoding="utf-8")
 
 
 def compile_reference(classpath: list[Path] | None = None) -> Path:
@@ -484,7 +497,7 @@ def compile_reference(classpath: list[Path] | None = None) -> Path:
     if classpath is None:
         classpath = kafka_connect_classpath()[0]
     try:
-        return compiled_classes(SOURCE_NAME, classpath, "reference", f"{MAIN_CLASS}.class")
+        return compiled_classes(SOURCE_NAME, classpath, "reference", f"{MAIN_CLASS}.class", package="sluice_devtools")
     except JavaBuildError as exc:
         raise ReferenceError_(str(exc)) from exc
 
@@ -526,7 +539,7 @@ class KafkaReference:
         classpath, _plugins = kafka_connect_classpath()
         classes = compile_reference(classpath)
         java = str(self._java or java_executable())
-        self._stderr = tempfile.TemporaryFile(prefix="sluice-reference-", suffix=".log")
+        self._stderr = tempfile.TemporaryFile(prefix="sluice-reference-", suffix=".log")  # noqa: SIM115 - closed by stop()
         self._lines = queue.Queue()
         self._proc = subprocess.Popen(
             [java, *_JVM_OPTIONS, "-cp", os.pathsep.join([str(classes), *map(str, classpath)]), MAIN_CLASS],

@@ -44,9 +44,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sluice.devtools import DevToolsError
-from sluice.devtools.jars import SPARK_VERSION, java_executable, pyspark_jars_dir
-from sluice.devtools.processes import (
+from sluice.jvm.jars import SPARK_VERSION, pyspark_jars_dir
+from sluice.jvm.java import java_executable
+from sluice_devtools import DevToolsError
+from sluice_devtools.processes import (
     LOOPBACK,
     free_port,
     process_info,

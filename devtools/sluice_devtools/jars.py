@@ -1,0 +1,202 @@
+"""The development tooling's JVM artifacts from Maven Central, fetched once into the cache.
+
+Apache Kafka's broker and tools, Apache Kafka Connect (the benchmarks' and parity tests'
+reference) and single archives (the Schema Registry's distribution), resolved with the Ivy
+machinery of :mod:`sluice.jvm.jars` into the same cache, under the same file lock and with
+the same all-or-nothing directories.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from sluice.jvm import JvmArtifactError
+from sluice.jvm.cache import jvm_dir
+from sluice.jvm.jars import COMPLETE_MARKER, Module, fetch_lock, jar_set, run_ivy, spark_kafka_jars
+
+__all__ = [
+    "KAFKA_BROKER_MODULES",
+    "KAFKA_CONNECT_MODULES",
+    "KAFKA_VERSION",
+    "LOG4J_VERSION",
+    "fetch_all",
+    "kafka_broker_classpath",
+    "kafka_connect_classpath",
+    "maven_archive",
+]
+
+log = logging.getLogger(__name__)
+
+KAFKA_VERSION = "4.3.1"
+LOG4J_VERSION = "2.25.4"
+
+# The broker, its admin/perf tools (StorageTool, ProducerPerformance, ...) and a log4j2
+# backend for Kafka's SLF4J logging.
+KAFKA_BROKER_MODULES: tuple[Module, ...] = (
+    ("org.apache.kafka", "kafka_2.13", KAFKA_VERSION),
+    ("org.apache.kafka", "kafka-tools", KAFKA_VERSION),
+    ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
+)
+
+# Apache Kafka Connect's runtime (with its JsonConverter) and the same log4j2 backend, for
+# side-by-side benchmarks. A set of its own: Spark's kafka-clients 3.9.0 must never be on
+# this classpath (connect-runtime 4.3.1 does not run with it).
+KAFKA_CONNECT_MODULES: tuple[Module, ...] = (
+    ("org.apache.kafka", "connect-runtime", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-json", KAFKA_VERSION),
+    ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
+)
+
+# The reference file connectors: not on Connect's classpath since Kafka 3.2, loaded from a
+# plugin.path directory. Only the connect-file jar itself is kept (its dependencies are
+# Connect's own).
+KAFKA_CONNECT_FILE_MODULE: Module = ("org.apache.kafka", "connect-file", KAFKA_VERSION)
+
+
+def kafka_broker_classpath() -> list[Path]:
+    """The jars that run Apache Kafka's broker and tools (``java -cp``), fetched on first use."""
+    return jar_set(f"kafka-{KAFKA_VERSION}", KAFKA_BROKER_MODULES)
+
+
+def kafka_connect_classpath() -> tuple[list[Path], Path]:
+    """Apache Kafka Connect: the runtime's jars (``java -cp``) and a ``plugin.path`` directory.
+
+    The directory holds ``connect-file-<version>.jar`` (FileStreamSource/FileStreamSink)
+    and nothing else that Connect would load. Both are fetched on first use. Run the
+    worker with ``org.apache.kafka.connect.cli.ConnectStandalone`` on this classpath
+    only: it must not be mixed with :func:`sluice.jvm.jars.spark_kafka_jars`.
+    """
+    runtime = jar_set(f"kafka-connect-{KAFKA_VERSION}", KAFKA_CONNECT_MODULES)
+    plugin = jar_set(
+        f"kafka-connect-file-{KAFKA_VERSION}",
+        (KAFKA_CONNECT_FILE_MODULE,),
+        keep=lambda artifact: artifact == KAFKA_CONNECT_FILE_MODULE[1],
+    )
+    return runtime, plugin[0].parent
+
+
+def fetch_all() -> dict[str, list[Path]]:
+    """Fetch every jar set the project uses; a no-op (and offline) once cached."""
+    connect_classpath, connect_plugins = kafka_connect_classpath()  # the benchmarks' reference
+    return {
+        "kafka-broker": kafka_broker_classpath(),
+        "spark-kafka": spark_kafka_jars(),
+        "kafka-connect": [*connect_classpath, connect_plugins],
+    }
+
+
+# ----------------------------------------------------------------------- archives
+
+
+def maven_archive(
+    organisation: str,
+    artifact: str,
+    revision: str,
+    *,
+    ext: str = "tar.gz",
+    classifier: str | None = None,
+    name: str | None = None,
+) -> Path:
+    """A Maven Central archive (``tar.gz``/``tgz``/``zip``), fetched once and unpacked in the cache.
+
+    Resolves exactly one artifact (``organisation:artifact:revision[:classifier]@ext``, no
+    dependencies) with the same Ivy command line as the jar sets, unpacks it into
+    ``<jvm cache>/<name>`` (default ``<artifact>-<revision>[-<classifier>]``) and returns that
+    directory. As with jar sets, the directory is either complete (a marker file is written
+    last) or absent, concurrent fetches are serialised by the same file lock, and the
+    downloaded archive itself is not kept (neither here nor in Ivy's cache).
+    """
+    module: Module = (organisation, artifact, revision)
+    dest_name = name or "-".join(p for p in (artifact, revision, classifier) if p)
+    root = jvm_dir()
+    dest = root / dest_name
+    identity = {"module": list(module), "ext": ext, "classifier": classifier}
+    if _archive_complete(dest, identity):
+        return dest
+    with fetch_lock():
+        if _archive_complete(dest, identity):
+            return dest
+        coords = ":".join([*module, *([classifier] if classifier else [])]) + f"@{ext}"
+        log.info("Fetching %s from Maven Central into %s (first use only) ...", coords, dest)
+        started = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix=f".{dest_name}.", dir=root))
+        try:
+            retrieved = work / "retrieved"
+            _ivy_retrieve_artifact(module, ext, classifier, retrieved, work, coords)
+            archives = sorted(p for p in retrieved.iterdir() if p.is_file())
+            if len(archives) != 1:
+                raise JvmArtifactError(f"Resolving {coords} with Ivy retrieved {len(archives)} files, expected 1.")
+            out = work / "out"
+            out.mkdir()
+            _unpack(archives[0], ext, out)
+            archives[0].unlink()
+            (out / COMPLETE_MARKER).write_text(json.dumps(identity, indent=2) + "\n")
+            if dest.exists():  # left by an interrupted older layout
+                shutil.rmtree(dest)
+            os.rename(out, dest)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        for cached in (root / "ivy-cache" / organisation / artifact).glob(f"*/{artifact}-{revision}*.{ext}"):
+            cached.unlink(missing_ok=True)  # Ivy's copy of the archive: not needed again
+        log.info("Fetched and unpacked %s in %.1fs", coords, time.monotonic() - started)
+    return dest
+
+
+def _archive_complete(dest: Path, identity: Mapping[str, object]) -> bool:
+    try:
+        return bool(json.loads((dest / COMPLETE_MARKER).read_text()) == identity)
+    except (OSError, ValueError):
+        return False
+
+
+def _unpack(archive: Path, ext: str, out: Path) -> None:
+    import tarfile
+    import zipfile
+
+    try:
+        if ext == "zip":
+            with zipfile.ZipFile(archive) as zf:
+                for member in zf.namelist():
+                    _check_member(member, out)
+                zf.extractall(out)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(out, filter="data")
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise JvmArtifactError(f"Could not unpack {archive.name}: {exc}") from exc
+
+
+def _check_member(member: str, out: Path) -> None:
+    target = (out / member).resolve()
+    if not target.is_relative_to(out.resolve()):
+        raise JvmArtifactError(f"Archive member {member!r} would be written outside {out}.")
+
+
+def _ivy_retrieve_artifact(
+    module: Module, ext: str, classifier: str | None, retrieved: Path, work: Path, coords: str
+) -> None:
+    """One non-jar artifact of one module, without dependencies, into ``retrieved``."""
+    org, mod, rev = module
+    classifier_attr = f" m:classifier={quoteattr(classifier)}" if classifier else ""
+    ivy_xml = work / "ivy.xml"
+    ivy_xml.write_text(
+        '<ivy-module version="2.0" xmlns:m="http://ant.apache.org/ivy/maven">\n'
+        '  <info organisation="sluice.local" module="archive"/>\n'
+        "  <dependencies>\n"
+        f'    <dependency org={quoteattr(org)} name={quoteattr(mod)} rev={quoteattr(rev)} transitive="false">\n'
+        f"      <artifact name={quoteattr(mod)} type={quoteattr(ext)} ext={quoteattr(ext)}{classifier_attr}/>\n"
+        "    </dependency>\n"
+        "  </dependencies>\n"
+        "</ivy-module>\n"
+    )
+    run_ivy(ivy_xml, retrieved, "[artifact]-[revision](-[classifier]).[ext]", work, coords, confs=None)
