@@ -1,5 +1,5 @@
 """Sluice's transformations and predicates give what Apache Kafka Connect's own (4.3.1, in a
-JVM through :class:`sluice.devtools.kafka_reference.KafkaReference`) give.
+JVM through :class:`sluice_devtools.kafka_reference.KafkaReference`) give.
 
 Every transformation class (both the ``$Key`` and the ``$Value`` variant where Kafka has
 them) and every predicate is configured in several representative ways (:data:`CASES`).
@@ -39,12 +39,10 @@ import pytest
 from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type, java_float_string
 from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import ConnectRecord, Headers, SinkRecord, SourceRecord, TimestampType
-from sluice.devtools.kafka_reference import JavaError, KafkaReference, encode_record
 from sluice.transforms import (
     cast,
     drop_headers,
     extract_field,
-    filter as filter_,
     flatten,
     header_from,
     hoist_field,
@@ -59,10 +57,14 @@ from sluice.transforms import (
     timestamp_router,
     value_to_key,
 )
+from sluice.transforms import (
+    filter as filter_,
+)
+from sluice_devtools.kafka_reference import JavaError, KafkaReference, encode_record
 
 pytestmark = pytest.mark.integration
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T = "org.apache.kafka.connect.transforms."
 P = T + "predicates."
 

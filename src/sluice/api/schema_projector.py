@@ -21,9 +21,9 @@ else set to their default, else it is an error. Numbers are converted to the tar
 
 from __future__ import annotations
 
-import struct as _struct
 from typing import Any
 
+from sluice._java.numbers import to_float32
 from sluice.api.data import Schema, Struct, Type
 from sluice.api.errors import SchemaProjectorError
 
@@ -41,13 +41,6 @@ def _java_map(params: dict[str, str] | None) -> str:
     if params is None:
         return "null"
     return "{" + ", ".join(f"{k}={v}" for k, v in params.items()) + "}"
-
-
-def _float32(value: float) -> float:
-    try:
-        return float(_struct.unpack(">f", _struct.pack(">f", value))[0])
-    except OverflowError:
-        return float("inf") if value > 0 else float("-inf")
 
 
 class SchemaProjector:
@@ -132,5 +125,5 @@ class SchemaProjector:
             return int(record)
         value = float(record)
         if source.type is Type.FLOAT32:
-            value = _float32(value)  # a java.lang.Float, widened exactly
-        return _float32(value) if t is Type.FLOAT32 else value
+            value = to_float32(value)  # a java.lang.Float, widened exactly
+        return to_float32(value) if t is Type.FLOAT32 else value

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from sluice._java.numbers import narrow, to_float32
 from sluice.api.converter import SchemaAndValue
 from sluice.api.data import (
     Date,
@@ -68,7 +69,7 @@ from sluice.api.errors import DataError
 __all__ = ["convert_to_string", "parse_string"]
 
 _MILLIS_PER_DAY = 86_400_000
-_UTC = _dt.timezone.utc
+_UTC = _dt.UTC
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -460,21 +461,20 @@ class _ValueParser:
 
 
 def _f32_bits(value: float) -> int:
-    return _struct.unpack(">I", _struct.pack(">f", value))[0]
+    bits: int = _struct.unpack(">I", _struct.pack(">f", value))[0]
+    return bits
 
 
 def _f32_from_bits(bits: int) -> float:
-    return _struct.unpack(">f", _struct.pack(">I", bits))[0]
+    result: float = _struct.unpack(">f", _struct.pack(">I", bits))[0]
+    return result
 
 
 def _to_float32(value: _decimal.Decimal) -> float:
     """``BigDecimal.floatValue()``: the decimal correctly rounded to single precision."""
     x = float(value)
-    try:
-        f = _f32_from_bits(_f32_bits(x))
-    except OverflowError:
-        return math.copysign(math.inf, x)
-    if x == f or math.isinf(x) or x == 0.0:
+    f = to_float32(x)
+    if x == f or math.isinf(x) or math.isinf(f) or x == 0.0:  # exact, infinite, beyond float32's range, zero
         return f
     # x fell between two float32s: settle the rounding on the exact decimal, not on x.
     bits = _f32_bits(f)
@@ -492,17 +492,12 @@ def _to_float32(value: _decimal.Decimal) -> float:
     return f if bits % 2 == 0 else other
 
 
-def _wrap(n: int, bits: int) -> int:
-    half = 1 << (bits - 1)
-    return ((n + half) % (1 << bits)) - half
-
-
 def _parse_number(token: str) -> SchemaAndValue | None:
     """``ValueParser.parseAsNumber``; ``None`` where ``new BigDecimal(token)`` fails."""
     if not _BIG_DECIMAL.fullmatch(token):
         return None
     value = _decimal.Decimal(token)
-    exponent = int(value.as_tuple().exponent)  # type: ignore[arg-type]
+    exponent = int(value.as_tuple().exponent)
     if not -(2**31) <= -exponent < 2**31:
         return None  # BigDecimal's scale is an int
     scale = -exponent
@@ -614,9 +609,9 @@ def _as_long(value: Any) -> int:
             return _LONG_MAX if value > 0 else _LONG_MIN
         return max(_LONG_MIN, min(_LONG_MAX, int(value)))
     if isinstance(value, _decimal.Decimal):
-        return _wrap(int(value), 64)
+        return narrow(int(value), 64)
     if isinstance(value, str) and _BIG_DECIMAL.fullmatch(value):
-        return _wrap(int(_decimal.Decimal(value)), 64)
+        return narrow(int(_decimal.Decimal(value)), 64)
     raise DataError(f"Unable to convert {value!r} to a number")
 
 
@@ -642,9 +637,9 @@ def _convert_to(to: Schema, from_schema: Schema | None, value: Any) -> Any:
             return value
         numeric = _as_long(value)
         if name == Date.LOGICAL_NAME:
-            return _JavaDate(_wrap(numeric, 32) * _MILLIS_PER_DAY)
+            return _JavaDate(narrow(numeric, 32) * _MILLIS_PER_DAY)
         if name == Time.LOGICAL_NAME:
-            return _JavaDate(_wrap(numeric, 32))
+            return _JavaDate(narrow(numeric, 32))
         return _JavaDate(numeric)
     if t is Type.BYTES:
         if name == Decimal.LOGICAL_NAME:
@@ -669,13 +664,9 @@ def _convert_to(to: Schema, from_schema: Schema | None, value: Any) -> Any:
         return _as_long(value) != 0
     if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
         bits = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}[t]
-        return _wrap(_as_long(value), bits)
+        return narrow(_as_long(value), bits)
     if t is Type.FLOAT32:
-        d = _as_double(value)
-        try:
-            return _f32_from_bits(_f32_bits(d))
-        except OverflowError:
-            return math.copysign(math.inf, d)
+        return to_float32(_as_double(value))
     if t is Type.FLOAT64:
         return _as_double(value)
     if t is Type.ARRAY:

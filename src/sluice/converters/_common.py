@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from sluice._java.names import java_class_of
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
 from sluice.api.converter import HeaderConverter, SchemaAndValue
 from sluice.api.data import Schema, Type
 from sluice.api.errors import DataError
+from sluice.api.records import Headers
 
 __all__ = ["TYPE_CONFIG", "ConvertsHeadersAsValues", "converter_config_def", "java_class_name"]
 
@@ -25,15 +27,26 @@ def converter_config_def() -> ConfigDef:
     )
 
 
+class _ValueConverter(Protocol):
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None: ...
+
+    def to_connect_data(self, topic: str, value: bytes | None, headers: Headers | None = None) -> SchemaAndValue: ...
+
+
 class ConvertsHeadersAsValues(HeaderConverter):
     """For a converter that is also a header converter: header values convert exactly
-    like record values (as Kafka's String, ByteArray and Json converters do)."""
+    like record values (as Kafka's String, ByteArray and Json converters do). Mix it into
+    a :class:`~sluice.api.converter.Converter`."""
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)  # type: ignore[attr-defined,no-any-return]
+    def from_connect_header(
+        self: _ValueConverter, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
 
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)  # type: ignore[attr-defined,no-any-return]
+    def to_connect_header(self: _ValueConverter, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)
 
 
 # Java class names for the message Kafka writes for a ClassCastException.
@@ -70,21 +83,6 @@ def java_class_name(schema: Schema | None, value: Any) -> str:
             pass  # not what the schema says: name it from its Python type
         else:
             if schema.name in _LOGICAL_CLASS:
-                return _LOGICAL_CLASS[schema.name]  # type: ignore[index]
+                return _LOGICAL_CLASS[schema.name]
             return _JAVA_CLASS[schema.type]
-    if isinstance(value, bool):
-        return "java.lang.Boolean"
-    if isinstance(value, int):
-        return "java.lang.Long"
-    if isinstance(value, float):
-        return "java.lang.Double"
-    if isinstance(value, str):
-        return "java.lang.String"
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return "[B"
-    if isinstance(value, (list, tuple)):
-        return "java.util.ArrayList"
-    if isinstance(value, dict):
-        return "java.util.HashMap"
-    cls = type(value)
-    return f"{cls.__module__}.{cls.__qualname__}"
+    return java_class_of(value)

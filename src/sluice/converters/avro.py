@@ -44,7 +44,6 @@ from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
 from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import Schema
 from sluice.api.errors import ConfigError, DataError, RetriableError
-
 from sluice.converters.avro_data import (
     AvroCodec,
     AvroData,

@@ -34,8 +34,11 @@ import json
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
+from sluice._java.names import class_string
+from sluice._java.numbers import narrow
+from sluice._java.text import jackson_quoter
 from sluice.api.data import (
     Date,
     Decimal,
@@ -320,7 +323,7 @@ class _Parser:
                             f["name"],
                             self.parse(f["type"], ns),
                             doc=f.get("doc") if isinstance(f.get("doc"), str) else None,
-                            default=f["default"] if "default" in f else _NO_DEFAULT,
+                            default=f.get("default", _NO_DEFAULT),
                             order=f.get("order", "ascending") if isinstance(f.get("order"), str) else "ascending",
                             aliases=list(f["aliases"]) if isinstance(f.get("aliases"), list) else None,
                             props={k: v for k, v in f.items() if k not in _FIELD_RESERVED},
@@ -460,24 +463,9 @@ def _write_props(props: Mapping[str, Any], out: list[str]) -> None:
         out.append("," + _jstr(key) + ":" + json_text(value))
 
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-
-
-def _jstr(s: str) -> str:
-    """A JSON string as Jackson writes it: UTF-8 kept, control characters escaped."""
-    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
-        return '"' + s + '"'
-    parts = ['"']
-    for c in s:
-        esc = _ESCAPES.get(c)
-        if esc is not None:
-            parts.append(esc)
-        elif c < " ":
-            parts.append(f"\\u{ord(c):04X}")
-        else:
-            parts.append(c)
-    parts.append('"')
-    return "".join(parts)
+# Avro's Schema.toString writes through Jackson's character (Writer-based) generator: only
+# control characters are escaped, everything else is written as it is.
+_jstr = jackson_quoter("raw")
 
 
 def json_text(value: Any) -> str:
@@ -711,7 +699,7 @@ class _ToConnectContext:
         self.in_progress: set[int] = set()
 
 
-class _LRU(OrderedDict):  # type: ignore[type-arg]
+class _LRU(OrderedDict[Any, Any]):
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = max(1, size)
@@ -1032,7 +1020,7 @@ class AvroData:
                 return node
         except (TypeError, AttributeError, ValueError) as exc:
             raise DataError(
-                f"Invalid type used for default value of {schema.type.name} field: {_class(schema.default_value)}"
+                f"Invalid type used for default value of {schema.type.name} field: {class_string(schema.default_value)}"
             ) from exc
         raise DataError(f"Unknown schema type:{schema.type}")
 
@@ -1062,28 +1050,28 @@ class AvroData:
         t = schema.type
         if t in _INT_RANGES:
             if not isinstance(value, int) or isinstance(value, bool):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             lo, hi = _INT_RANGES[t]
             if not lo <= value <= hi:
                 raise DataError(f"Invalid value for {t.name}: {value} is out of range")
             return value
         if t is Type.FLOAT32 or t is Type.FLOAT64:
             if not isinstance(value, (float, int)) or isinstance(value, bool):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             return float(value)
         if t is Type.BOOLEAN:
             if not isinstance(value, bool):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             return value
         if t is Type.STRING:
             if not isinstance(value, str):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             if avro.type == "enum" and value not in (avro.symbols or ()):
                 raise DataError(f"Invalid enum symbol {value!r} for {avro.fullname}")
             return value
         if t is Type.BYTES:
             if not isinstance(value, (bytes, bytearray, memoryview)):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             data = bytes(value)
             if avro.type == "fixed":
                 size = avro.size or 0
@@ -1094,20 +1082,20 @@ class AvroData:
             return data
         if t is Type.ARRAY:
             if not isinstance(value, (list, tuple)):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             vs = schema.value_schema()
             items = avro.items
             return [self._to_raw(vs, items, v, True) for v in value]  # type: ignore[arg-type]
         if t is Type.MAP:
             if not isinstance(value, Mapping):
-                raise DataError(f"Invalid type for {t.name}: {_class(value)}")
+                raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             ks, vs = schema.key_schema(), schema.value_schema()
             if avro.type == "map":
                 values = avro.values
                 out: dict[str, Any] = {}
                 for k, v in value.items():
                     if not isinstance(k, str):
-                        raise DataError(f"Invalid type for STRING: {_class(k)}")
+                        raise DataError(f"Invalid type for STRING: {class_string(k)}")
                     out[k] = self._to_raw(vs, values, v, True)  # type: ignore[arg-type]
                 return out
             entry = avro.items
@@ -1166,7 +1154,7 @@ class AvroData:
                     for k, v in value.items()
                 ],
             )
-        raise DataError(f"Unknown Java type for schemaless data: {_class(value)}")
+        raise DataError(f"Unknown Java type for schemaless data: {class_string(value)}")
 
     # ------------------------------------------------------------------ Avro -> Connect schema
 
@@ -1181,7 +1169,7 @@ class AvroData:
         key = (id(avro), version)
         cached = self._to_cache.get_(key)
         if cached is not None and cached[0] is avro:
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         result = self._to_connect(avro, False, None, None, version, _ToConnectContext())
         self._to_cache.put(key, (avro, result))
         return result
@@ -1254,7 +1242,8 @@ class AvroData:
                 kf, vf = elem.field(KEY_FIELD), elem.field(VALUE_FIELD)
                 if len(elem.fields or ()) != 2 or kf is None or vf is None:
                     raise DataError(
-                        "Found map encoded as array of key-value pairs, but array elements do not match the expected format."
+                        "Found map encoded as array of key-value pairs, "
+                        "but array elements do not match the expected format."
                     )
                 builder = SchemaBuilder.map(self._to_connect_top(kf.schema, ctx), self._to_connect_top(vf.schema, ctx))
             else:
@@ -1375,9 +1364,7 @@ class AvroData:
             if not isinstance(name_node, str):
                 raise DataError(f"Invalid schema name: {json_text(name_node)}")
             name = name_node
-        elif t in ("record", "enum"):
-            name = avro.fullname
-        elif t == "fixed" and logical_name != Decimal.LOGICAL_NAME:
+        elif t in ("record", "enum") or t == "fixed" and logical_name != Decimal.LOGICAL_NAME:
             name = avro.fullname
         if name is not None and not name.startswith(DEFAULT_SCHEMA_FULL_NAME):
             if logical_name is not None:
@@ -1425,14 +1412,14 @@ class AvroData:
         try:
             if t == "int":
                 if schema.type is Type.INT8:
-                    return _wrap(_json_int(value), 8)
+                    return narrow(_json_int(value), 8)
                 if schema.type is Type.INT16:
-                    return _wrap(_json_int(value), 16)
+                    return narrow(_json_int(value), 16)
                 if schema.type is Type.INT32:
-                    return _wrap(_json_int(value), 32)
+                    return narrow(_json_int(value), 32)
                 return None
             if t == "long":
-                return _wrap(_json_int(value), 64)
+                return narrow(_json_int(value), 64)
             if t in ("float", "double"):
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     return 0.0
@@ -1502,9 +1489,9 @@ class AvroData:
             branch = avro.branches[index]  # type: ignore[index]
             if _is_union_schema(schema):
                 member = schema.fields()[index - _nulls_before(avro, index)]
-                value = Struct(schema)
-                value.put(member, self._to_value(member.schema, branch, raw))
-                return value
+                union_value = Struct(schema)
+                union_value.put(member, self._to_value(member.schema, branch, raw))
+                return union_value
             return self._to_value(schema, branch, raw)
         if raw is None:
             if not schema.optional:
@@ -1512,9 +1499,9 @@ class AvroData:
             return None
         t = schema.type
         if t is Type.INT8:
-            value: Any = _wrap(raw, 8)
+            value: Any = narrow(raw, 8)
         elif t is Type.INT16:
-            value = _wrap(raw, 16)
+            value = narrow(raw, 16)
         elif t is Type.ARRAY:
             vs, items = schema.value_schema(), avro.items
             value = [self._to_value(vs, items, e) for e in raw]  # type: ignore[arg-type]
@@ -1691,19 +1678,19 @@ def _to_avro_logical(schema: Schema, value: Any) -> Any:
         return value
     if name == Decimal.LOGICAL_NAME:
         if not isinstance(value, _decimal.Decimal):
-            raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {_class(value)}")
+            raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {class_string(value)}")
         return Decimal.from_logical(schema, value)
     if name == Date.LOGICAL_NAME:
         if not isinstance(value, _dt.date):
-            raise DataError(f"Invalid type for Date, expected Date but was {_class(value)}")
+            raise DataError(f"Invalid type for Date, expected Date but was {class_string(value)}")
         return Date.from_logical(schema, value)
     if name == Time.LOGICAL_NAME:
         if not isinstance(value, (_dt.time, _dt.datetime)):
-            raise DataError(f"Invalid type for Time, expected Date but was {_class(value)}")
+            raise DataError(f"Invalid type for Time, expected Date but was {class_string(value)}")
         return Time.from_logical(schema, value)
     if name == Timestamp.LOGICAL_NAME:
         if not isinstance(value, (_dt.datetime, _dt.date)):
-            raise DataError(f"Invalid type for Timestamp, expected Date but was {_class(value)}")
+            raise DataError(f"Invalid type for Timestamp, expected Date but was {class_string(value)}")
         return Timestamp.from_logical(schema, value)
     return value
 
@@ -1713,21 +1700,25 @@ def _to_connect_logical(schema: Schema, value: Any) -> Any:
     if name == Decimal.LOGICAL_NAME:
         if not isinstance(value, (bytes, bytearray)):
             raise DataError(
-                f"Invalid type for Decimal, underlying representation should be bytes but was {_class(value)}"
+                f"Invalid type for Decimal, underlying representation should be bytes but was {class_string(value)}"
             )
         return Decimal.to_logical(schema, bytes(value))
     if name == Date.LOGICAL_NAME:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise DataError(f"Invalid type for Date, underlying representation should be int32 but was {_class(value)}")
+            raise DataError(
+                f"Invalid type for Date, underlying representation should be int32 but was {class_string(value)}"
+            )
         return Date.to_logical(schema, value)
     if name == Time.LOGICAL_NAME:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise DataError(f"Invalid type for Time, underlying representation should be int32 but was {_class(value)}")
+            raise DataError(
+                f"Invalid type for Time, underlying representation should be int32 but was {class_string(value)}"
+            )
         return Time.to_logical(schema, value)
     if name == Timestamp.LOGICAL_NAME:
         if not isinstance(value, int) or isinstance(value, bool):
             raise DataError(
-                f"Invalid type for Timestamp, underlying representation should be int64 but was {_class(value)}"
+                f"Invalid type for Timestamp, underlying representation should be int64 but was {class_string(value)}"
             )
         return Timestamp.to_logical(schema, value)
     return value
@@ -1764,7 +1755,7 @@ def _check_float(value: Any) -> float:
     return float(value)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -1772,20 +1763,6 @@ def _json_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     return int(value)
-
-
-def _wrap(n: int, bits: int) -> int:
-    half = 1 << (bits - 1)
-    if -half <= n < half:
-        return n
-    return ((n + half) % (1 << bits)) - half
-
-
-def _class(value: Any) -> str:
-    cls = type(value)
-    if cls.__module__ == "builtins":
-        return f"class {cls.__qualname__}"
-    return f"class {cls.__module__}.{cls.__qualname__}"
 
 
 # ====================================================================== defaults
@@ -1959,7 +1936,5 @@ def _raw_from_json(avro: AvroType, value: Any) -> Any:
     if t == "map":
         return {k: _raw_from_json(avro.values, v) for k, v in value.items()}  # type: ignore[arg-type]
     if t == "record":
-        return {
-            f.name: _raw_from_json(f.schema, value[f.name] if f.name in value else f.default) for f in avro.fields or ()
-        }
+        return {f.name: _raw_from_json(f.schema, value.get(f.name, f.default)) for f in avro.fields or ()}
     return value

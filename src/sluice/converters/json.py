@@ -42,11 +42,12 @@ import datetime as _dt
 import decimal
 import json
 import math
-import re
 from collections.abc import Callable
-from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+from sluice._java.names import class_string
+from sluice._java.numbers import narrow
+from sluice._java.text import jackson_quoter
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString, Width
 from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import (
@@ -163,33 +164,10 @@ def _text_and_decoder(value: bytes | bytearray | memoryview) -> tuple[str, Any]:
 
 # -- JSON text helpers ------------------------------------------------------------------
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-_ESCAPE_RE = re.compile(r'["\\\x00-\x1f]')
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    c = m.group()
-    return _ESCAPES.get(c) or f"\\u{ord(c):04X}"
-
-
-_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
-
-
-def _escape_astral(m: re.Match[str]) -> str:
-    code = ord(m.group()) - 0x10000
-    return f"\\u{0xD800 + (code >> 10):04X}\\u{0xDC00 + (code & 0x3FF):04X}"
-
-
-def _jstr(s: str) -> str:
-    """A JSON string literal exactly as Jackson writes it."""
-    out = _encode_basestring(s)
-    if "\\u00" in out:  # rare: Python writes lower-case hex, Jackson upper-case
-        out = '"' + _ESCAPE_RE.sub(_escape_char, s) + '"'
-    if not s.isascii():
-        # Jackson's UTF-8 generator writes characters beyond the BMP as escaped surrogate
-        # pairs (\uD83D\uDE00), not as 4-byte UTF-8.
-        out = _ASTRAL_RE.sub(_escape_astral, out)
-    return out
+# JsonConverter writes strings as Jackson's UTF-8 generator does, characters beyond the BMP
+# as escaped surrogate pairs (\uD83D\uDE00); a lone surrogate is left as it is, so encoding
+# the text as UTF-8 refuses it (a DataError), where Jackson would write it escaped.
+_jstr = jackson_quoter("pairs")
 
 
 def _double(value: float) -> str:
@@ -204,21 +182,6 @@ def _float(value: float) -> str:
 
 def _b64(value: bytes | bytearray | memoryview) -> str:
     return '"' + base64.b64encode(value).decode("ascii") + '"'
-
-
-def _class(value: Any) -> str:
-    cls = type(value)
-    if cls.__module__ == "builtins":
-        return f"class {cls.__qualname__}"
-    return f"class {cls.__module__}.{cls.__qualname__}"
-
-
-def _wrap(n: int, bits: int) -> int:
-    """Two's-complement truncation, as Java's narrowing casts do."""
-    half = 1 << (bits - 1)
-    if -half <= n < half:
-        return n
-    return ((n + half) % (1 << bits)) - half
 
 
 _MISSING = object()  # Jackson's MissingNode: empty input
@@ -257,13 +220,13 @@ def _java_int(node: Any) -> int:
     """``JsonNode.intValue()``: numbers truncated to 32 bits, anything else 0."""
     if isinstance(node, bool) or not _is_number(node):
         return 0
-    return _wrap(int(node), 32)
+    return narrow(int(node), 32)
 
 
 def _java_long(node: Any) -> int:
     if isinstance(node, bool) or not _is_number(node):
         return 0
-    return _wrap(int(node), 64)
+    return narrow(int(node), 64)
 
 
 def _java_double(node: Any) -> float:
@@ -299,7 +262,7 @@ def _base64_decode(text: str) -> bytes:
 
 def _decimal_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
     if not isinstance(value, decimal.Decimal):
-        raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {_class(value)}")
+        raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {class_string(value)}")
     if conv._decimal_numeric:
         if not value.is_finite():
             raise DataError(f"Decimal value {value} is not finite")
@@ -328,7 +291,7 @@ def _decimal_to_connect(schema: Schema, node: Any) -> Any:
 
 def _date_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
     if not isinstance(value, _dt.date):
-        raise DataError(f"Invalid type for Date, expected Date but was {_class(value)}")
+        raise DataError(f"Invalid type for Date, expected Date but was {class_string(value)}")
     return str(Date.from_logical(schema, value))
 
 
@@ -342,7 +305,7 @@ def _date_to_connect(schema: Schema, node: Any) -> Any:
 
 def _time_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
     if not isinstance(value, (_dt.time, _dt.datetime)):
-        raise DataError(f"Invalid type for Time, expected Date but was {_class(value)}")
+        raise DataError(f"Invalid type for Time, expected Date but was {class_string(value)}")
     return str(Time.from_logical(schema, value))
 
 
@@ -356,7 +319,7 @@ def _time_to_connect(schema: Schema, node: Any) -> Any:
 
 def _timestamp_to_json(conv: JsonConverter, schema: Schema, value: Any) -> str:
     if not isinstance(value, _dt.date):
-        raise DataError(f"Invalid type for Timestamp, expected Date but was {_class(value)}")
+        raise DataError(f"Invalid type for Timestamp, expected Date but was {class_string(value)}")
     return str(Timestamp.from_logical(schema, value))
 
 
@@ -365,7 +328,7 @@ def _timestamp_to_connect(schema: Schema, node: Any) -> Any:
         raise DataError(
             f"Invalid type for Timestamp, underlying representation should be integral but was {_node_type(node)}"
         )
-    return Timestamp.to_logical(schema, _wrap(node, 64))
+    return Timestamp.to_logical(schema, narrow(node, 64))
 
 
 _LOGICAL_TO_JSON: dict[str, Callable[[JsonConverter, Schema, Any], str]] = {
@@ -544,7 +507,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             if t is Type.STRING:  # the hot path
                 if type(value) is str:
                     return _jstr(value)
-                raise DataError(f"Invalid type for STRING: {_class(value)}")
+                raise DataError(f"Invalid type for STRING: {class_string(value)}")
         else:
             t = _infer_type(value)
         return _TO_JSON[t](self, schema, value)
@@ -666,7 +629,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             "node_type": _node_type,
             "MISSING": _MISSING,
             "validate": Schema.validate_value,
-            "from_converted": Struct._from_converted,
+            "from_converted": Struct.from_converted,
             "schema": schema,
         }
         lines = [
@@ -688,7 +651,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             )
         lines.append(f"    return from_converted(schema, [{', '.join(f'v{i}' for i in range(len(plan)))}])")
         exec("\n".join(lines), namespace)  # noqa: S102 - built from indexes only; names are values
-        return namespace["build"]  # type: ignore[no-any-return]
+        return namespace["build"]
 
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
         if self._schemas_enable or self._fixed_schema is not None:
@@ -751,7 +714,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             builder.name(name)
         version = node.get("version")
         if type(version) is int:
-            builder.version(_wrap(version, 32))
+            builder.version(narrow(version, 32))
         doc = node.get("doc")
         if isinstance(doc, str):
             builder.doc(doc)
@@ -785,7 +748,7 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         if tp is str or tp is bool:
             return node
         if tp is int:
-            return _wrap(node, 64)
+            return narrow(node, 64)
         if tp is float or tp is decimal.Decimal:
             return float(node) or 0.0  # Kafka reads numbers as BigDecimal: no -0.0
         if tp is list:
@@ -810,7 +773,7 @@ def _infer_type(value: Any) -> Type:
         return Type.MAP
     if isinstance(value, Struct):
         return Type.STRUCT
-    raise DataError(f"Java class {_class(value)} does not have corresponding schema type.")
+    raise DataError(f"Java class {class_string(value)} does not have corresponding schema type.")
 
 
 def _parse(text: str, decoder: json.JSONDecoder) -> Any:
@@ -849,7 +812,7 @@ def _fast_envelope(text: str, decoder: json.JSONDecoder) -> tuple[str, Any, Any]
 
 def _bad_type(schema: Schema | None, value: Any) -> DataError:
     what = schema.type.name if schema is not None else "unknown schema"
-    return DataError(f"Invalid type for {what}: {_class(value)}")
+    return DataError(f"Invalid type for {what}: {class_string(value)}")
 
 
 def _int_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> str:
@@ -890,7 +853,7 @@ def _string_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> s
 
 def _bytes_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> str:
     if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise DataError(f"Invalid type for bytes type: {_class(value)}")
+        raise DataError(f"Invalid type for bytes type: {class_string(value)}")
     return _b64(value)
 
 
@@ -915,6 +878,8 @@ def _map_key_text(conv: JsonConverter, ks: Schema | None, key: Any) -> str:
 def _map_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> str:
     if not isinstance(value, dict):
         raise _bad_type(schema, value)
+    ks: Schema | None
+    vs: Schema | None
     if schema is not None:
         ks, vs = schema.key_schema(), schema.value_schema()
         object_mode = ks is not None and ks.type is Type.STRING
@@ -1011,7 +976,7 @@ def _struct_to_connect(conv: JsonConverter, schema: Schema, node: Any) -> Any:
 
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-_UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
 def _int32_node(node: Any) -> int:
@@ -1040,8 +1005,8 @@ _SAME_TYPE_TESTS: dict[Type, str] = {
 # converter nor the schema; each tries the common node type first.
 _DIRECT_TO_CONNECT: dict[Type, Callable[[Any], Any]] = {
     Type.BOOLEAN: lambda node: node is True,
-    Type.INT8: lambda node: _wrap(_java_int(node), 8),
-    Type.INT16: lambda node: _wrap(_java_int(node), 16),
+    Type.INT8: lambda node: narrow(_java_int(node), 8),
+    Type.INT16: lambda node: narrow(_java_int(node), 16),
     Type.INT32: _int32_node,
     Type.INT64: _int64_node,
     Type.FLOAT32: _java_float,

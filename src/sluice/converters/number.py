@@ -60,9 +60,8 @@ class _NumberConverter(Converter, ConvertsHeadersAsValues):
 
     def _check(self, schema: Schema | None, value: Any) -> Any:
         expected = self._TYPE
-        if schema is not None:
-            if schema.type is not expected or schema.name in _LOGICAL_NAMES:
-                raise self._class_cast(schema, value)
+        if schema is not None and (schema.type is not expected or schema.name in _LOGICAL_NAMES):
+            raise self._class_cast(schema, value)
         if expected in (Type.FLOAT32, Type.FLOAT64):
             if not isinstance(value, float):
                 raise self._class_cast(schema, value)

@@ -56,6 +56,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from sluice._java.dates import MONTHS, WEEKDAYS, pattern_tokens
 from sluice.api.config import ConfigType, parse_type
 from sluice.api.records import SinkRecord
 from sluice.spark import columnar_values
@@ -118,8 +119,8 @@ class _State:
     fallback: Column  # a step needs the per-record chain for this record
     value: Column  # the bytes as consumed
     timestamp: Column  # epoch milliseconds, as consumed
-    partition: Column = None  # type: ignore[assignment]
-    offset: Column = None  # type: ignore[assignment]
+    partition: Column
+    offset: Column
     # The key and value once a step needs them converted (columnar_values), else None.
     key_typed: Column | None = None
     value_typed: Column | None = None
@@ -171,7 +172,10 @@ class ColumnarChain:
         header_count = 0
         for stage in self.stages:
             state = _State(
-                *(F.col(working[slot]) for slot in ("topic", "headers", "alive", "fallback")),
+                topic=F.col(working["topic"]),
+                headers=F.col(working["headers"]),
+                alive=F.col(working["alive"]),
+                fallback=F.col(working["fallback"]),
                 value=F.col("value"),
                 timestamp=F.col(timestamp),
                 partition=F.col("partition"),
@@ -449,7 +453,7 @@ def _predicate(
         return (lambda s: F.exists(s.headers, lambda h: h["key"] == F.lit(name))), f"HasHeaderKey {name!r}"
     if kind == RECORD_IS_TOMBSTONE:
         if sides is not None and sides.value is not None:  # a typed value is null exactly when Connect's is
-            return (lambda s: s.value_typed.isNull()), "RecordIsTombstone"  # type: ignore[union-attr]
+            return (lambda s: s.value_typed.isNull()), "RecordIsTombstone"
         if converters.value.class_path not in NULL_EXACT_CONVERTERS:
             raise NotColumnar(f"RecordIsTombstone with value converter {converters.value.class_path}")
         return (lambda s: s.value.isNull()), "RecordIsTombstone"
@@ -464,7 +468,7 @@ def _parse(plugin: Any, own: Mapping[str, Any]) -> dict[str, Any]:
         raise NotColumnar(f"{type(plugin).__name__}: {exc}") from exc
 
 
-def _replace(state: _State, **changes: Column) -> _State:
+def _replace(state: _State, **changes: Any) -> _State:
     return dataclasses.replace(state, **changes)
 
 
@@ -496,22 +500,8 @@ def _java_groups(jvm: Any, regex: str) -> int:
 
 # --------------------------------------------------------------------------- SimpleDateFormat
 
-_PATTERN_LETTERS = "GyMdkHmsSEDFwWahKzZYuXL"
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_DAYS_FROM_SUNDAY = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+# Spark's dayofweek counts from Sunday = 1.
+_DAYS_FROM_SUNDAY = WEEKDAYS[-1:] + WEEKDAYS[:-1]
 
 
 def simple_date_format(pattern: str) -> Callable[[Column], Column]:
@@ -519,40 +509,15 @@ def simple_date_format(pattern: str) -> Callable[[Column], Column]:
     epoch-millisecond column to the formatted text, field for field what the per-record
     ``TimestampRouter`` writes. Raises :class:`NotColumnar` for week fields (``w``, ``Y``)
     and for what the per-record formatter rejects."""
-    tokens: list[str | tuple[str, int]] = []
-    literal: list[str] = []
-    in_quote = False
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "'":
-            if i + 1 < n and pattern[i + 1] == "'":
-                literal.append("'")
-                i += 2
-                continue
-            in_quote = not in_quote
-            i += 1
-            continue
-        if in_quote or not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            literal.append(c)
-            i += 1
-            continue
-        if c not in _PATTERN_LETTERS:
-            raise NotColumnar(f"Illegal pattern character '{c}'")
-        count = 1
-        while i + count < n and pattern[i + count] == c:
-            count += 1
-        if c in "wY":
-            raise NotColumnar(f"week field '{c}' in {pattern!r}")
-        if literal:
-            tokens.append("".join(literal))
-            literal = []
-        tokens.append((c, count))
-        i += count
-    if in_quote:
-        raise NotColumnar("Unterminated quote")
-    if literal:
-        tokens.append("".join(literal))
+
+    def refuse_week_fields(letter: str, count: int) -> None:
+        if letter in "wY":
+            raise NotColumnar(f"week field '{letter}' in {pattern!r}")
+
+    try:
+        tokens = pattern_tokens(pattern, refuse_week_fields)
+    except ValueError as e:  # Java's message for an unknown letter or an unterminated quote
+        raise NotColumnar(str(e)) from None
 
     def format_column(millis: Column) -> Column:
         wall = F.timestamp_add("MILLISECOND", millis, F.lit("1970-01-01 00:00:00").cast("timestamp_ntz"))
@@ -578,7 +543,7 @@ def _field(letter: str, count: int, wall: Column, millis: Column) -> Column:
         year = F.year(wall)
         return _pad(year % 100, 2) if count == 2 else _pad(year, count)
     if letter in "ML":
-        return _names(_MONTHS, F.month(wall), count) if count >= 3 else _pad(F.month(wall), count)
+        return _names(MONTHS, F.month(wall), count) if count >= 3 else _pad(F.month(wall), count)
     if letter == "d":
         return _pad(F.dayofmonth(wall), count)
     hour = F.hour(wall)

@@ -240,6 +240,8 @@ def value_step(kind: str, transformation: Any, sides: Sides, conditional: bool) 
     if conditional and (key_schema != sides.key or value_schema != sides.value):
         raise NotColumnar(f"{type(transformation).__name__} under a predicate changes the schema")
     out = value_schema if operating == "value" else key_schema
+    if out is None:
+        raise NotColumnar(f"{type(transformation).__name__} leaves the {operating} without a schema")
     make, description = _BUILDERS[base](transformation, schema, out, sides)
     # What the per-record transformation made of the schemas (a side still raw stays None).
     sides.key, sides.value = key_schema, value_schema
@@ -289,13 +291,13 @@ def _struct_of(v: Column, names: list[tuple[str, str]]) -> Column:
 def _insert(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
     _require_struct(schema, "InsertField")
     kept = [(f.name, f.name) for f in schema.fields()]
-    static = t._static_value
-    timestamp_spec = t._timestamp
+    static = t.static_value
+    timestamp_spec = t.timestamp_field
 
     def make(s: _State, v: Column) -> tuple[Column, Column, tuple[Column, ...]]:
         columns = [v.getField(source).alias(name) for name, source in kept]
         fallback = v.isNull()  # passes through with its own schema
-        for spec, expr in ((t._topic, s.topic), (t._partition, s.partition), (t._offset, s.offset)):
+        for spec, expr in ((t.topic_field, s.topic), (t.partition_field, s.partition), (t.offset_field, s.offset)):
             if spec is not None:
                 columns.append(expr.alias(spec.name))
         if timestamp_spec is not None:
@@ -303,8 +305,8 @@ def _insert(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, st
             columns.append(ts.alias(timestamp_spec.name))
             out_of_range = (ts < F.lit(MIN_MS)) | (ts > F.lit(MAX_MS))
             fallback = fallback | F.coalesce(out_of_range, F.lit(not timestamp_spec.optional))
-        if t._static is not None:
-            columns.append(F.lit(static).cast("string").alias(t._static.name))
+        if t.static_field is not None:
+            columns.append(F.lit(static).cast("string").alias(t.static_field.name))
         return F.struct(*columns), fallback, ()
 
     return make, "InsertField " + ", ".join(f.name for f in out.fields()[len(kept) :])
@@ -312,7 +314,7 @@ def _insert(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, st
 
 def _extract(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
     _require_struct(schema, "ExtractField")
-    steps = list(t._path.steps)
+    steps = list(t.path.steps)
 
     def make(s: _State, v: Column) -> tuple[Column, Column, tuple[Column, ...]]:
         current = v
@@ -325,7 +327,7 @@ def _extract(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, s
 
 def _replace_field(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
     _require_struct(schema, "ReplaceField")
-    names = [(f.name, t._reverse_renames.get(f.name, f.name)) for f in out.fields()]
+    names = [(f.name, t.source_names.get(f.name, f.name)) for f in out.fields()]
     return (lambda s, v: (_struct_of(v, names), v.isNull(), ())), "ReplaceField " + ", ".join(n for n, _ in names)
 
 
@@ -333,9 +335,9 @@ def _mask(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]
     _require_struct(schema, "MaskField")
     masks: dict[str, Column] = {}
     for f in schema.fields():
-        if f.name in t._fields:
+        if f.name in t.masked_fields:
             try:
-                masked = t._masked(sample(f.schema), f.schema)
+                masked = t.masked(sample(f.schema), f.schema)
             except Exception as exc:  # noqa: BLE001 - fails per record: keep that path
                 raise NotColumnar(f"MaskField {f.name}: {exc}") from exc
             masks[f.name] = literal(f.schema, masked)
@@ -386,25 +388,25 @@ def _flatten(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, s
 
 def _value_to_key(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
     _require_struct(schema, "ValueToKey")
-    names = [(n, n) for n in t._fields]
-    return (lambda s, v: (_struct_of(v, names), v.isNull(), ())), f"ValueToKey {t._fields}"
+    names = [(n, n) for n in t.fields]
+    return (lambda s, v: (_struct_of(v, names), v.isNull(), ())), f"ValueToKey {t.fields}"
 
 
 def _header_from(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
     _require_struct(schema, "HeaderFrom")
-    pairs = list(t._pairs)
+    pairs = list(t.pairs)
     for field_name, header_name in pairs:
         field_schema = schema.field(field_name)
         assert field_schema is not None  # the probe fails otherwise
         sides.headers.append((header_name, field_schema.schema))
-    kept = [(f.name, f.name) for f in out.fields()] if t._move else None
+    kept = [(f.name, f.name) for f in out.fields()] if t.move else None
 
     def make(s: _State, v: Column) -> tuple[Column | None, Column, tuple[Column, ...]]:
         added = tuple(v.getField(field_name) for field_name, _ in pairs)
         new = _struct_of(v, kept) if kept is not None else None
         return new, v.isNull(), added
 
-    return make, f"HeaderFrom {[h for _, h in pairs]} ({'move' if t._move else 'copy'})"
+    return make, f"HeaderFrom {[h for _, h in pairs]} ({'move' if t.move else 'copy'})"
 
 
 # --------------------------------------------------------------------------- Cast
@@ -416,7 +418,8 @@ _DECIMAL_TEXT = r"\A[+-]?([0-9]{1,20}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][+-]?[0
 
 
 def _wrap(n: Column, bits: int) -> Column:
-    """The low ``bits`` bits of a long as a signed number (Java's narrowing)."""
+    """The low ``bits`` bits of a long as a signed number (Java's narrowing): the column form
+    of :func:`sluice._java.numbers.narrow`."""
     if bits == 64:
         return n
     m = F.pmod(n, F.lit(1 << bits).cast("long"))
@@ -424,7 +427,8 @@ def _wrap(n: Column, bits: int) -> Column:
 
 
 def _float_to_long(d: Column, bits: int) -> Column:
-    """Java's ``(int)``/``(long)`` of a double (NaN 0, truncated, saturated), then narrowed."""
+    """Java's ``(int)``/``(long)`` of a double (NaN 0, truncated, saturated), then narrowed:
+    the column form of :func:`sluice._java.numbers.float_to_int`."""
     wide = 64 if bits == 64 else 32
     lo, hi = -(1 << (wide - 1)), (1 << (wide - 1)) - 1
     n = (
@@ -492,7 +496,7 @@ def _cast(source: Schema, target: Type, v: Column) -> tuple[Column, Column]:
 
 
 def _cast_step(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make, str]:
-    whole = t._whole_value_type
+    whole = t.whole_value_type
     if whole is not None:
         if schema.type is Type.STRUCT:
             raise NotColumnar("Cast of a whole struct")
@@ -504,7 +508,7 @@ def _cast_step(t: Any, schema: Schema, out: Schema, sides: Sides) -> tuple[Make,
         _cast(schema, whole, F.lit(None))  # raises NotColumnar now, not in a Spark job
         return cast_whole, f"Cast {whole.name}"
     _require_struct(schema, "Cast")
-    targets = {f.name: t._casts[f.name] for f in schema.fields() if f.name in t._casts}
+    targets = {f.name: t.casts[f.name] for f in schema.fields() if f.name in t.casts}
     for name, target in targets.items():
         _cast(schema.field(name).schema, target, F.lit(None))  # type: ignore[union-attr]
 

@@ -18,8 +18,9 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
+from sluice._java.names import type_name
 from sluice.api.errors import ConnectError, RetriableError
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,6 @@ __all__ = [
     "ToleranceExceeded",
     "ToleranceOperator",
     "context_headers",
-    "exception_class_name",
 ]
 
 T = TypeVar("T")
@@ -88,11 +88,6 @@ class FailedStep:
     error: BaseException
 
 
-def exception_class_name(error: BaseException) -> str:
-    cls = type(error)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
-
 def context_headers(
     failed: FailedStep, connector: str, task: int, topic: str | None, partition: Any, offset: Any
 ) -> list[tuple[str, bytes]]:
@@ -106,7 +101,7 @@ def context_headers(
         (p + "task.id", str(task).encode()),
         (p + "stage", failed.stage.encode()),
         (p + "class.name", failed.executing_class.encode()),
-        (p + "exception.class.name", exception_class_name(failed.error).encode()),
+        (p + "exception.class.name", type_name(type(failed.error)).encode()),
     ]
     message = str(failed.error)
     if message:
@@ -139,10 +134,11 @@ class ToleranceOperator:
         step: Callable[[], T],
         on_failure: Callable[[FailedStep], None],
         describe: Callable[[], str] | None = None,
-    ) -> tuple[bool, T | None]:
+    ) -> tuple[Literal[True], T] | tuple[Literal[False], None]:
         """``(True, result)``, or ``(False, None)`` when the step failed and the error is
         tolerated (``on_failure`` was called). Raises :class:`ToleranceExceeded` otherwise,
-        after ``on_failure``."""
+        after ``on_failure``. (Test ``outcome[0]`` before reading ``outcome[1]``: that is
+        how a type checker knows the result is there.)"""
         try:
             return True, self._with_retries(step)
         except Exception as exc:  # noqa: BLE001 - every step error is subject to the policy
@@ -160,7 +156,7 @@ class ToleranceOperator:
         error: Exception,
         on_failure: Callable[[FailedStep], None],
         describe: Callable[[], str] | None = None,
-    ) -> tuple[bool, None]:
+    ) -> tuple[Literal[False], None]:
         """What :meth:`execute` does once a step failed (for callers that ran the step
         themselves because nothing would be retried): log, report, tolerate or raise."""
         # A transformation chain names the transformation that failed on the error.

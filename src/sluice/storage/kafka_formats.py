@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sluice._java.numbers import narrow
 from sluice.storage.base import DESTROYED, TARGET_STATES, check_target_state
 from sluice.storage.offset_codec import encode_json
 
@@ -196,15 +197,7 @@ def _int(value: object, field: str) -> int:
     """An integer field, read as Java's ``intValue`` of an ``Integer`` or ``Long`` would be."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordFormatError(f"'{field}' should be an integer but is {_type_name(value)}")
-    return _wrap_int32(value)
-
-
-def _wrap_int32(value: int) -> int:
-    """``(int) longValue``: keep the low 32 bits, as Java narrows a long."""
-    if _INT_MIN <= value <= _INT_MAX:
-        return value
-    value &= 0xFFFFFFFF
-    return value - 2**32 if value > _INT_MAX else value
+    return narrow(value, 32)  # (int) longValue: the low 32 bits
 
 
 def _properties(value: bytes | None, what: str) -> dict[str, Any]:
@@ -505,7 +498,7 @@ def parse_status_key(key: str) -> StatusKey:
 
 
 def encode_status(
-    state: str, worker_id: str, generation: int, trace: str | None = None, version: str | None = None
+    state: str, worker_id: str | None, generation: int, trace: str | None = None, version: str | None = None
 ) -> bytes | None:
     """``{"state":..,"trace":..,"worker_id":..,"generation":..,"version":..}``; ``None`` (a tombstone) for DESTROYED.
 

@@ -37,10 +37,10 @@ import base64
 import json
 import logging
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from sluice._java.text import jackson_string
 from sluice.api.data import java_double_string
 from sluice.api.errors import DataError
 from sluice.storage.base import OffsetBackingStore
@@ -57,41 +57,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-}
-for _code in range(0x20):
-    _ESCAPES.setdefault(chr(_code), f"\\u{_code:04X}")
-_ESCAPE_TABLE = str.maketrans(_ESCAPES)
-# Jackson's UTF8JsonGenerator escapes every UTF-16 surrogate it meets, so a character
-# outside the BMP becomes a \uD83D\uDE00-style pair (upper-case hex); lone surrogates too.
-_SURROGATES = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
-
-
-def _escape_surrogates(match: re.Match[str]) -> str:
-    cp = ord(match.group())
-    if cp < 0x10000:
-        return f"\\u{cp:04X}"
-    cp -= 0x10000
-    return f"\\u{0xD800 | (cp >> 10):04X}\\u{0xDC00 | (cp & 0x3FF):04X}"
-
-
 # Java's Double.toString, as Jackson writes doubles; one implementation serves the API
 # (JsonConverter, java_string) and these offsets.
 java_double_to_string = java_double_string
-
-
-def _quote(text: str) -> str:
-    text = text.translate(_ESCAPE_TABLE)
-    if not text.isascii():
-        text = _SURROGATES.sub(_escape_surrogates, text)
-    return '"' + text + '"'
 
 
 def _write(value: Any, out: list[str]) -> None:
@@ -102,14 +70,14 @@ def _write(value: Any, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, str):
-        out.append(_quote(value))
+        out.append(jackson_string(value))
     elif isinstance(value, int):
         out.append(str(int(value)))
     elif isinstance(value, float):
         text = java_double_to_string(float(value))
-        out.append(text if math.isfinite(value) else _quote(text))  # "NaN", "Infinity"
+        out.append(text if math.isfinite(value) else jackson_string(text))  # "NaN", "Infinity"
     elif isinstance(value, (bytes, bytearray, memoryview)):
-        out.append(_quote(base64.b64encode(bytes(value)).decode("ascii")))
+        out.append(jackson_string(base64.b64encode(bytes(value)).decode("ascii")))
     elif isinstance(value, Mapping):
         if all(isinstance(key, str) for key in value):
             out.append("{")
@@ -118,7 +86,7 @@ def _write(value: Any, out: list[str]) -> None:
                 if not first:
                     out.append(",")
                 first = False
-                out.append(_quote(key))
+                out.append(jackson_string(key))
                 out.append(":")
                 _write(item, out)
             out.append("}")

@@ -17,36 +17,27 @@ import datetime as _dt
 import decimal as _decimal
 from typing import Any
 
+from sluice._java.dates import EPOCH, SimpleDateFormat, to_utc_datetime
+from sluice._java.names import class_name
+from sluice._java.numbers import parse_java_double, parse_java_float, parse_java_integer, to_float32
+from sluice._java.text import java_split
 from sluice.api.config import ConfigDef, ConfigType, Importance, LambdaValidator
-from sluice.api.data import Schema, SchemaBuilder, Struct, Type, java_double_string
-from sluice.api.data import date_time_from_logical, java_float_string, java_string
+from sluice.api.data import (
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Type,
+    date_time_from_logical,
+    java_double_string,
+    java_float_string,
+    java_string,
+)
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    EPOCH,
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    KeyOrValueTransformation,
-    KeySide,
-    LRUCache,
-    SimpleDateFormat,
-    ValueSide,
-    class_name,
-    copy_schema_basics,
-    define_replace_null_with_default,
-    field_value,
-    infer_schema_type,
-    int_bits,
-    java_split,
-    number_to_int,
-    parse_config,
-    parse_java_double,
-    parse_java_float,
-    parse_java_integer,
-    require_map,
-    require_struct,
-    to_float32,
-    to_utc_datetime,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import LRUCache, copy_schema_basics, infer_schema_type, int_bits
+from sluice.transforms._values import field_value, number_to_int, require_map, require_struct
 
 __all__ = ["Cast", "CastKey", "CastValue"]
 
@@ -237,15 +228,16 @@ class Cast(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`CastKey` and :class:`CastValue`."""
 
     def __init__(self) -> None:
-        self._casts: dict[str | None, Type] = {}
-        self._whole_value_type: Type | None = None
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.casts: dict[str | None, Type] = {}
+        self.whole_value_type: Type | None = None
         self._replace_null_with_default = True
         self._schema_cache = LRUCache(16)
 
     def configure(self, configs: dict[str, Any]) -> None:
         parsed = parse_config(CONFIG_DEF, configs)
-        self._casts = parse_spec(parsed[SPEC_CONFIG])
-        self._whole_value_type = self._casts.get(None)
+        self.casts = parse_spec(parsed[SPEC_CONFIG])
+        self.whole_value_type = self.casts.get(None)
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schema_cache = LRUCache(16)
 
@@ -269,12 +261,12 @@ class Cast(KeyOrValueTransformation[ConnectRecord]):
         cached = self._schema_cache.get(schema)
         if cached is not None:
             return cached
-        if self._whole_value_type is not None:
-            builder = copy_schema_basics(schema, _builder_for(self._whole_value_type))
+        if self.whole_value_type is not None:
+            builder = copy_schema_basics(schema, _builder_for(self.whole_value_type))
         else:
             builder = copy_schema_basics(schema, SchemaBuilder.struct())
             for field in schema.fields():
-                target = self._casts.get(field.name)
+                target = self.casts.get(field.name)
                 if target is None:
                     builder.field(field.name, field.schema)
                     continue
@@ -295,22 +287,23 @@ class Cast(KeyOrValueTransformation[ConnectRecord]):
     # values ---------------------------------------------------------------------------------
 
     def cast_schemaless(self, value: Any) -> Any:
-        if self._whole_value_type is not None:
-            return cast_value(None, value, self._whole_value_type)
+        if self.whole_value_type is not None:
+            return cast_value(None, value, self.whole_value_type)
         original = require_map(value, PURPOSE)
         updated = dict(original)
-        for name, target in self._casts.items():
-            updated[name] = cast_value(None, original.get(name), target)  # type: ignore[index]
+        for name, target in self.casts.items():
+            if name is not None:  # None: the whole value's cast, handled above
+                updated[name] = cast_value(None, original.get(name), target)
         return updated
 
     def cast_with_schema(self, schema: Schema, value: Any, updated_schema: Schema) -> Any:
-        if self._whole_value_type is not None:
-            return cast_value(schema, value, self._whole_value_type)
+        if self.whole_value_type is not None:
+            return cast_value(schema, value, self.whole_value_type)
         struct = require_struct(value, PURPOSE)
         updated = Struct(updated_schema)
         for field in struct.schema.fields():
             original = field_value(struct, field, self._replace_null_with_default)
-            target = self._casts.get(field.name)
+            target = self.casts.get(field.name)
             new = cast_value(field.schema, original, target) if target is not None else original
             updated.put(updated_schema.field(field.name), new)  # type: ignore[arg-type]
         return updated

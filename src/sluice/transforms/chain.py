@@ -182,11 +182,13 @@ class TransformationChain:
             return record
         stage = None
         try:
-            for apply, test, negate, stage in plan:
+            for step in plan:
+                apply, test, negate, stage = step  # stage: which one failed, for the error
                 if test is None or (not test(record)) is negate:
-                    record = apply(record)
-                    if record is None:
+                    transformed = apply(record)
+                    if transformed is None:
                         return None
+                    record = transformed
             return record
         except Exception as e:
             if stage is not None and not hasattr(e, "transformation_alias"):

@@ -13,20 +13,17 @@ from typing import Any
 from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.data import Schema
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
+from sluice.transforms._config import (
     FIELD_SYNTAX_VERSION_CONFIG,
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     FieldSyntaxVersion,
-    KeyOrValueTransformation,
-    KeySide,
-    SingleFieldPath,
-    ValueSide,
     define_field_syntax_version,
     define_replace_null_with_default,
     parse_config,
-    require_map_or_null,
-    require_struct_or_null,
 )
+from sluice.transforms._field_path import SingleFieldPath
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._values import require_map_or_null, require_struct_or_null
 
 __all__ = ["ExtractField", "ExtractFieldKey", "ExtractFieldValue"]
 
@@ -49,7 +46,8 @@ class ExtractField(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`ExtractFieldKey` and :class:`ExtractFieldValue`."""
 
     def __init__(self) -> None:
-        self._path = SingleFieldPath("")
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.path = SingleFieldPath("")
         self._original_path = ""
         self._replace_null_with_default = True
 
@@ -57,7 +55,7 @@ class ExtractField(KeyOrValueTransformation[ConnectRecord]):
         parsed = parse_config(CONFIG_DEF, configs)
         self._original_path = parsed[FIELD_CONFIG]
         version = FieldSyntaxVersion.from_config(parsed[FIELD_SYNTAX_VERSION_CONFIG])
-        self._path = SingleFieldPath(self._original_path, version)
+        self.path = SingleFieldPath(self._original_path, version)
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
 
     def config(self) -> ConfigDef:
@@ -67,15 +65,15 @@ class ExtractField(KeyOrValueTransformation[ConnectRecord]):
         schema = self.operating_schema(record)
         if schema is None:
             value = require_map_or_null(self.operating_value(record), PURPOSE)
-            return self.new_record(record, None, None if value is None else self._path.value_from_map(value))
+            return self.new_record(record, None, None if value is None else self.path.value_from_map(value))
         struct = require_struct_or_null(self.operating_value(record), PURPOSE)
         updated_schema = self.updated_schema(schema)
-        extracted = None if struct is None else self._path.value_from_struct(struct, self._replace_null_with_default)
+        extracted = None if struct is None else self.path.value_from_struct(struct, self._replace_null_with_default)
         return self.new_record(record, updated_schema, extracted)
 
     def updated_schema(self, schema: Schema) -> Schema:
         """The schema of the extracted field; raises :class:`ValueError` when it is missing."""
-        field = self._path.field_from(schema)
+        field = self.path.field_from(schema)
         if field is None:
             raise ValueError(f"Unknown field: {self._original_path}")
         return field.schema

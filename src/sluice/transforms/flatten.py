@@ -11,22 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from sluice._java.names import class_name
 from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.data import Schema, SchemaBuilder, Struct, Type
 from sluice.api.errors import DataError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    KeyOrValueTransformation,
-    KeySide,
-    LRUCache,
-    ValueSide,
-    class_name,
-    copy_schema_basics,
-    infer_schema_type,
-    parse_config,
-    require_map,
-    require_struct_or_null,
-)
+from sluice.transforms._config import parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import LRUCache, copy_schema_basics, infer_schema_type
+from sluice.transforms._values import require_map, require_struct_or_null
 
 __all__ = ["Flatten", "FlattenKey", "FlattenValue"]
 

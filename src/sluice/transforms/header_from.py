@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any
 
+from sluice._java.names import class_name
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
 from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.errors import ConfigError, DataError
@@ -77,13 +78,6 @@ CONFIG_DEF = (
 )
 
 
-def _class_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    cls = type(value)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
-
 class HeaderFrom(Transformation):
     """Base of :class:`HeaderFromKey` and :class:`HeaderFromValue`."""
 
@@ -96,9 +90,10 @@ class HeaderFrom(Transformation):
     _part = "key or value"  # for error messages
 
     def __init__(self) -> None:
-        self._pairs: tuple[tuple[str, str], ...] = ()
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.pairs: tuple[tuple[str, str], ...] = ()
         self._fields: frozenset[str] = frozenset()
-        self._move = False
+        self.move = False
         self._operation = ""
         self._replace_null_with_default = True
         self._move_schemas: dict[Schema, Schema] = {}
@@ -110,10 +105,10 @@ class HeaderFrom(Transformation):
             raise ConfigError(
                 f"'{FIELDS_FIELD}' config must have the same number of elements as '{HEADERS_FIELD}' config."
             )
-        self._pairs = tuple(zip(fields, headers))
+        self.pairs = tuple(zip(fields, headers, strict=True))
         self._fields = frozenset(fields)
         self._operation = values[OPERATION_FIELD]
-        self._move = self._operation == MOVE_OPERATION
+        self.move = self._operation == MOVE_OPERATION
         self._replace_null_with_default = values[REPLACE_NULL_WITH_DEFAULT_FIELD]
         self._move_schemas = {}
 
@@ -150,10 +145,8 @@ class HeaderFrom(Transformation):
     def _apply_with_schema(self, record: ConnectRecord, value: Any, schema: Schema) -> ConnectRecord:
         headers = record.headers.duplicate()
         if not isinstance(value, Struct):
-            raise DataError(
-                f"Only Struct objects supported for [header {self._operation}], found: {_class_name(value)}"
-            )
-        if self._move:
+            raise DataError(f"Only Struct objects supported for [header {self._operation}], found: {class_name(value)}")
+        if self.move:
             new_schema = self._move_schema(schema)
             new_value = Struct(new_schema)
             for field in new_schema.fields():
@@ -161,12 +154,12 @@ class HeaderFrom(Transformation):
         else:
             new_schema, new_value = schema, value
         value_schema = value.schema
-        for field_name, header_name in self._pairs:
+        for field_name, header_name in self.pairs:
             field_value = self._field_value(value, field_name) if value_schema.field(field_name) is not None else None
-            field = schema.field(field_name)
-            if field is None:  # Kafka fails here too (a NullPointerException)
+            source_field = schema.field(field_name)
+            if source_field is None:  # Kafka fails here too (a NullPointerException)
                 raise DataError(f"Field '{field_name}' does not exist in the schema of the record {self._part}")
-            field_schema = field.schema
+            field_schema = source_field.schema
             if field_value is None and not field_schema.optional:
                 raise DataError(f"A null value requires an optional schema but was {field_schema}")
             headers.add(header_name, field_value, field_schema)
@@ -198,11 +191,11 @@ class HeaderFrom(Transformation):
         if not isinstance(value, dict):
             raise DataError(
                 f"Only Map objects supported in absence of schema for [header {self._operation}], "
-                f"found: {_class_name(value)}"
+                f"found: {class_name(value)}"
             )
         updated = dict(value)
-        for field_name, header_name in self._pairs:
-            if self._move:
+        for field_name, header_name in self.pairs:
+            if self.move:
                 updated.pop(field_name, None)
             headers.add(header_name, value.get(field_name), None)
         return self._new_record(record, None, updated, headers)

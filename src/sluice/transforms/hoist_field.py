@@ -12,7 +12,9 @@ from typing import Any
 from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import KeyOrValueTransformation, KeySide, LRUCache, ValueSide, parse_config
+from sluice.transforms._config import parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import LRUCache
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 

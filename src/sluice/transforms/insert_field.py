@@ -18,20 +18,10 @@ from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from sluice.api.errors import ConfigError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    KeyOrValueTransformation,
-    KeySide,
-    LRUCache,
-    ValueSide,
-    copy_schema_basics,
-    define_replace_null_with_default,
-    field_value,
-    parse_config,
-    require_map,
-    require_sink_record,
-    require_struct,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import LRUCache, copy_schema_basics
+from sluice.transforms._values import field_value, require_map, require_sink_record, require_struct
 
 __all__ = ["InsertField", "InsertFieldKey", "InsertFieldValue"]
 
@@ -87,28 +77,30 @@ class InsertField(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`InsertFieldKey` and :class:`InsertFieldValue`."""
 
     def __init__(self) -> None:
-        self._topic: InsertionSpec | None = None
-        self._partition: InsertionSpec | None = None
-        self._offset: InsertionSpec | None = None
-        self._timestamp: InsertionSpec | None = None
-        self._static: InsertionSpec | None = None
-        self._static_value: str | None = None
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.topic_field: InsertionSpec | None = None
+        self.partition_field: InsertionSpec | None = None
+        self.offset_field: InsertionSpec | None = None
+        self.timestamp_field: InsertionSpec | None = None
+        self.static_field: InsertionSpec | None = None
+        self.static_value: str | None = None
         self._replace_null_with_default = True
         self._schema_cache = LRUCache(16)
 
     def configure(self, configs: dict[str, Any]) -> None:
         parsed = parse_config(CONFIG_DEF, configs)
-        self._topic = InsertionSpec.parse(parsed[TOPIC_FIELD])
-        self._partition = InsertionSpec.parse(parsed[PARTITION_FIELD])
-        self._offset = InsertionSpec.parse(parsed[OFFSET_FIELD])
-        self._timestamp = InsertionSpec.parse(parsed[TIMESTAMP_FIELD])
-        self._static = InsertionSpec.parse(parsed[STATIC_FIELD])
-        self._static_value = parsed[STATIC_VALUE]
+        self.topic_field = InsertionSpec.parse(parsed[TOPIC_FIELD])
+        self.partition_field = InsertionSpec.parse(parsed[PARTITION_FIELD])
+        self.offset_field = InsertionSpec.parse(parsed[OFFSET_FIELD])
+        self.timestamp_field = InsertionSpec.parse(parsed[TIMESTAMP_FIELD])
+        self.static_field = InsertionSpec.parse(parsed[STATIC_FIELD])
+        self.static_value = parsed[STATIC_VALUE]
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        if not any((self._topic, self._partition, self._offset, self._timestamp, self._static)):
+        specs = (self.topic_field, self.partition_field, self.offset_field, self.timestamp_field, self.static_field)
+        if not any(specs):
             raise ConfigError("No field insertion configured")
-        if self._static is not None and self._static_value is None:
-            raise ConfigError(STATIC_VALUE, None, f"No value specified for static field: {self._static.name}")
+        if self.static_field is not None and self.static_value is None:
+            raise ConfigError(STATIC_VALUE, None, f"No value specified for static field: {self.static_field.name}")
         self._schema_cache = LRUCache(16)
 
     def config(self) -> ConfigDef:
@@ -136,11 +128,11 @@ class InsertField(KeyOrValueTransformation[ConnectRecord]):
         for field in schema.fields():
             builder.field(field.name, field.schema)
         inserted = (
-            (self._topic, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
-            (self._partition, Schema.OPTIONAL_INT32_SCHEMA, Schema.INT32_SCHEMA),
-            (self._offset, Schema.OPTIONAL_INT64_SCHEMA, Schema.INT64_SCHEMA),
-            (self._timestamp, _OPTIONAL_TIMESTAMP_SCHEMA, Timestamp.SCHEMA),
-            (self._static, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
+            (self.topic_field, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
+            (self.partition_field, Schema.OPTIONAL_INT32_SCHEMA, Schema.INT32_SCHEMA),
+            (self.offset_field, Schema.OPTIONAL_INT64_SCHEMA, Schema.INT64_SCHEMA),
+            (self.timestamp_field, _OPTIONAL_TIMESTAMP_SCHEMA, Timestamp.SCHEMA),
+            (self.static_field, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
         )
         for spec, optional_schema, required_schema in inserted:
             if spec is not None:
@@ -153,32 +145,32 @@ class InsertField(KeyOrValueTransformation[ConnectRecord]):
 
     def _insert_schemaless(self, record: ConnectRecord, value: Any) -> dict[str, Any]:
         updated = dict(require_map(value, PURPOSE))
-        if self._topic is not None:
-            updated[self._topic.name] = record.topic
-        if self._partition is not None and record.kafka_partition is not None:
-            updated[self._partition.name] = record.kafka_partition
-        if self._offset is not None:
-            updated[self._offset.name] = require_sink_record(record, PURPOSE).kafka_offset
-        if self._timestamp is not None and record.timestamp is not None:
-            updated[self._timestamp.name] = record.timestamp
-        if self._static is not None and self._static_value is not None:
-            updated[self._static.name] = self._static_value
+        if self.topic_field is not None:
+            updated[self.topic_field.name] = record.topic
+        if self.partition_field is not None and record.kafka_partition is not None:
+            updated[self.partition_field.name] = record.kafka_partition
+        if self.offset_field is not None:
+            updated[self.offset_field.name] = require_sink_record(record, PURPOSE).kafka_offset
+        if self.timestamp_field is not None and record.timestamp is not None:
+            updated[self.timestamp_field.name] = record.timestamp
+        if self.static_field is not None and self.static_value is not None:
+            updated[self.static_field.name] = self.static_value
         return updated
 
     def _insert_with_schema(self, record: ConnectRecord, struct: Struct, updated_schema: Schema) -> Struct:
         updated = Struct(updated_schema)
         for field in struct.schema.fields():
             updated.put(field.name, field_value(struct, field, self._replace_null_with_default))
-        if self._topic is not None:
-            updated.put(self._topic.name, record.topic)
-        if self._partition is not None and record.kafka_partition is not None:
-            updated.put(self._partition.name, record.kafka_partition)
-        if self._offset is not None:
-            updated.put(self._offset.name, require_sink_record(record, PURPOSE).kafka_offset)
-        if self._timestamp is not None and record.timestamp is not None:
-            updated.put(self._timestamp.name, Timestamp.to_logical(Timestamp.SCHEMA, record.timestamp))
-        if self._static is not None and self._static_value is not None:
-            updated.put(self._static.name, self._static_value)
+        if self.topic_field is not None:
+            updated.put(self.topic_field.name, record.topic)
+        if self.partition_field is not None and record.kafka_partition is not None:
+            updated.put(self.partition_field.name, record.kafka_partition)
+        if self.offset_field is not None:
+            updated.put(self.offset_field.name, require_sink_record(record, PURPOSE).kafka_offset)
+        if self.timestamp_field is not None and record.timestamp is not None:
+            updated.put(self.timestamp_field.name, Timestamp.to_logical(Timestamp.SCHEMA, record.timestamp))
+        if self.static_field is not None and self.static_value is not None:
+            updated.put(self.static_field.name, self.static_value)
         return updated
 
     def close(self) -> None:

@@ -13,28 +13,17 @@ import datetime as _dt
 import decimal as _decimal
 from typing import Any
 
+from sluice._java.dates import EPOCH
+from sluice._java.names import class_name
+from sluice._java.numbers import decimal_from_java_string, to_float32
 from sluice.api.config import ConfigDef, ConfigType, Importance, NonEmptyString, ValidList
 from sluice.api.data import Schema, Struct, Type
 from sluice.api.errors import DataError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    EPOCH,
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    KeyOrValueTransformation,
-    KeySide,
-    ValueSide,
-    class_name,
-    decimal_from_java_string,
-    define_replace_null_with_default,
-    field_value,
-    int_bits,
-    number_to_int,
-    parse_config,
-    parse_connect_number,
-    require_map,
-    require_struct,
-    to_float32,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import int_bits
+from sluice.transforms._values import field_value, number_to_int, parse_connect_number, require_map, require_struct
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
 
@@ -112,7 +101,8 @@ class MaskField(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`MaskFieldKey` and :class:`MaskFieldValue`."""
 
     def __init__(self) -> None:
-        self._fields: frozenset[str] = frozenset()
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.masked_fields: frozenset[str] = frozenset()
         self._field_order: list[str] = []
         self._replacement: str | None = None
         self._replace_null_with_default = True
@@ -120,7 +110,7 @@ class MaskField(KeyOrValueTransformation[ConnectRecord]):
     def configure(self, configs: dict[str, Any]) -> None:
         parsed = parse_config(CONFIG_DEF, configs)
         self._field_order = list(parsed[FIELDS_CONFIG])
-        self._fields = frozenset(self._field_order)
+        self.masked_fields = frozenset(self._field_order)
         self._replacement = parsed[REPLACEMENT_CONFIG]
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
 
@@ -134,16 +124,16 @@ class MaskField(KeyOrValueTransformation[ConnectRecord]):
             original = require_map(value, PURPOSE)
             updated = dict(original)
             for name in self._field_order:
-                updated[name] = self._masked(original.get(name), None)
+                updated[name] = self.masked(original.get(name), None)
             return self.new_record(record, schema, updated)
         struct = require_struct(value, PURPOSE)
         masked = Struct(struct.schema)
         for field in struct.schema.fields():
             current = field_value(struct, field, self._replace_null_with_default)
-            masked.put(field, self._masked(current, field.schema) if field.name in self._fields else current)
+            masked.put(field, self.masked(current, field.schema) if field.name in self.masked_fields else current)
         return self.new_record(record, schema, masked)
 
-    def _masked(self, value: Any, schema: Schema | None) -> Any:
+    def masked(self, value: Any, schema: Schema | None) -> Any:
         if value is None:
             return None
         if self._replacement is None:

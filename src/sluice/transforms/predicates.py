@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sluice._java.regex import compile_java_regex
 from sluice.api.config import CompositeValidator, ConfigDef, ConfigType, Importance, NonEmptyString
 from sluice.api.errors import ConfigError
 from sluice.api.records import ConnectRecord
 from sluice.api.transforms import Predicate
-from sluice.transforms.regex_router import RegexValidator, compile_java_regex
+from sluice.transforms.regex_router import RegexValidator
 
 __all__ = ["HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"]
 

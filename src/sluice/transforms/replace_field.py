@@ -14,25 +14,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sluice._java.names import class_name
+from sluice._java.text import java_split
 from sluice.api.config import ConfigDef, ConfigType, Importance, LambdaValidator, ValidList
 from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    KeyOrValueTransformation,
-    KeySide,
-    LRUCache,
-    ValueSide,
-    class_name,
-    copy_schema_basics,
-    define_replace_null_with_default,
-    field_value,
-    java_split,
-    parse_config,
-    require_map,
-    require_struct,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import LRUCache, copy_schema_basics
+from sluice.transforms._values import field_value, require_map, require_struct
 
 __all__ = ["ReplaceField", "ReplaceFieldKey", "ReplaceFieldValue"]
 
@@ -81,6 +72,10 @@ def java_hash_map_order(keys: list[str]) -> list[str]:
     return [key for _, key in sorted(enumerate(keys), key=bucket)]
 
 
+def _check_renames(name: str, value: Any) -> None:
+    parse_renames(list(value))  # raises ConfigError on a malformed pair
+
+
 def reverse_renames(renames: dict[str, str]) -> dict[str, str]:
     """``{new: old}``. When two fields are renamed to the same name, the old name kept is the
     one Kafka keeps: it inverts its HashMap of renames, so the last in that map's iteration
@@ -110,7 +105,7 @@ CONFIG_DEF = define_replace_null_with_default(
         RENAMES_CONFIG,
         ConfigType.LIST,
         [],
-        LambdaValidator.with_(lambda name, value: parse_renames(list(value)), "comma-separated old:new pairs"),
+        LambdaValidator.with_(_check_renames, "comma-separated old:new pairs"),
         Importance.MEDIUM,
         "Fields to rename, as old:new pairs separated by commas.",
     )
@@ -139,7 +134,8 @@ class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
         self._exclude: frozenset[str] = frozenset()
         self._include: frozenset[str] = frozenset()
         self._renames: dict[str, str] = {}
-        self._reverse_renames: dict[str, str] = {}
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.source_names: dict[str, str] = {}
         self._replace_null_with_default = True
         self._schema_cache = LRUCache(16)
 
@@ -148,7 +144,7 @@ class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
         self._exclude = frozenset(parsed[EXCLUDE_CONFIG])
         self._include = frozenset(parsed[INCLUDE_CONFIG])
         self._renames = parse_renames(parsed[RENAMES_CONFIG])
-        self._reverse_renames = reverse_renames(self._renames)
+        self.source_names = reverse_renames(self._renames)
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schema_cache = LRUCache(16)
 
@@ -177,7 +173,7 @@ class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
         updated_schema = self.updated_schema(struct.schema)
         replaced = Struct(updated_schema)
         for field in updated_schema.fields():
-            source = self._reverse_renames.get(field.name, field.name)
+            source = self.source_names.get(field.name, field.name)
             replaced.put(field.name, field_value(struct, source, self._replace_null_with_default))
         return self.new_record(record, updated_schema, replaced)
 

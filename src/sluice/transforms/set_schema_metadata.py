@@ -16,16 +16,9 @@ from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.data import Schema, Struct, Type
 from sluice.api.errors import ConfigError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    KeyOrValueTransformation,
-    KeySide,
-    ValueSide,
-    define_replace_null_with_default,
-    field_value,
-    parse_config,
-    require_schema,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._values import field_value, require_schema
 
 __all__ = ["SetSchemaMetadata", "SetSchemaMetadataKey", "SetSchemaMetadataValue"]
 

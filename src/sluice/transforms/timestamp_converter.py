@@ -6,7 +6,7 @@ It converts the whole key or value, or one top-level ``field`` of a struct or ma
 source representation comes from the schema (logical type name, else STRING = formatted
 string, INT64 = Unix time) or, without a schema, from the value (``datetime``/``date``/
 ``time`` = timestamp, ``int`` = Unix time, ``str`` = formatted string). ``format`` is a
-``java.text.SimpleDateFormat`` pattern (see :class:`~sluice.transforms._util.SimpleDateFormat`),
+``java.text.SimpleDateFormat`` pattern (see :class:`~sluice._java.dates.SimpleDateFormat`),
 applied in UTC; ``unix.precision`` is the unit of Unix times read and written (conversions go
 through milliseconds, so finer digits are lost, as in Kafka). Null values stay null.
 """
@@ -16,27 +16,16 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from sluice._java.dates import EPOCH, SimpleDateFormat, to_utc_datetime
+from sluice._java.names import class_name
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
 from sluice.api.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import ConnectRecord
-from sluice.transforms._util import (
-    EPOCH,
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    KeyOrValueTransformation,
-    KeySide,
-    LRUCache,
-    SimpleDateFormat,
-    ValueSide,
-    class_name,
-    copy_schema_basics,
-    define_replace_null_with_default,
-    field_value,
-    parse_config,
-    require_map,
-    require_struct_or_null,
-    to_utc_datetime,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
+from sluice.transforms._schemas import LRUCache, copy_schema_basics
+from sluice.transforms._values import field_value, require_map, require_struct_or_null
 
 __all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue"]
 

@@ -13,11 +13,11 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
+from sluice._java.dates import EPOCH, date_field_formatter, pattern_tokens
 from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
 from sluice.api.transforms import Transformation
-from sluice.transforms._util import EPOCH, JAVA_PATTERN_LETTERS, date_field_formatter
 
 __all__ = ["SimpleDateFormat", "TimestampRouter"]
 
@@ -52,39 +52,14 @@ class SimpleDateFormat:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         parts: list[str | Callable[[_dt.datetime], str]] = []
-        literal: list[str] = []
         span = _DAY * 366  # a pattern without fields: same text for any instant
-        in_quote = False
-        i, n = 0, len(pattern)
-        while i < n:
-            c = pattern[i]
-            if c == "'":
-                if i + 1 < n and pattern[i + 1] == "'":
-                    literal.append("'")
-                    i += 2
-                    continue
-                in_quote = not in_quote
-                i += 1
-                continue
-            if in_quote or not ("a" <= c <= "z" or "A" <= c <= "Z"):
-                literal.append(c)
-                i += 1
-                continue
-            if c not in JAVA_PATTERN_LETTERS:
-                raise ValueError(f"Illegal pattern character '{c}'")
-            count = 1
-            while i + count < n and pattern[i + count] == c:
-                count += 1
-            if literal:
-                parts.append("".join(literal))
-                literal = []
-            parts.append(date_field_formatter(c, count))
-            span = min(span, _SPAN.get(c, span))
-            i += count
-        if in_quote:
-            raise ValueError("Unterminated quote")
-        if literal:
-            parts.append("".join(literal))
+        for token in pattern_tokens(pattern):
+            if isinstance(token, str):
+                parts.append(token)
+            else:
+                letter, count = token
+                parts.append(date_field_formatter(letter, count))
+                span = min(span, _SPAN.get(letter, span))
         self._parts = tuple(parts)
         self._span = span
         self._last: tuple[int, str] | None = None

@@ -15,16 +15,10 @@ from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.errors import DataError
 from sluice.api.records import ConnectRecord
 from sluice.api.transforms import Transformation
-from sluice.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    LRUCache,
-    define_replace_null_with_default,
-    field_value,
-    new_record,
-    parse_config,
-    require_map,
-    require_struct,
-)
+from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
+from sluice.transforms._records import new_record
+from sluice.transforms._schemas import LRUCache
+from sluice.transforms._values import field_value, require_map, require_struct
 
 __all__ = ["ValueToKey"]
 
@@ -49,13 +43,14 @@ class ValueToKey(Transformation[ConnectRecord]):
     """Hook for a columnar (Spark SQL) form; ``None``: per-record Python only."""
 
     def __init__(self) -> None:
-        self._fields: list[str] = []
+        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        self.fields: list[str] = []
         self._replace_null_with_default = True
         self._schema_cache = LRUCache(16)
 
     def configure(self, configs: dict[str, Any]) -> None:
         parsed = parse_config(CONFIG_DEF, configs)
-        self._fields = list(parsed[FIELDS_CONFIG])
+        self.fields = list(parsed[FIELDS_CONFIG])
         self._replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schema_cache = LRUCache(16)
 
@@ -65,12 +60,12 @@ class ValueToKey(Transformation[ConnectRecord]):
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         if record.value_schema is None:
             value = require_map(record.value, PURPOSE)
-            key = {name: value.get(name) for name in self._fields}
-            return new_record(record, key_schema=None, key=key)
+            key_map = {name: value.get(name) for name in self.fields}
+            return new_record(record, key_schema=None, key=key_map)
         struct = require_struct(record.value, PURPOSE)
         key_schema = self.key_schema(struct.schema)
         key = Struct(key_schema)
-        for name in self._fields:
+        for name in self.fields:
             key.put(name, field_value(struct, name, self._replace_null_with_default))
         return new_record(record, key_schema=key_schema, key=key, value_schema=struct.schema, value=struct)
 
@@ -80,7 +75,7 @@ class ValueToKey(Transformation[ConnectRecord]):
         if cached is not None:
             return cached
         builder = SchemaBuilder.struct()
-        for name in self._fields:
+        for name in self.fields:
             field = value_schema.field(name)
             if field is None:
                 raise DataError(f"Field does not exist: {name}")

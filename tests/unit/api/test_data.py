@@ -155,7 +155,7 @@ def test_logical_types() -> None:
     assert Time.from_logical(Time.SCHEMA, dt.time(1, 2, 3, 4000)) == 3723004
     assert Time.to_logical(Time.SCHEMA, 3723004) == dt.time(1, 2, 3, 4000)
     assert Timestamp.SCHEMA.type is Type.INT64 and Timestamp.SCHEMA.name == "org.apache.kafka.connect.data.Timestamp"
-    when = dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.timezone.utc)
+    when = dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.UTC)
     assert Timestamp.from_logical(Timestamp.SCHEMA, when) == 1704164645006
     assert Timestamp.from_logical(Timestamp.SCHEMA, when.replace(tzinfo=None)) == 1704164645006
     assert Timestamp.to_logical(Timestamp.SCHEMA, 1704164645006) == when
@@ -191,7 +191,7 @@ def test_logical_types() -> None:
         (["x", 2, [True]], "[x, 2, [true]]"),
         (decimal.Decimal("1.50"), "1.50"),
         (decimal.Decimal("1E-7"), "1E-7"),
-        (dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "Thu Jan 01 00:00:00 UTC 1970"),
+        (dt.datetime(1970, 1, 1, tzinfo=dt.UTC), "Thu Jan 01 00:00:00 UTC 1970"),
         (dt.date(2024, 2, 29), "Thu Feb 29 00:00:00 UTC 2024"),
     ],
 )

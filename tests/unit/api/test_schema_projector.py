@@ -117,7 +117,7 @@ def test_logical_types_project_to_themselves() -> None:
     assert SchemaProjector.project(Decimal.schema(2), price, Decimal.builder(2).optional().build()) == price
     day = dt.date(2024, 2, 29)
     assert SchemaProjector.project(Date.SCHEMA, day, Date.SCHEMA) == day
-    at = dt.datetime(2024, 1, 31, 13, 45, tzinfo=dt.timezone.utc)
+    at = dt.datetime(2024, 1, 31, 13, 45, tzinfo=dt.UTC)
     assert SchemaProjector.project(Timestamp.SCHEMA, at, Timestamp.SCHEMA) == at
     with pytest.raises(SchemaProjectorError, match="^Schema name mismatch"):
         SchemaProjector.project(Schema.INT32_SCHEMA, 5, Date.SCHEMA)

@@ -413,7 +413,7 @@ def everything_value() -> Struct:
     v.put("i8", -128).put("i16", 32767).put("i32", -(2**31)).put("i64", 2**63 - 1).put("f32", 0.5).put("f64", -1e300)
     v.put("bool", True).put("str", "snow ☃ \x00").put("bytes", b"\x00\xff").put("opt", None)
     v.put("dec", decimal.Decimal("-1234.567")).put("date", dt.date(1969, 12, 31))
-    v.put("time", dt.time(23, 59, 59, 999000)).put("ts", dt.datetime(2001, 2, 3, 4, 5, 6, 7000, tzinfo=dt.timezone.utc))
+    v.put("time", dt.time(23, 59, 59, 999000)).put("ts", dt.datetime(2001, 2, 3, 4, 5, 6, 7000, tzinfo=dt.UTC))
     v.put("arr", ["a", "", "c"]).put("smap", {"k": 1}).put("imap", {-1: True, 2: None})
     v.put("inner", Struct(EVERYTHING.field("inner").schema).put("x", 0.25))
     return v
@@ -579,7 +579,7 @@ def test_batches_match_single_records(registry: FakeRegistry) -> None:
     values = [everything_value(), None]
     schemas = [EVERYTHING, None]
     encoded = c.from_connect_batch("t", schemas, values)
-    assert encoded == [c.from_connect_data("t", s, v) for s, v in zip(schemas, values)]
+    assert encoded == [c.from_connect_data("t", s, v) for s, v in zip(schemas, values, strict=True)]
     back = c.to_connect_batch("t", encoded)
     assert back is not None and back[1][1] is None and back[0][1] is None
     assert back[1][0] == c.to_connect_data("t", encoded[0]).value

@@ -198,7 +198,7 @@ def test_logical_type_goldens(jc: JsonConverter) -> None:
         (Time.SCHEMA, dt.time(4, 0), '"org.apache.kafka.connect.data.Time"', "int32", "14400000"),
         (
             Timestamp.SCHEMA,
-            dt.datetime(2001, 9, 9, 1, 46, 40, tzinfo=dt.timezone.utc),
+            dt.datetime(2001, 9, 9, 1, 46, 40, tzinfo=dt.UTC),
             '"org.apache.kafka.connect.data.Timestamp"',
             "int64",
             "1000000000000",
@@ -356,7 +356,7 @@ def test_payload_conversion_with_schema(jc: JsonConverter) -> None:
         ),
         (SchemaBuilder.string().default_value("dflt").doc("doc").build(), "v"),
         (Decimal.schema(5), decimal.Decimal("-123.45678")),
-        (Timestamp.SCHEMA, dt.datetime(1969, 7, 20, 20, 17, 40, tzinfo=dt.timezone.utc)),
+        (Timestamp.SCHEMA, dt.datetime(1969, 7, 20, 20, 17, 40, tzinfo=dt.UTC)),
     ],
 )
 def test_round_trip(jc: JsonConverter, schema, value) -> None:

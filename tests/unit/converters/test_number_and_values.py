@@ -15,11 +15,11 @@ import pytest
 from sluice.api.converter import SchemaAndValue
 from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from sluice.api.errors import ConfigError, DataError
-from sluice.converters import DoubleConverter, FloatConverter, IntegerConverter, LongConverter, ShortConverter
 from sluice.api.values import convert_to_string, parse_string
+from sluice.converters import DoubleConverter, FloatConverter, IntegerConverter, LongConverter, ShortConverter
 from sluice.runtime.plugins import Plugins
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 @pytest.mark.parametrize(

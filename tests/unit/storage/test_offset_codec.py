@@ -25,7 +25,6 @@ from sluice.storage.offset_codec import (
 
 from . import compile_java, kafka_classpath, requires_javac, requires_kafka_jars, run_java
 
-
 # --------------------------------------------------------------------------- keys
 
 
@@ -220,7 +219,7 @@ def test_doubles_match_java_double_to_string(tmp_path) -> None:
     stdin = "".join(f"{struct.unpack('>Q', struct.pack('>d', v))[0]:016x}\n" for v in values)
     classpath = compile_java(tmp_path, "PrintDoubles", DOUBLE_PROGRAM)
     java = run_java(classpath, "PrintDoubles", stdin=stdin).splitlines()
-    mismatches = [(v, j) for v, j in zip(values, java) if java_double_to_string(v) != j]
+    mismatches = [(v, j) for v, j in zip(values, java, strict=True) if java_double_to_string(v) != j]
     assert len(java) == len(values)
     assert mismatches == []
 
@@ -269,7 +268,7 @@ def test_keys_and_values_match_kafka_json_converter(tmp_path) -> None:
     classpath = compile_java(tmp_path, "ConvertOffsets", CONVERTER_PROGRAM, kafka_classpath())
     lines = run_java(classpath, "ConvertOffsets", str(spec)).splitlines()
     assert len(lines) == len(CONVERTER_CASES)
-    for (connector, partition, offset), line in zip(CONVERTER_CASES, lines):
+    for (connector, partition, offset), line in zip(CONVERTER_CASES, lines, strict=True):
         java_key, java_value = (base64.b64decode(part) for part in line.split(" "))
         assert encode_offset_key(connector, partition) == java_key
         assert encode_offset_value(offset) == java_value

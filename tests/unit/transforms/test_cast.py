@@ -14,7 +14,7 @@ from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import Header, SinkRecord, SourceRecord
 from sluice.transforms.cast import CastKey, CastValue
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
 
 
@@ -265,7 +265,7 @@ def test_cast_logical_to_primitive() -> None:
     value = (
         Struct(schema).put("date_to_int32", (EPOCH + DAY).date()).put("timestamp_to_int64", EPOCH)
         .put("time_to_int64", dt.time(0, 0, 0, 1000)).put("decimal_to_int32", decimal.Decimal(2**31))
-        .put("timestamp_to_float64", dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc))
+        .put("timestamp_to_float64", dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC))
         .put("null_timestamp_to_int32", None)
     )  # fmt: skip
     out = cast_value_record(cast_value(spec), schema, value)
@@ -294,7 +294,7 @@ def test_cast_logical_to_string() -> None:
     )
     value = (
         Struct(schema).put("date", dt.date(1970, 1, 2)).put("decimal", decimal.Decimal(1982))
-        .put("time", dt.time(1)).put("timestamp", dt.datetime(2017, 7, 14, 2, 40, 0, 123000, tzinfo=dt.timezone.utc))
+        .put("time", dt.time(1)).put("timestamp", dt.datetime(2017, 7, 14, 2, 40, 0, 123000, tzinfo=dt.UTC))
     )  # fmt: skip
     out = cast_value_record(cast_value("date:string,decimal:string,time:string,timestamp:string"), schema, value)
     assert out.get("date") == "1970-01-02"
@@ -343,7 +343,7 @@ MATRIX: list[tuple[Schema, Any, tuple[Any, ...]]] = [
 
 @pytest.mark.parametrize(("schema", "value", "expected"), MATRIX)
 def test_cast_matrix_matches_kafka(schema: Schema, value: Any, expected: tuple[Any, ...]) -> None:
-    for target, want in zip(TARGETS, expected):
+    for target, want in zip(TARGETS, expected, strict=True):
         xform = cast_value(target)
         if want == "ERR":
             with pytest.raises(DataError):

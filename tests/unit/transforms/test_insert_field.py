@@ -54,7 +54,7 @@ def test_copy_schema_and_insert_configured_fields() -> None:
     assert schema.field("partition_field").schema == Schema.OPTIONAL_INT32_SCHEMA
     assert out.value.get("partition_field") == 0
     assert schema.field("timestamp_field").schema == Timestamp.builder().optional().build()
-    assert out.value.get("timestamp_field") == dt.datetime(1970, 1, 1, 0, 0, 0, 789000, tzinfo=dt.timezone.utc)
+    assert out.value.get("timestamp_field") == dt.datetime(1970, 1, 1, 0, 0, 0, 789000, tzinfo=dt.UTC)
     assert schema.field("instance_id").schema == Schema.OPTIONAL_STRING_SCHEMA
     assert out.value.get("instance_id") == "my-instance-id"
     # the schema is cached per input schema

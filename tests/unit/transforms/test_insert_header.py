@@ -14,7 +14,7 @@ from sluice.api.records import Headers, SinkRecord, SourceRecord
 from sluice.api.values import parse_string
 from sluice.transforms.insert_header import InsertHeader
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def _source(headers: Headers) -> SourceRecord:

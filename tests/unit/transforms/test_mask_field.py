@@ -13,8 +13,8 @@ from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import SinkRecord
 from sluice.transforms.mask_field import MaskFieldKey, MaskFieldValue
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-NOW = dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+NOW = dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=dt.UTC)
 
 SCHEMA = (
     SchemaBuilder.struct()

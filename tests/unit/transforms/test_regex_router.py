@@ -6,10 +6,11 @@ import re
 
 import pytest
 
+from sluice._java.regex import compile_java_regex
 from sluice.api.data import Schema
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import Headers, SinkRecord, SourceRecord, TimestampType
-from sluice.transforms.regex_router import RegexRouter, compile_java_regex
+from sluice.transforms.regex_router import RegexRouter
 
 
 def _router(regex: str, replacement: str) -> RegexRouter:

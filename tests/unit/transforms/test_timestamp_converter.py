@@ -12,7 +12,7 @@ from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import SourceRecord
 from sluice.transforms.timestamp_converter import TimestampConverterKey, TimestampConverterValue
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 TIME = dt.time(0, 0, 1, 234000)  # 1234 ms after midnight
 DATE = dt.date(1970, 1, 2)
