@@ -195,7 +195,7 @@ class CaseInsensitiveValidString(ValidString):
         super().__init__(valid, case_sensitive=False)
 
     @staticmethod
-    def in_(*valid: str) -> CaseInsensitiveValidString:  # type: ignore[override]
+    def in_(*valid: str) -> CaseInsensitiveValidString:
         return CaseInsensitiveValidString(valid)
 
 
@@ -510,8 +510,8 @@ class ConfigDef:
     """
 
     def __init__(self, base: ConfigDef | None = None) -> None:
-        self._keys: dict[str, ConfigKey] = dict(base._keys) if base else {}
-        self._groups: list[str] = list(base._groups) if base else []
+        self._keys: dict[str, ConfigKey] = base.config_keys() if base else {}
+        self._groups: list[str] = list(base.groups()) if base else []
 
     def define(
         self,

@@ -15,11 +15,12 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import enum
-import math
-import struct as _struct
 from collections.abc import Mapping
 from typing import Any
 
+from sluice._java.dates import java_date_string
+from sluice._java.names import class_string
+from sluice._java.text import java_double_string, java_float_string
 from sluice.api.errors import DataError
 
 __all__ = [
@@ -171,7 +172,7 @@ class Schema:
     def schema(self) -> Schema:
         return self
 
-    def _identity(self) -> tuple:
+    def _identity(self) -> tuple[Any, ...]:
         return (
             self.type,
             self.optional,
@@ -240,7 +241,7 @@ class Schema:
         if not ok:
             named = f' "{schema.name}"' if schema.name is not None else ""
             raise DataError(
-                f"Invalid Java object for schema{named} with type {t.name}: {_class_name(value)} for {location}"
+                f"Invalid Java object for schema{named} with type {t.name}: {class_string(value)} for {location}"
             )
         if t is Type.STRUCT:
             if value.schema is not schema and value.schema != schema:
@@ -255,13 +256,6 @@ class Schema:
             for k, v in value.items():
                 Schema.validate_value(ks, k)
                 Schema.validate_value(vs, v)
-
-
-def _class_name(value: Any) -> str:
-    cls = type(value)
-    if cls.__module__ == "builtins":
-        return f"class {cls.__qualname__}"
-    return f"class {cls.__module__}.{cls.__qualname__}"
 
 
 def _freeze(value: Any) -> Any:
@@ -426,13 +420,19 @@ class Struct:
         self._values: list[Any] = [None] * len(schema.fields())
 
     @classmethod
-    def _from_converted(cls, schema: Schema, values: list[Any]) -> Struct:
-        """A struct holding ``values`` (one per field, in field order) that the caller
-        built from ``schema`` and already checked against it: converters' fast path."""
+    def from_converted(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct holding ``values``: one per field, in field order, which the caller
+        built from ``schema`` and already checked against it (converters' fast path).
+        Nothing is checked here; the struct keeps the list itself, not a copy."""
         struct = object.__new__(cls)
         struct.schema = schema
         struct._values = values
         return struct
+
+    def field_values(self) -> list[Any]:
+        """The raw field values (no defaults applied) in field order: the struct's own
+        list, not a copy (read it, do not change it)."""
+        return self._values
 
     def _field(self, name: str) -> Field:
         f = self.schema.field(name)
@@ -560,7 +560,7 @@ def _java_str(value: Any, schema: Schema | None = None) -> str:
     if isinstance(value, _decimal.Decimal):
         return _java_big_decimal_str(value)
     if isinstance(value, (_dt.date, _dt.time)):
-        return _java_date_str(value)
+        return java_date_string(value)
     return str(value)
 
 
@@ -575,102 +575,17 @@ def _java_big_decimal_str(value: _decimal.Decimal) -> str:
     return str(value)
 
 
-_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def _java_date_str(value: _dt.date | _dt.time) -> str:
-    if isinstance(value, _dt.datetime):
-        d = _to_utc(value)
-    elif isinstance(value, _dt.date):
-        d = _dt.datetime(value.year, value.month, value.day)
-    else:
-        d = _dt.datetime.combine(_EPOCH_DATE, value.replace(tzinfo=None))
-    return (
-        f"{_DAYS[d.weekday()]} {_MONTHS[d.month - 1]} {d.day:02d} "
-        f"{d.hour:02d}:{d.minute:02d}:{d.second:02d} UTC {d.year}"
-    )
-
-
-def _shortest_digits(text: str) -> tuple[str, int]:
-    """Significant digits (no trailing zeros) and exponent ``e`` of the positive number
-    written as ``text``, so that value = d1.d2d3... × 10**e."""
-    _sign, digit_tuple, exponent = _decimal.Decimal(text).as_tuple()
-    full = "".join(map(str, digit_tuple))
-    return full.rstrip("0") or "0", len(full) - 1 + int(exponent)
-
-
-def _java_format(digits: str, e: int, negative: bool) -> str:
-    sign = "-" if negative else ""
-    if -3 <= e < 7:
-        if e >= 0:
-            int_part = digits[: e + 1].ljust(e + 1, "0")
-            frac = digits[e + 1 :] or "0"
-        else:
-            int_part = "0"
-            frac = "0" * (-e - 1) + digits
-        return f"{sign}{int_part}.{frac}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{e}"
-
-
-def java_double_string(value: float) -> str:
-    """``Double.toString(value)`` (shortest round-trip digits, as JDK 19+ prints them)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    a = abs(value)
-    digits, e = _shortest_digits(repr(a))
-    if len(digits) == 1:
-        # Java always prints at least two significant digits; pick the closest pair.
-        digits, e = _shortest_digits(f"{a:.1e}")
-    return _java_format(digits, e, value < 0)
-
-
-def _to_f32(value: float) -> float:
-    return _struct.unpack("<f", _struct.pack("<f", value))[0]
-
-
-def java_float_string(value: float) -> str:
-    """``Float.toString((float) value)``: shortest digits that round-trip as float32."""
-    try:
-        f = _to_f32(value)
-    except OverflowError:
-        f = math.inf if value > 0 else -math.inf
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    if f == 0.0:
-        return "-0.0" if math.copysign(1.0, f) < 0 else "0.0"
-    a = abs(f)
-    text = f"{a:.1e}"
-    for precision in range(0, 10):
-        candidate = f"{a:.{precision}e}"
-        try:
-            roundtrip = _to_f32(float(candidate))
-        except OverflowError:
-            continue
-        if roundtrip == a:
-            text = candidate if precision > 0 else f"{a:.1e}"
-            break
-    digits, e = _shortest_digits(text)
-    return _java_format(digits, e, f < 0)
-
-
 # -- logical types --------------------------------------------------------------------
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MILLIS_PER_DAY = 24 * 60 * 60 * 1000
 
 
 def _to_utc(value: _dt.datetime) -> _dt.datetime:
     """A naive UTC datetime for ``value`` (naive values are taken to be UTC already)."""
     if value.tzinfo is not None and value.utcoffset() is not None:
-        return value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return value.astimezone(_dt.UTC).replace(tzinfo=None)
     return value
 
 
@@ -782,7 +697,7 @@ class Time:
         return SchemaBuilder.int32().name(Time.LOGICAL_NAME).version(1)
 
     @staticmethod
-    def from_logical(schema: Schema, value: _dt.time) -> int:
+    def from_logical(schema: Schema, value: _dt.time | _dt.datetime) -> int:
         _check_logical(schema, Time.LOGICAL_NAME, "Time")
         if isinstance(value, _dt.datetime):
             utc = _to_utc(value)
@@ -817,7 +732,7 @@ class Timestamp:
         return SchemaBuilder.int64().name(Timestamp.LOGICAL_NAME).version(1)
 
     @staticmethod
-    def from_logical(schema: Schema, value: _dt.datetime) -> int:
+    def from_logical(schema: Schema, value: _dt.date) -> int:
         _check_logical(schema, Timestamp.LOGICAL_NAME, "Timestamp")
         if not isinstance(value, _dt.datetime):
             value = _dt.datetime(value.year, value.month, value.day)

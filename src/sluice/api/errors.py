@@ -3,7 +3,7 @@
 Hierarchy::
 
     ConnectError                      (org.apache.kafka.connect.errors.ConnectException)
-    ├── RetriableError                (RetriableException: the framework retries the call)
+    ├── RetriableError                (RetriableException: retried where the runtime retries)
     ├── DataError                     (DataException: a record could not be converted)
     │   └── SchemaProjectorError
     ├── ConfigError                   (ConfigException: a bad configuration value)
@@ -39,12 +39,21 @@ class ConnectError(Exception):
     def __str__(self) -> str:
         return self.message
 
-    def __reduce__(self):  # keep the message across pickling (executor -> driver)
+    def __reduce__(self) -> tuple[type[ConnectError], tuple[str]]:  # keep the message across pickling
         return (type(self), (self.message,))
 
 
 class RetriableError(ConnectError):
-    """A transient failure: the framework retries the operation that raised it."""
+    """A transient failure, retried where the runtime retries — not everywhere:
+
+    * ``SourceTask.poll``: polled again after 0.1 s, without limit;
+    * ``SinkTask.put``: the same records again after ``context.timeout`` (at least
+      100 ms), up to 10 attempts in all;
+    * converters, transformations and predicates: only when the connector sets
+      ``errors.retry.timeout`` (default 0: no retry), with backoff until that timeout;
+    * anywhere else (``start``, ``commit``, ``pre_commit``, ``Connector.start``, …) it
+      fails like any other exception.
+    """
 
 
 class DataError(ConnectError):
@@ -73,7 +82,7 @@ class ConfigError(ConnectError):
         self.name = name
         self.value = value
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[ConfigError], tuple[str]]:
         return (ConfigError, (self.message,))
 
 

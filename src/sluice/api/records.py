@@ -1,7 +1,7 @@
 """Records and headers, mirroring ``org.apache.kafka.connect.connector.ConnectRecord``.
 
-Records are plain picklable objects: they are created and consumed inside Spark
-executors (in the Python worker that runs a task).
+Records are plain picklable objects without locks: they are created and consumed inside
+Spark executors (in the Python worker that runs a task), each by one thread at a time.
 """
 
 from __future__ import annotations
@@ -36,7 +36,12 @@ class Header:
 
 
 class Headers:
-    """An ordered, multi-valued collection of :class:`Header` (``ConnectHeaders``)."""
+    """An ordered, multi-valued collection of :class:`Header` (``ConnectHeaders``).
+
+    The methods that change it return the same object, so calls chain. A copy made with
+    :meth:`ConnectRecord.new_record` shares its headers object: call :meth:`duplicate`
+    before changing the headers of a record you did not create.
+    """
 
     __slots__ = ("_headers",)
 
@@ -44,30 +49,37 @@ class Headers:
         self._headers: list[Header] = list(headers)
 
     def add(self, key: str, value: Any, schema: Schema | None = None) -> Headers:
+        """Append a header (keys may repeat)."""
         self._headers.append(Header(key, value, schema))
         return self
 
     def add_string(self, key: str, value: str | None) -> Headers:
+        """Append a header with an optional string schema."""
         return self.add(key, value, Schema.OPTIONAL_STRING_SCHEMA)
 
     def last_with_name(self, key: str) -> Header | None:
+        """The last header with this key, or ``None``."""
         for h in reversed(self._headers):
             if h.key == key:
                 return h
         return None
 
     def all_with_name(self, key: str) -> list[Header]:
+        """Every header with this key, in order."""
         return [h for h in self._headers if h.key == key]
 
     def remove(self, key: str) -> Headers:
+        """Remove every header with this key."""
         self._headers = [h for h in self._headers if h.key != key]
         return self
 
     def clear(self) -> Headers:
+        """Remove every header."""
         self._headers.clear()
         return self
 
     def duplicate(self) -> Headers:
+        """A new collection holding the same headers."""
         return Headers(self._headers)
 
     def __iter__(self) -> Iterator[Header]:
@@ -84,6 +96,8 @@ class Headers:
 
 
 class TimestampType:
+    """The kind of a sink record's ``timestamp`` (``SinkRecord.timestamp_type``)."""
+
     NO_TIMESTAMP_TYPE = "NoTimestampType"
     CREATE_TIME = "CreateTime"
     LOG_APPEND_TIME = "LogAppendTime"
@@ -117,6 +131,7 @@ class ConnectRecord:
 
     @property
     def headers(self) -> Headers:
+        """The record's headers (an empty collection is made on first access)."""
         if self._headers is None:
             self._headers = Headers()
         return self._headers
@@ -125,8 +140,16 @@ class ConnectRecord:
     def headers(self, value: Headers) -> None:
         self._headers = value
 
+    @property
+    def headers_or_none(self) -> Headers | None:
+        """The record's headers, or None when it never had any: unlike :attr:`headers`,
+        makes no empty collection (the runtime's fast path for header-less records)."""
+        return self._headers
+
     def new_record(self, **changes: Any) -> ConnectRecord:
-        """A copy with some attributes replaced (what ``newRecord(...)`` does in Java)."""
+        """A copy with some attributes replaced (what ``newRecord(...)`` does in Java),
+        e.g. ``record.new_record(value=v, value_schema=s)``: what a transformation
+        returns. The copy shares the unchanged values (and the headers object)."""
         raise NotImplementedError
 
     def _fields(self) -> dict[str, Any]:
@@ -137,7 +160,7 @@ class ConnectRecord:
         }
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._fields() == other._fields()  # type: ignore[union-attr]
+        return type(self) is type(other) and self._fields() == other._fields()
 
     def __hash__(self) -> int:
         return hash((self.topic, self.kafka_partition))
@@ -150,9 +173,13 @@ class ConnectRecord:
 class SourceRecord(ConnectRecord):
     """A record produced by a :class:`~sluice.api.source.SourceTask`.
 
-    ``source_partition`` and ``source_offset`` are JSON-able dicts of primitives; the
-    framework stores the offset only after Kafka acknowledged the record, and a
-    restarted task resumes *after* the stored offset.
+    ``source_partition`` and ``source_offset`` are JSON-able dicts of primitives. Once
+    Kafka acknowledged every record of a micro-batch, the worker stores the last
+    ``source_offset`` of each ``source_partition`` among them (records a transformation
+    dropped or that failed within ``errors.tolerance`` count too; records whose
+    ``source_partition`` is ``None`` are not tracked). A new task instance reads the
+    stored offsets through its ``OffsetStorageReader`` and should resume *after* them.
+    ``kafka_partition=None`` lets the producer pick the partition (by key).
     """
 
     __slots__ = ("source_partition", "source_offset")

@@ -16,33 +16,99 @@ R = TypeVar("R", bound=ConnectRecord)
 
 
 class Transformation(ABC, Generic[R]):
-    """Transforms one record at a time; returning ``None`` drops the record. Runs in
-    Spark executors, inside the task's Python worker."""
+    """Transforms one record at a time (a single message transform).
+
+    Where: in the executor, one chain of instances per task instance, built when the
+    task instance starts (class instantiated with no arguments, then :meth:`configure`)
+    and used only from the batch thread — for a source connector on the records
+    ``poll()`` returned, before the converters; for a sink connector on the converted
+    records, before ``put()``. In the worker process too: throwaway instances answer
+    :meth:`config` (validation, ``GET /connector-plugins/{name}/config``), and a sink
+    task's chain is built, configured and closed there once per task start, to see
+    whether Spark SQL can run it (only Kafka's built-in transforms can; a chain holding
+    any other runs record by record in Python).
+    """
 
     def configure(self, configs: dict[str, Any]) -> None:
-        """Called once with the transform's own configs (``transforms.<alias>.`` stripped)."""
+        """Called once per instance, before any :meth:`apply`, with the transform's own
+        keys: ``transforms.<alias>.*`` with the prefix stripped, ``predicate`` and
+        ``negate`` left out, values as written in the connector config (strings, with
+        config-provider placeholders resolved). They were checked against
+        :meth:`config` first.
+
+        Raises: any exception (:class:`~sluice.api.errors.ConfigError` for a bad value)
+        fails the task when its instance starts in the executor, and the transformations
+        made so far are closed (in the worker process's inspection of a sink's chain it
+        is only logged).
+        """
 
     @abstractmethod
-    def apply(self, record: R) -> R | None: ...
+    def apply(self, record: R) -> R | None:
+        """Return the transformed record — a new one, usually ``record.new_record(...)``
+        — or ``None`` to drop it.
+
+        Called on the batch thread, once per record for each stage, in record order;
+        with a predicate, only for the records it selects (``negate`` inverts it). Once a
+        stage returns ``None`` the later stages are skipped; a dropped record counts as
+        processed (its offset is committed).
+
+        Raises: the error goes through the connector's ``errors.*`` policy. With
+        ``errors.retry.timeout`` set, a :class:`~sluice.api.errors.RetriableError` runs
+        the whole chain again on the record, with backoff, until that timeout; then (or
+        at once for any other error) the error is logged (``errors.log.enable``), the
+        record goes to the dead letter queue if one is set, and the record is skipped
+        (``errors.tolerance=all``) or the task fails (``none``, the default) after the
+        records before it were delivered.
+
+        Not guaranteed: one call per record — retries and a source chunk's
+        record-by-record conversion after a failure may pass the same record again. Do
+        not modify ``record`` in place (the runtime may still need it as it was).
+        """
 
     @abstractmethod
-    def config(self) -> ConfigDef: ...
+    def config(self) -> ConfigDef:
+        """The :class:`~sluice.api.config.ConfigDef` of the transform's own keys (without
+        the ``transforms.<alias>.`` prefix). Called on fresh, unconfigured instances, in
+        the worker process (validation) and in the executor (building the chain): it
+        must not depend on :meth:`configure` and must not return ``None``. Keys named
+        ``predicate`` or ``negate`` are hidden by the framework's."""
 
     def close(self) -> None:
-        """Release resources."""
+        """Release resources. Called once per instance: when the task instance stops
+        (same cases and limits as :meth:`Task.stop <sluice.api.connector.Task.stop>`;
+        not after a failed task ``start``), when building the chain fails after this
+        instance was made, and right after the worker process inspected a sink's chain.
+        Raises: logged and ignored."""
 
 
 class Predicate(ABC, Generic[R]):
-    """Decides whether a transform applies to a record."""
+    """Decides whether a transformation applies to a record (``transforms.<alias>.predicate``).
+
+    Built, used and closed like :class:`Transformation`, next to the transformation it
+    guards; every stage that names a predicate gets an instance of its own.
+    """
 
     def configure(self, configs: dict[str, Any]) -> None:
-        """Called once with the predicate's own configs."""
+        """Called once per instance, before any :meth:`test`, with the predicate's own
+        keys (``predicates.<alias>.*`` with the prefix stripped; strings, placeholders
+        resolved). Raises: as :meth:`Transformation.configure`."""
 
     @abstractmethod
-    def test(self, record: R) -> bool: ...
+    def test(self, record: R) -> bool:
+        """Whether the stage's transformation applies to ``record`` (inverted when the
+        stage sets ``negate=true``).
+
+        Called on the batch thread before the stage's transformation, once per record
+        that reaches the stage. Raises: as :meth:`Transformation.apply` (the failure's
+        stage is the transformation's). Not guaranteed: one call per record (see
+        :meth:`Transformation.apply`); keep it free of side effects.
+        """
 
     @abstractmethod
-    def config(self) -> ConfigDef: ...
+    def config(self) -> ConfigDef:
+        """The :class:`~sluice.api.config.ConfigDef` of the predicate's own keys. Called
+        on fresh, unconfigured instances, as :meth:`Transformation.config`."""
 
     def close(self) -> None:
-        """Release resources."""
+        """Release resources. Called as :meth:`Transformation.close`. Raises: logged and
+        ignored."""

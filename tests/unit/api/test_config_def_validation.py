@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sluice.api import Config, Connector, ConnectError, Task
+from sluice.api import Config, ConnectError, Connector, Task
 from sluice.api.config import (
     NO_DEFAULT,
     CompositeValidator,
