@@ -81,6 +81,7 @@ Not served: the internal ``POST /connectors/{c}/tasks`` and ``PUT /connectors/{c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from http import HTTPStatus
 from typing import Any
@@ -158,10 +159,8 @@ async def _http_exception_handler(request: Request, exc: Exception) -> JsonRespo
     status = exc.status_code
     detail = exc.detail
     default_phrase = None
-    try:
+    with contextlib.suppress(ValueError):
         default_phrase = HTTPStatus(status).phrase
-    except ValueError:
-        pass
     message = jaxrs_message(status) if not detail or detail == default_phrase else str(detail)
     headers = dict(exc.headers) if exc.headers else {}
     if status == 405:

@@ -46,7 +46,9 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
         return error_response(409, TOO_MANY_HOPS)
     if exc.forward_url is None:
         return error_response(409, NO_TARGET)
-    params = [(k, v) for k, v in request.query_params.multi_items() if k != "forward"]
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        (k, v) for k, v in request.query_params.multi_items() if k != "forward"
+    ]
     params.append(("forward", "true" if forward is None else "false"))
     url = exc.forward_url.rstrip("/") + request.url.path
     body = getattr(request.state, "raw_body", None)

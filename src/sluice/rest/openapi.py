@@ -837,12 +837,13 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
         if not isinstance(route, APIRoute):
             continue
         operation_id = route.operation_id
+        route_methods = route.methods or set()
         if operation_id is None or operation_id not in OPERATIONS:
-            raise OpenApiError(f"Route {sorted(route.methods)} {route.path} has no description in OPERATIONS")
+            raise OpenApiError(f"Route {sorted(route_methods)} {route.path} has no description in OPERATIONS")
         if operation_id in used:
             raise OpenApiError(f"Operation id {operation_id} is used by two routes")
         used.add(operation_id)
-        methods = {m.lower() for m in route.methods}
+        methods = {m.lower() for m in route_methods}
         if not methods <= {"get", "head", "post", "put", "patch", "delete"} or methods == {"head"}:
             raise OpenApiError(f"Route {route.path}: unexpected methods {sorted(methods)}")
         op = copy.deepcopy(OPERATIONS[operation_id])

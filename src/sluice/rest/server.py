@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import socket
@@ -99,7 +100,7 @@ class RestServer:
         *,
         log_level: str = "warning",
         access_log: bool = False,
-        shutdown_timeout: float = 30.0,
+        shutdown_timeout: int = 30,
         startup_timeout: float = 30.0,
         app: FastAPI | None = None,
         admin_listeners: str | Sequence[str] | None = None,
@@ -184,10 +185,8 @@ class RestServer:
     def _cleanup_failed_start(self) -> None:
         with self._lock:
             for sock in self._sockets:
-                try:
+                with contextlib.suppress(OSError):
                     sock.close()
-                except OSError:
-                    pass
             self._sockets = []
             self._thread = None
             self._server = None
@@ -206,10 +205,8 @@ class RestServer:
             server.force_exit = True
             thread.join(5.0)
         for sock in self._sockets:
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
         self._sockets = []
 
     def __enter__(self) -> RestServer:

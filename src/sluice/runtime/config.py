@@ -13,6 +13,7 @@ defaults, validators, groups and display metadata), :func:`enrich` adds the keys
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import logging
@@ -1253,10 +1254,8 @@ def worker_converter_defaults(
         if worker is not None:
             worker_class = worker.values.get(class_key) or worker.raw.get(class_key)
         if worker_class is not None and plugins is not None:
-            try:
+            with contextlib.suppress(Exception):
                 worker_class = plugins.resolve(worker_class, (kind,)).class_name
-            except Exception:
-                pass
         if props.get(class_key):
             version = _plugin_version(plugins, props.get(class_key), (kind,))
         elif worker is not None and worker.raw.get(version_key):

@@ -15,6 +15,7 @@ in task configs (``task.class``): :func:`task_class_name` gives that name and
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.metadata
 import inspect
@@ -23,6 +24,7 @@ import pkgutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sluice.api.connector import Connector
 from sluice.api.converter import Converter, HeaderConverter
@@ -60,10 +62,18 @@ KAFKA_CLASS_NAMES = {
     "sluice.transforms.mask_field.MaskFieldValue": "org.apache.kafka.connect.transforms.MaskField$Value",
     "sluice.transforms.replace_field.ReplaceFieldKey": "org.apache.kafka.connect.transforms.ReplaceField$Key",
     "sluice.transforms.replace_field.ReplaceFieldValue": "org.apache.kafka.connect.transforms.ReplaceField$Value",
-    "sluice.transforms.set_schema_metadata.SetSchemaMetadataKey": "org.apache.kafka.connect.transforms.SetSchemaMetadata$Key",
-    "sluice.transforms.set_schema_metadata.SetSchemaMetadataValue": "org.apache.kafka.connect.transforms.SetSchemaMetadata$Value",
-    "sluice.transforms.timestamp_converter.TimestampConverterKey": "org.apache.kafka.connect.transforms.TimestampConverter$Key",
-    "sluice.transforms.timestamp_converter.TimestampConverterValue": "org.apache.kafka.connect.transforms.TimestampConverter$Value",
+    "sluice.transforms.set_schema_metadata.SetSchemaMetadataKey": (
+        "org.apache.kafka.connect.transforms.SetSchemaMetadata$Key"
+    ),
+    "sluice.transforms.set_schema_metadata.SetSchemaMetadataValue": (
+        "org.apache.kafka.connect.transforms.SetSchemaMetadata$Value"
+    ),
+    "sluice.transforms.timestamp_converter.TimestampConverterKey": (
+        "org.apache.kafka.connect.transforms.TimestampConverter$Key"
+    ),
+    "sluice.transforms.timestamp_converter.TimestampConverterValue": (
+        "org.apache.kafka.connect.transforms.TimestampConverter$Value"
+    ),
     "sluice.transforms.value_to_key.ValueToKey": "org.apache.kafka.connect.transforms.ValueToKey",
     "sluice.transforms.drop_headers.DropHeaders": "org.apache.kafka.connect.transforms.DropHeaders",
     "sluice.transforms.filter.Filter": "org.apache.kafka.connect.transforms.Filter",
@@ -74,8 +84,12 @@ KAFKA_CLASS_NAMES = {
     "sluice.transforms.timestamp_router.TimestampRouter": "org.apache.kafka.connect.transforms.TimestampRouter",
     "sluice.transforms.predicates.TopicNameMatches": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
     "sluice.transforms.predicates.HasHeaderKey": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
-    "sluice.transforms.predicates.RecordIsTombstone": "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
-    "sluice.connectors.file.source.FileStreamSourceConnector": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    "sluice.transforms.predicates.RecordIsTombstone": (
+        "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"
+    ),
+    "sluice.connectors.file.source.FileStreamSourceConnector": (
+        "org.apache.kafka.connect.file.FileStreamSourceConnector"
+    ),
     "sluice.connectors.file.sink.FileStreamSinkConnector": "org.apache.kafka.connect.file.FileStreamSinkConnector",
     "sluice.connectors.jdbc.sink.JdbcSinkConnector": "io.confluent.connect.jdbc.JdbcSinkConnector",
     "sluice.connectors.jdbc.source.JdbcSourceConnector": "io.confluent.connect.jdbc.JdbcSourceConnector",
@@ -89,8 +103,12 @@ KAFKA_CLASS_NAMES = {
     "sluice.converters.number.LongConverter": "org.apache.kafka.connect.converters.LongConverter",
     "sluice.converters.number.FloatConverter": "org.apache.kafka.connect.converters.FloatConverter",
     "sluice.converters.number.DoubleConverter": "org.apache.kafka.connect.converters.DoubleConverter",
-    "sluice.connectors.testing.verifiable_source.VerifiableSourceConnector": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
-    "sluice.connectors.testing.verifiable_sink.VerifiableSinkConnector": "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+    "sluice.connectors.testing.verifiable_source.VerifiableSourceConnector": (
+        "org.apache.kafka.connect.tools.VerifiableSourceConnector"
+    ),
+    "sluice.connectors.testing.verifiable_sink.VerifiableSinkConnector": (
+        "org.apache.kafka.connect.tools.VerifiableSinkConnector"
+    ),
     "sluice.connectors.testing.mock.MockSourceConnector": "org.apache.kafka.connect.tools.MockSourceConnector",
     "sluice.connectors.testing.mock.MockSinkConnector": "org.apache.kafka.connect.tools.MockSinkConnector",
 }
@@ -103,7 +121,9 @@ KAFKA_TASK_CLASS_NAMES = {
     "sluice.connectors.file.sink.FileStreamSinkTask": "org.apache.kafka.connect.file.FileStreamSinkTask",
     "sluice.connectors.jdbc.source.JdbcSourceTask": "io.confluent.connect.jdbc.source.JdbcSourceTask",
     "sluice.connectors.jdbc.sink.JdbcSinkTask": "io.confluent.connect.jdbc.sink.JdbcSinkTask",
-    "sluice.connectors.testing.verifiable_source.VerifiableSourceTask": "org.apache.kafka.connect.tools.VerifiableSourceTask",
+    "sluice.connectors.testing.verifiable_source.VerifiableSourceTask": (
+        "org.apache.kafka.connect.tools.VerifiableSourceTask"
+    ),
     "sluice.connectors.testing.verifiable_sink.VerifiableSinkTask": "org.apache.kafka.connect.tools.VerifiableSinkTask",
     "sluice.connectors.testing.mock.MockSourceTask": "org.apache.kafka.connect.tools.MockSourceTask",
     "sluice.connectors.testing.mock.MockSinkTask": "org.apache.kafka.connect.tools.MockSinkTask",
@@ -143,7 +163,7 @@ class PluginDesc:
     python_path: str
     type: str  # source, sink, converter, header_converter, transformation, predicate
     version: str | None
-    cls: type
+    cls: builtins.type[Any]
 
 
 def python_path(cls: type) -> str:

@@ -27,6 +27,7 @@ from sluice.runtime.herder.base import State, TargetState
 from sluice.spark.executor import TaskSpec
 from sluice.spark.runner import SparkSinkTaskRunner, SparkSourceTaskRunner
 from sluice.storage.base import OffsetBackingStore
+from sluice.storage.kafka_log import LOCAL_ALL_BROKERS_DOWN, LOCAL_TIMED_OUT, LOCAL_TRANSPORT
 from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
 
 log = logging.getLogger(__name__)
@@ -319,9 +320,9 @@ RETRIABLE_KAFKA_ERRORS = {
     KafkaError.LEADER_NOT_AVAILABLE,
     KafkaError.NOT_LEADER_FOR_PARTITION,
     KafkaError.UNKNOWN_TOPIC_OR_PART,
-    KafkaError._TIMED_OUT,
-    KafkaError._TRANSPORT,
-    KafkaError._ALL_BROKERS_DOWN,
+    LOCAL_TIMED_OUT,
+    LOCAL_TRANSPORT,
+    LOCAL_ALL_BROKERS_DOWN,
 }
 
 
@@ -400,7 +401,7 @@ class WorkerSinkTask(WorkerTask):
 
     def _prepare(self, spark: Any) -> None:
         self.runner = SparkSinkTaskRunner(spark, self.spec, self.kafka_options)
-        client_conf = {"bootstrap.servers": self.bootstrap_servers, "log_level": 3}
+        client_conf: dict[str, str | int | float | bool] = {"bootstrap.servers": self.bootstrap_servers, "log_level": 3}
         self.admin = AdminClient(dict(client_conf))
         consumer_conf = dict(client_conf)
         consumer_conf.update({k: v for k, v in self.consumer_overrides.items() if k not in ("group.id",)})

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
+from sluice.api.errors import ConfigError, IllegalWorkerStateError
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
 from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
 from sluice.runtime.data_path import (
@@ -138,7 +139,8 @@ class Worker:
         self.offset_store = offset_store
         self.status_store = status_store
         self.spark = spark
-        self._reconfigure_cb = on_reconfiguration_request
+        # Told when a connector asks for new task configs; the herder sets it.
+        self.reconfiguration_listener = on_reconfiguration_request
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._admin: Any = None
@@ -292,7 +294,7 @@ class Worker:
         with self._lock:
             wc = self._connectors[name]
             try:
-                if wc.started:
+                if wc.started and wc.connector is not None:
                     wc.connector.stop()
             except Exception:
                 log.warning("Error stopping connector %s", name, exc_info=True)
@@ -300,9 +302,10 @@ class Worker:
             wc.version = None
             try:
                 desc = self.plugins.resolve_connector(config["connector.class"])
-                wc.connector = desc.cls()
-                wc.version = self._version_of(wc.connector)
-                wc.connector.initialize(_Context(self, name))
+                connector: Connector = desc.cls()
+                wc.connector = connector
+                wc.version = self._version_of(connector)
+                connector.initialize(_Context(self, name))
             except BaseException as exc:
                 wc.state, wc.trace = State.FAILED, _trace(exc)
                 self._put_connector_status(name, wc.state, wc.trace)
@@ -317,14 +320,16 @@ class Worker:
                 self._put_connector_status(name, wc.state, wc.trace)
 
     def on_reconfiguration_request(self, name: str) -> None:
-        if self._reconfigure_cb is not None:
-            self._reconfigure_cb(name)
+        if self.reconfiguration_listener is not None:
+            self.reconfiguration_listener(name)
 
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
         """Ask the running connector for its task configs, adding ``task.class`` (Kafka's
         class name for a built-in connector's task, the Python path for other tasks)."""
         with self._lock:
             wc = self._connectors[name]
+            if wc.connector is None:
+                raise IllegalWorkerStateError(f"Connector {name} does not run on this worker")
             configs = wc.connector.task_configs(max_tasks)
             task_class = task_class_name(wc.connector.task_class())
             enforce = wc.config.get("tasks.max.enforce", "true").lower() != "false"
@@ -371,9 +376,10 @@ class Worker:
         if connector_config.get(prefix):
             name, props = connector_config[prefix], converter_props(connector_config, prefix)
         else:
-            name = self.config.raw.get(prefix) or default_class
-            props = converter_props(self.config.raw, prefix)
-        assert name is not None
+            configured = self.config.raw.get(prefix) or default_class
+            if configured is None:
+                raise ConfigError(f"No {prefix} is configured for the connector or the worker")
+            name, props = configured, converter_props(self.config.raw, prefix)
         desc = self.plugins.resolve(name, kinds)
         if prefix != "header.converter":
             props.setdefault("converter.type", prefix.split(".")[0])
@@ -475,7 +481,7 @@ class Worker:
             if self._admin is None:
                 from confluent_kafka.admin import AdminClient
 
-                self._admin = AdminClient(self._admin_config())
+                self._admin = AdminClient(dict[str, str | int | float | bool](self._admin_config()))
             return self._admin
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -42,8 +42,8 @@ from sluice.api.records import SinkRecord, SourceRecord, TopicPartition
 from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
 from sluice.spark.errors import ErrorPolicy, Stage
-from sluice.spark.topic_creation import TopicCreationSpec, TopicCreator
 from sluice.spark.record_pipeline import SOURCE_OUTPUT_SCHEMA, DeadLetter, RecordPipeline
+from sluice.spark.topic_creation import TopicCreationSpec, TopicCreator
 from sluice.spark.typed_values import SINK_ADDED_HEADERS, SINK_KEY, SINK_VALUE, TypedOutputs, value_builder
 
 log = logging.getLogger(__name__)
@@ -173,7 +173,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_class(path: str) -> type:
+def load_class(path: str) -> type[Any]:
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
 
@@ -201,17 +201,25 @@ class _Host:
         raise NotImplementedError
 
 
-def _take_host(spec: TaskSpec, seq: int) -> _Host | None:
-    """The live host for this task if it served batch ``seq - 1``; stale ones are stopped."""
+def _take_host(spec: TaskSpec, seq: int, kind: type[_H]) -> _H | None:
+    """The live ``kind`` host for this task if it served batch ``seq - 1``; stale ones are stopped."""
     with _HOSTS_LOCK:
         host = _HOSTS.get(spec.host_key)
         if host is None:
             return None
-        if host.incarnation == spec.incarnation and host.last_seq == seq - 1 and not host.retired:
+        if (
+            isinstance(host, kind)
+            and host.incarnation == spec.incarnation
+            and host.last_seq == seq - 1
+            and not host.retired
+        ):
             return host
         del _HOSTS[spec.host_key]
     _stop_quietly(host)
     return None
+
+
+_H = TypeVar("_H", bound=_Host)
 
 
 def _put_host(spec: TaskSpec, host: _Host) -> None:
@@ -484,7 +492,7 @@ def run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBa
 def _run_source_batch(spec: SourceBatchSpec, report: Any) -> Iterator[pa.RecordBatch]:
     task_spec = spec.task
     fresh = False
-    host = _take_host(task_spec, spec.seq)
+    host = _take_host(task_spec, spec.seq, _SourceHost)
     try:
         if host is None:
             fresh = True
@@ -804,9 +812,9 @@ def run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> It
 
 def _run_sink_batch(spec: SinkBatchSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     task_spec = spec.task
-    host = _take_host(task_spec, spec.seq)
+    host = _take_host(task_spec, spec.seq, _SinkHost)
     try:
-        if host is not None and isinstance(host, _SinkHost) and host.assignment != sorted(spec.assignment):
+        if host is not None and host.assignment != sorted(spec.assignment):
             _drop_host(task_spec, host)
             host = None
         if host is None:
@@ -916,7 +924,10 @@ def _columnar_sink_records(
     if len(records) == len(topics):
         rows: Any = range(len(topics))
     else:  # conversion left some out (tolerated errors)
-        index = {(t, p, o): i for i, (t, p, o) in enumerate(zip(cols["topic"], cols["partition"], cols["offset"]))}
+        index = {
+            (t, p, o): i
+            for i, (t, p, o) in enumerate(zip(cols["topic"], cols["partition"], cols["offset"], strict=True))
+        }
         rows = [index[(r.topic, r.kafka_partition, r.kafka_offset)] for r in records]
     out: list[SinkRecord] = []
     for record, i in zip(records, rows, strict=True):

@@ -14,6 +14,7 @@ good records before it were delivered.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ SOURCE_OUTPUT_SCHEMA = pa.schema(
 )
 
 # Spark's Kafka sink has no timestamp column: a source record's timestamp travels after its
-# topic name, which the producer interceptor (devtools/SourceTimestampInterceptor.java) cuts.
+# topic name, which the producer interceptor (jvm/SourceTimestampInterceptor.java) cuts.
 TIMESTAMP_SEPARATOR = "\0"
 _TIMESTAMP_TYPES = {0: TimestampType.CREATE_TIME, 1: TimestampType.LOG_APPEND_TIME}
 
@@ -201,33 +202,36 @@ class RecordPipeline:
                 return f"{{topic='{topics[i]}', partition={cols['partition'][i]}, offset={cols['offset'][i]}}}"
 
             raw_headers = cols["headers_json"][i]
-            ok, headers = execute(
+            headers_outcome = execute(
                 Stage.HEADER_CONVERTER,
                 self.header_class,
-                lambda: self._sink_headers(topic, raw_headers) if raw_headers else Headers(),
+                functools.partial(self._sink_headers, topic, raw_headers) if raw_headers else Headers,
                 failed,
                 describe,
             )
-            if not ok:
+            if not headers_outcome[0]:
                 continue
-            ok, key = execute(
+            headers = headers_outcome[1]
+            key_outcome = execute(
                 Stage.KEY_CONVERTER,
                 self.key_class,
-                lambda: self.key_converter.to_connect_data(topic, cols["key"][i], headers),
+                functools.partial(self.key_converter.to_connect_data, topic, cols["key"][i], headers),
                 failed,
                 describe,
             )
-            if not ok:
+            if not key_outcome[0]:
                 continue
-            ok, value = execute(
+            key = key_outcome[1]
+            value_outcome = execute(
                 Stage.VALUE_CONVERTER,
                 self.value_class,
-                lambda: self.value_converter.to_connect_data(topic, cols["value"][i], headers),
+                functools.partial(self.value_converter.to_connect_data, topic, cols["value"][i], headers),
                 failed,
                 describe,
             )
-            if not ok:
+            if not value_outcome[0]:
                 continue
+            value = value_outcome[1]
             records.append(
                 SinkRecord(
                     topic,
@@ -336,11 +340,11 @@ class RecordPipeline:
                 pairs = [(r, r) for r in records]
             good: list[SourceRecord] = []
             processed = []
-            for original, record in pairs:
-                if record is not None:
+            for original, candidate in pairs:
+                if candidate is not None:
                     try:
-                        if self._convert_one(record, lambda step, r=record: self._dead_source(r, step, dead)):
-                            good.append(record)
+                        if self._convert_one(candidate, functools.partial(self._dead_source, candidate, dead=dead)):
+                            good.append(candidate)
                     except Exception as exc:  # noqa: BLE001 - not tolerated: stop at this record
                         error = exc
                         break
@@ -352,7 +356,7 @@ class RecordPipeline:
 
     def _convert_one(self, record: SourceRecord, failed: Callable[[FailedStep], None]) -> bool:
         execute = self.operator.execute
-        topic, headers = record.topic, record._headers
+        topic, headers = record.topic, record.headers_or_none
 
         def describe() -> str:
             return repr(record)
@@ -387,7 +391,7 @@ class RecordPipeline:
 
     def _source_rows(self, records: list[SourceRecord], batched: bool, write_timestamps: bool) -> dict[str, list[Any]]:
         topics = [r.topic for r in records]
-        headers = [r._headers for r in records]  # None for the common header-less record
+        headers = [r.headers_or_none for r in records]  # None for the common header-less record
         hc = self.header_converter
         header_rows: list[list[dict[str, Any]] | None] = [
             [{"key": h.key, "value": hc.from_connect_header(t, h.key, h.schema, h.value)} for h in hs] if hs else None

@@ -33,8 +33,6 @@ from pyspark.sql import functions as F
 
 from sluice.api.source import partition_key
 from sluice.spark.columnar import SINK_HEADERS, SINK_TOPIC, ColumnarChain, compile_sink_chain
-from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF
-from sluice.spark.typed_values import SINK_ADDED_HEADERS, SINK_KEY, SINK_VALUE
 from sluice.spark.executor import (
     SINK_OUTPUT_DDL,
     SOURCE_OUTPUT_DDL,
@@ -42,12 +40,14 @@ from sluice.spark.executor import (
     SourceBatchSpec,
     SplitPartSpec,
     TaskSpec,
+    pause_host,
     run_sink_batch,
     run_source_batch,
     run_split_part,
-    pause_host,
     stop_host,
 )
+from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF, jvm_view
+from sluice.spark.typed_values import SINK_ADDED_HEADERS, SINK_KEY, SINK_VALUE
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,7 @@ class SparkSinkTaskRunner:
         if task.transforms is not None:
             try:
                 if task.columnar_transforms:
-                    self.chain, how = compile_sink_chain(task, spark._jvm)
+                    self.chain, how = compile_sink_chain(task, jvm_view(spark))
                 else:
                     how = "sluice.transforms.columnar.enable=false"
             except Exception as exc:  # noqa: BLE001 - the per-record path always works

@@ -5,10 +5,15 @@ log4j2 configuration (``log4j2.properties`` next to this module: one line per ev
 ``LEVEL logger: message``) and its standard error read by a thread that logs every line
 again under the Java logger's name. So the JVM's lines land in the worker's log, in the
 worker's format, and the worker's log level applies to them.
+
+PySpark internals this module relies on (PySpark 4.0), and nothing else in Sluice does:
+``SparkContext._gateway`` and ``SparkContext._ensure_initialized`` (to start the JVM with
+its standard error captured), and the sessions' ``_jvm`` py4j view (:func:`jvm_view`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -20,7 +25,7 @@ from typing import IO, Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["TIMESTAMP_INTERCEPTOR_CONF", "build_spark_session", "spark_version", "stop_spark_session"]
+__all__ = ["TIMESTAMP_INTERCEPTOR_CONF", "build_spark_session", "jvm_view", "spark_version", "stop_spark_session"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +96,12 @@ def _with_log4j2_config(java_options: str) -> str:
     return f"{option} {java_options}".strip()
 
 
+def jvm_view(spark: SparkSession) -> Any:
+    """The session's py4j view of the JVM (PySpark's ``spark._jvm``: not public API, and
+    the only way to reach JVM classes Spark has no Python wrapper for)."""
+    return spark._jvm
+
+
 def _log_jvm_line(line: str) -> None:
     event = _JVM_EVENT.fullmatch(line)
     if event is not None:
@@ -109,10 +120,8 @@ def _forward_jvm_output(stream: IO[bytes]) -> None:
     """Log each line the JVM writes to its standard error, until it exits."""
     with stream:
         for raw in stream:
-            try:
+            with contextlib.suppress(Exception):  # never stop reading: the JVM would block on a full pipe
                 _log_jvm_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
-            except Exception:  # noqa: BLE001 - never stop reading: the JVM would block on a full pipe
-                pass
 
 
 def _launch_jvm(settings: Mapping[str, str]) -> None:

@@ -51,7 +51,7 @@ def value_builder(schema: Schema) -> Builder:
         def struct(v: dict[str, Any] | None) -> Struct | None:
             if v is None:
                 return None
-            return Struct._from_converted(schema, [build(v[n]) for n, build in fields])
+            return Struct.from_converted(schema, [build(v[n]) for n, build in fields])
 
         return struct
     if kind is Type.ARRAY:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import copy
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 __all__ = [
     "DESTROYED",
@@ -37,6 +39,16 @@ TARGET_STATES = ("STARTED", "PAUSED", "STOPPED")
 
 
 # --------------------------------------------------------------------------- offsets
+
+
+def connector_config_map(config: Mapping[str, str | None]) -> dict[str, str]:
+    """A connector config as stored and handed to connectors: a copy of ``config``.
+
+    Kafka accepts a null value in a connector config, stores it as null and hands it on,
+    as Java's ``Map<String, String>`` allows. Sluice does the same, so a value of this
+    ``dict[str, str]`` may be None: typed as the API types configs, not filtered.
+    """
+    return cast(dict[str, str], dict(config))
 
 
 class OffsetBackingStore(ABC):
@@ -78,7 +90,7 @@ class ConnectorStatus:
 
     connector: str
     state: str
-    worker_id: str
+    worker_id: str | None  # None only when a status record names no worker
     trace: str | None = None
     generation: int = 0
     #: The connector plugin's version (Kafka 4.x records it); ``None`` when unknown.
@@ -95,7 +107,7 @@ class TaskStatus:
     connector: str
     task: int
     state: str
-    worker_id: str
+    worker_id: str | None  # None only when a status record names no worker
     trace: str | None = None
     generation: int = 0
     #: The task's version (its ``version()``, as Kafka 4.x records it); ``None`` when unknown.
@@ -227,7 +239,9 @@ class ConfigBackingStore(ABC):
         """Close the store. The default does nothing."""
 
     @abstractmethod
-    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
+    def put_connector_config(
+        self, name: str, config: Mapping[str, str | None], target_state: str | None = None
+    ) -> None:
         """Create or replace a connector config; ``target_state`` (if given) is set too.
 
         Without ``target_state`` an existing connector keeps its target state.

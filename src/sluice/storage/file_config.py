@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from sluice.storage.base import ClusterConfigState, ConfigBackingStore
@@ -58,7 +59,9 @@ class FileConfigBackingStore(ConfigBackingStore):
                 os.unlink(tmp)
             raise
 
-    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
+    def put_connector_config(
+        self, name: str, config: Mapping[str, str | None], target_state: str | None = None
+    ) -> None:
         with self._lock:
             self._memory.put_connector_config(name, config, target_state)
             self._save()

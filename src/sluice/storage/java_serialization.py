@@ -418,11 +418,11 @@ class _Reader:
         if tc == TC_CLASSDESC:
             return self.new_class_desc()
         if tc == TC_CLASS:
-            cls = JavaClass(self.class_desc())
+            cls = JavaClass(self.required_class_desc("class"))
             self.new_handle(cls)
             return cls
         if tc == TC_ENUM:
-            desc = self.class_desc()
+            desc = self.required_class_desc("enum constant")
             index = self.new_handle(_UNSET)
             name = self.content()
             if not isinstance(name, str):
@@ -456,6 +456,13 @@ class _Reader:
         desc = self.content()
         if desc is not None and not isinstance(desc, JavaClassDesc):
             raise JavaSerializationError("expected a class descriptor")
+        return desc
+
+    def required_class_desc(self, what: str) -> JavaClassDesc:
+        """A ``classDesc`` that may not be null (that of a class or enum constant)."""
+        desc = self.class_desc()
+        if desc is None:
+            raise JavaSerializationError(f"the class descriptor of a {what} is null")
         return desc
 
     def new_class_desc(self) -> JavaClassDesc:

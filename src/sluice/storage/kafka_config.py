@@ -276,7 +276,9 @@ class KafkaConfigBackingStore(ConfigBackingStore):
 
     # ------------------------------------------------------------------ writing
 
-    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
+    def put_connector_config(
+        self, name: str, config: Mapping[str, str | None], target_state: str | None = None
+    ) -> None:
         """Write the config (after ``target-state-`` when ``target_state`` is given)."""
         records: list[tuple[str, bytes | None]] = []
         if target_state is not None:

@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from confluent_kafka import (
     Consumer,
@@ -135,6 +135,13 @@ def _kafka_error(exc: BaseException) -> KafkaError | None:
     return None
 
 
+# librdkafka's local (client-side) error codes: public constants of confluent-kafka whose
+# names begin with an underscore, which is all the private-access lint can see.
+LOCAL_TIMED_OUT: int = KafkaError._TIMED_OUT  # noqa: SLF001
+LOCAL_TRANSPORT: int = KafkaError._TRANSPORT  # noqa: SLF001
+LOCAL_ALL_BROKERS_DOWN: int = KafkaError._ALL_BROKERS_DOWN  # noqa: SLF001
+LOCAL_PARTITION_EOF: int = KafkaError._PARTITION_EOF  # noqa: SLF001
+
 # Errors worth retrying even when librdkafka does not flag them retriable (a topic just
 # created has no leader yet, a leader moved, a broker is briefly unreachable).
 _TRANSIENT = {
@@ -146,13 +153,13 @@ _TRANSIENT = {
     KafkaError.UNKNOWN_LEADER_EPOCH,
     KafkaError.REQUEST_TIMED_OUT,
     KafkaError.NOT_CONTROLLER,
-    KafkaError._TIMED_OUT,
-    KafkaError._TRANSPORT,
-    KafkaError._ALL_BROKERS_DOWN,
+    LOCAL_TIMED_OUT,
+    LOCAL_TRANSPORT,
+    LOCAL_ALL_BROKERS_DOWN,
 }
 
 
-def _transient(err: KafkaError | None) -> bool:
+def _transient(err: KafkaError | None) -> TypeGuard[KafkaError]:
     return err is not None and (err.retriable() or err.code() in _TRANSIENT)
 
 
@@ -469,7 +476,7 @@ class KafkaBasedLog:
         if self._producer is not None:
             self._producer.flush(max(deadline - time.monotonic(), 0))
         ends = self.end_offsets(timeout=max(deadline - time.monotonic(), 0.1))
-        self._wait(ends, deadline, "read topic '%s' to the end" % self.topic)
+        self._wait(ends, deadline, f"read topic '{self.topic}' to the end")
 
     def wait_for_positions(self, positions: Sequence[RecordPosition], timeout: float = 30.0) -> None:
         """Block until the reader has handed over the records at ``positions`` (and all before them)."""
@@ -477,7 +484,7 @@ class KafkaBasedLog:
         targets: dict[int, int] = {}
         for position in positions:
             targets[position.partition] = max(targets.get(position.partition, 0), position.offset + 1)
-        self._wait(targets, time.monotonic() + timeout, "read back records of topic '%s'" % self.topic)
+        self._wait(targets, time.monotonic() + timeout, f"read back records of topic '{self.topic}'")
 
     def position(self, partition: int) -> int:
         """The next offset the reader will hand over for ``partition``."""
@@ -528,20 +535,22 @@ class KafkaBasedLog:
 
     def _handle(self, message: Message) -> bool:
         error = message.error()
-        partition = message.partition()
+        partition, offset = message.partition(), message.offset()
         if error is not None:
-            if error.code() == KafkaError._PARTITION_EOF:
-                offset = message.offset()
+            if error.code() == LOCAL_PARTITION_EOF:
                 with self._cond:
-                    if offset is not None and offset > self._positions.get(partition, 0):
+                    if partition is not None and offset is not None and offset > self._positions.get(partition, 0):
                         self._positions[partition] = offset
                 return True
             log.warning("Error reading topic '%s': %s", self.topic, error.str())
             return False
+        if partition is None or offset is None:  # librdkafka sets both on every record
+            log.warning("Ignoring a record of topic '%s' without a partition or offset", self.topic)
+            return True
         record = ConsumedRecord(
-            topic=message.topic(),
+            topic=message.topic() or self.topic,
             partition=partition,
-            offset=message.offset(),
+            offset=offset,
             key=message.key(),
             value=message.value(),
             timestamp=message.timestamp()[1] if message.timestamp()[0] else None,
@@ -576,7 +585,10 @@ class KafkaBasedLog:
                 if error is not None:
                     log.error("Could not write to topic '%s': %s", self.topic, error.str())
                 return
-            position = None if error is not None else RecordPosition(message.partition(), message.offset())
+            partition, offset = message.partition(), message.offset()
+            position = None
+            if error is None and partition is not None and offset is not None:
+                position = RecordPosition(partition, offset)
             try:
                 callback(error, position)
             except Exception:

@@ -451,7 +451,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
             name,
             decoded.state,
             decoded.worker_id,
-            decoded.trace,  # type: ignore[arg-type]
+            decoded.trace,
             decoded.generation,
             decoded.version,
         )
@@ -479,7 +479,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
             task,
             decoded.state,
             decoded.worker_id,
-            decoded.trace,  # type: ignore[arg-type]
+            decoded.trace,
             decoded.generation,
             decoded.version,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Mapping
 
 from sluice.storage.base import (
     DESTROYED,
@@ -14,6 +15,7 @@ from sluice.storage.base import (
     StatusBackingStore,
     TaskStatus,
     check_target_state,
+    connector_config_map,
 )
 
 __all__ = ["MemoryConfigBackingStore", "MemoryOffsetBackingStore", "MemoryStatusBackingStore"]
@@ -150,12 +152,13 @@ class MemoryConfigBackingStore(ConfigBackingStore):
         self._lock = threading.RLock()
         self._state = ClusterConfigState()
 
-    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
+    def put_connector_config(
+        self, name: str, config: Mapping[str, str | None], target_state: str | None = None
+    ) -> None:
         if target_state is not None:
             target_state = check_target_state(target_state)
-        config = dict(config)
         with self._lock:
-            self._state.connector_configs[name] = config
+            self._state.connector_configs[name] = connector_config_map(config)
             if target_state is not None:
                 self._state.target_states[name] = target_state
 

@@ -415,7 +415,7 @@ def test_auto_create_maps_every_type(db):
         .put("dec", decimal.Decimal("12.34"))
         .put("day", dt.date(2024, 2, 29))
         .put("tod", dt.time(13, 14, 15, 678000))
-        .put("ts", dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.timezone.utc))
+        .put("ts", dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.UTC))
     )
     task = task_for(db, table_name_format="all_types")
     task.put([rec(value, topic="t")])
@@ -448,7 +448,7 @@ def test_auto_create_maps_every_type(db):
 def test_db_timezone_shifts_timestamps(db):
     schema = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("ts", Timestamp.SCHEMA).build()
     task = task_for(db, db_timezone="Europe/Paris", table_name_format="tz")
-    task.put([rec(Struct(schema).put("id", 1).put("ts", dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.timezone.utc)))])
+    task.put([rec(Struct(schema).put("id", 1).put("ts", dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.UTC)))])
     assert rows(db, "tz") == [(1, "2024-07-01 14:00:00.000")]
 
 
@@ -684,7 +684,8 @@ def test_statements_per_dialect():
     my = Dialect.for_url("jdbc:mariadb://h/db", None, None)
     lite = Dialect.for_url("jdbc:sqlite::memory:", None, None)
     assert pg.upsert("t", ["id"], ["a", "b"]) == (
-        'INSERT INTO "t" ("id","a","b") VALUES (%s,%s,%s) ON CONFLICT ("id") DO UPDATE SET "a"=EXCLUDED."a","b"=EXCLUDED."b"'
+        'INSERT INTO "t" ("id","a","b") VALUES (%s,%s,%s) '
+        'ON CONFLICT ("id") DO UPDATE SET "a"=EXCLUDED."a","b"=EXCLUDED."b"'
     )
     assert pg.upsert("t", ["id"], []).endswith('ON CONFLICT ("id") DO NOTHING')
     assert my.upsert("t", ["id"], ["a"]) == (

@@ -23,7 +23,7 @@ from sluice.connectors.jdbc.source_querier import Offset
 from sluice.connectors.jdbc.source_queries import TableId, parse_table_list
 from tests.helpers import wait_until
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 class FakeOffsetReader(OffsetStorageReader):
@@ -963,7 +963,7 @@ def test_key_ranges_cover_every_key_once_and_evenly(low: int, high: int, parts: 
 
     ranges = split_key_ranges(TableId(None, "t"), "id", low, high, parts)
     assert ranges[0].low is None and ranges[-1].high is None
-    assert all(a.high == b.low for a, b in zip(ranges, ranges[1:]))  # contiguous, no overlap
+    assert all(a.high == b.low for a, b in zip(ranges, ranges[1:], strict=False))  # contiguous, no overlap
     sizes = [(r.high if r.high is not None else high + 1) - (r.low if r.low is not None else low) for r in ranges]
     assert sum(sizes) == high - low + 1 and len(ranges) == min(parts, high - low + 1)
     assert max(sizes) - min(sizes) <= 1

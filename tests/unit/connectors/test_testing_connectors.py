@@ -29,8 +29,8 @@ from sluice.connectors.testing import (
     VerifiableSourceConnector,
     VerifiableSourceTask,
     read_report,
+    verifiable_source,
 )
-from sluice.connectors.testing import verifiable_source
 from sluice.connectors.testing.report import ReportWriter, scan_task_report
 from sluice.runtime.plugins import Plugins
 from tests.helpers import RecordingSinkContext, wait_until

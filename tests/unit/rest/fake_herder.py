@@ -13,17 +13,16 @@ import threading
 from typing import Any
 
 from sluice.api.errors import AlreadyExistsError, NotFoundError
-from sluice.runtime.loggers import Loggers
 from sluice.runtime.herder.base import (
     BadRequestError,
     ConfigInfo,
-    ConnectRestError,
     ConfigInfos,
     ConfigKeyInfo,
     ConfigValueInfo,
     ConnectorInfo,
     ConnectorStateInfo,
     ConnectorTaskId,
+    ConnectRestError,
     Herder,
     LoggerLevel,
     PluginInfo,
@@ -33,6 +32,7 @@ from sluice.runtime.herder.base import (
     TaskInfo,
     TaskStateInfo,
 )
+from sluice.runtime.loggers import Loggers
 
 WORKER_ID = "fake-worker:8083"
 #: The plugin version the fake's connectors and tasks report on their statuses.

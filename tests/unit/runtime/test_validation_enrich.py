@@ -293,7 +293,9 @@ def test_client_override_policy(plugins: Plugins) -> None:
         config,
         _worker(
             **{
-                "connector.client.config.override.policy": "org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy"
+                "connector.client.config.override.policy": (
+                    "org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy"
+                )
             }
         ),
     )

@@ -239,10 +239,11 @@ def _both(
     key: PluginSpec = STRING,
     value: PluginSpec = STRING,
     header: PluginSpec = SIMPLE,
-    policy: ErrorPolicy = ErrorPolicy(),
+    policy: ErrorPolicy | None = None,
 ) -> tuple[list[Any], dict[str, Any]]:
     """The chain both ways; asserts it compiled and that both give the same; returns it."""
     rows = _records() if rows is None else rows
+    policy = ErrorPolicy() if policy is None else policy
     frame = _frame(spark, rows)
     per_record_task = _task(chain, key, value, header, policy)
     expected = _deliver(per_record_task, sink_rows(frame), False, rows)
@@ -523,7 +524,7 @@ def test_simple_date_format_matches_the_per_record_formatter(spark: SparkSession
     ]
     stamps += [rng.randrange(-62_135_596_800_000, 253_402_300_799_999) for _ in range(300)]
     stamps += [rng.randrange(0, 4_102_444_800_000) for _ in range(300)]
-    start = dt.datetime(2023, 12, 20, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2023, 12, 20, tzinfo=dt.UTC)
     stamps += [int((start + dt.timedelta(hours=7 * i)).timestamp() * 1000) + i for i in range(200)]
     frame = spark.createDataFrame([(s,) for s in stamps], "ms long")
     got = [r[0] for r in frame.select(simple_date_format(pattern)(F.col("ms"))).collect()]

@@ -167,7 +167,7 @@ def _rows(batches):
     rows = []
     for b in batches:
         columns = b.to_pydict()
-        rows.extend(zip(*(columns[name] for name in ("kind", "topic", "partition", "offset", "trace"))))
+        rows.extend(zip(*(columns[name] for name in ("kind", "topic", "partition", "offset", "trace")), strict=True))
     return rows
 
 

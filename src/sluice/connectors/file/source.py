@@ -216,10 +216,9 @@ class FileStreamSourceTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         if self._stop_event.is_set():
             return None
-        if self._filename is not None and self._stream is None:
-            if not self._open():
-                self._stop_event.wait(_WAIT_SECONDS)
-                return None
+        if self._filename is not None and self._stream is None and not self._open():
+            self._stop_event.wait(_WAIT_SECONDS)
+            return None
         if self._next >= len(self._lines):
             try:
                 got_data = self._read_lines()
@@ -255,7 +254,7 @@ class FileStreamSourceTask(SourceTask):
             stream.close()
             raise
         with self._lock:
-            self._stream = stream  # type: ignore[assignment]
+            self._stream = stream
         self._position = position
         self._buffer = b""
         log.debug("Opened %s for reading", self._filename)
@@ -334,7 +333,7 @@ class FileStreamSourceTask(SourceTask):
         else:
             records = [
                 SourceRecord(partition, {POSITION_FIELD: end}, topic, None, None, None, schema, line, now)
-                for line, end in zip(lines, self._ends[start:stop])
+                for line, end in zip(lines, self._ends[start:stop], strict=False)
             ]
         if stop >= len(self._lines):
             self._lines, self._ends, self._next = [], [], 0

@@ -97,7 +97,7 @@ WRITE_MODES = ("insert", "upsert", "update")
 # 16 MiB by default on MariaDB, 64 MiB on MySQL 8).
 MYSQL_STATEMENT_BYTES = 4 * 1024 * 1024
 
-_UTC = _dt.timezone.utc
+_UTC = _dt.UTC
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def _parse_url(url: str) -> _Url:
 def _schema_kind(schema: Schema) -> str:
     """The logical name when the schema is one of Connect's logical types, else the type name."""
     if schema.name in (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME):
-        return schema.name  # type: ignore[return-value]
+        return str(schema.name)
     return schema.type.name
 
 
@@ -615,7 +615,7 @@ class PostgreSqlDialect(Dialect):
             cur.execute(sql, (self._regclass_arg(table),))
             rows = cur.fetchall()
         columns = []
-        for name, full, typname, nullable, default, identity, typmod, category, pk in rows:
+        for name, full, typname, nullable, default, identity, typmod, _category, pk in rows:
             precision = scale = None
             base = typname.lstrip("_")
             if base == "numeric" and typmod is not None and typmod >= 4:

@@ -50,6 +50,7 @@ How records are written
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -647,14 +648,10 @@ class JdbcSinkTask(SinkTask):
     def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):
                 conn.rollback()
-            except Exception:  # noqa: BLE001
-                pass
-            try:
+            with contextlib.suppress(Exception):
                 conn.close()
-            except Exception:  # noqa: BLE001
-                pass
 
     def _rollback(self) -> None:
         if self._conn is None:
@@ -729,9 +726,9 @@ class JdbcSinkTask(SinkTask):
         self.stats["records_reported"] += 1
         reporter.report(record, error)  # raises when errors are not tolerated
 
-    def _prepare_all(self, records: list[SinkRecord], reporter: Any) -> list[tuple]:
+    def _prepare_all(self, records: list[SinkRecord], reporter: Any) -> list[tuple[Any, ...]]:
         """Check and convert every record: ``(table, op, key, row, plan, record)`` each."""
-        out = []
+        out: list[tuple[Any, ...] | None] = []
         append = out.append
         prepare = self._prepare
         for record in records:
@@ -755,7 +752,7 @@ class JdbcSinkTask(SinkTask):
             f"offset={record.kafka_offset},timestamp={record.timestamp})"
         )
 
-    def _prepare(self, record: SinkRecord) -> tuple | None:
+    def _prepare(self, record: SinkRecord) -> tuple[Any, ...] | None:
         s = self.settings
         assert s is not None
         table = self._table_name(record.topic)
@@ -810,7 +807,8 @@ class JdbcSinkTask(SinkTask):
         if mode == "record_key":
             if key_schema is None or record.key is None:
                 raise DataError(
-                    f"Sink connector '{s.connector_name}' is configured with 'delete.enabled={str(s.delete_enabled).lower()}' "
+                    f"Sink connector '{s.connector_name}' is configured with "
+                    f"'delete.enabled={str(s.delete_enabled).lower()}' "
                     f"and 'pk.mode=record_key' and therefore requires records with a non-null key and non-null "
                     f"Struct or primitive key schema, but found record at {self._where(record)} with a "
                     f"{'null' if record.key is None else type(record.key).__name__} key and "
@@ -895,8 +893,8 @@ class JdbcSinkTask(SinkTask):
         kind = dialect.kind
         name = schema.name
         if name == Timestamp.LOGICAL_NAME:
-            if kind != "sqlite" and tz is dt.timezone.utc:
-                utc = dt.timezone.utc
+            if kind != "sqlite" and tz is dt.UTC:
+                utc = dt.UTC
 
                 def timestamp_utc(v: Any) -> Any:
                     zone = v.tzinfo
@@ -975,7 +973,7 @@ class JdbcSinkTask(SinkTask):
 
         def struct_values(struct: Struct) -> Any:
             if type(struct) is Struct:
-                return struct._values  # the field values in schema order
+                return struct.field_values()
             return [struct.get_without_default(f.name) for f in struct.schema.fields()]
 
         def key_of(record: SinkRecord, values: Any) -> tuple:
@@ -1079,7 +1077,7 @@ class JdbcSinkTask(SinkTask):
                     values = [key]
                 if any(v is None for v in values):
                     raise DataError(f"The tombstone at {where(rec)} has a null key field")
-                out = tuple(c(v) if c is not None else v for c, v in zip(converters, values))
+                out = tuple(c(v) if c is not None else v for c, v in zip(converters, values, strict=False))
                 return out, out
 
             plan = _Plan(table, key_cols, [], extract)
@@ -1275,7 +1273,7 @@ def _zone_name(tz: Any) -> str | None:
     """The IANA name of a zone with rules, ``UTC`` for UTC, None for other fixed offsets."""
     import datetime as dt
 
-    if tz is dt.timezone.utc:
+    if tz is dt.UTC:
         return "UTC"
     key = getattr(tz, "key", None)
     return key if isinstance(key, str) else None

@@ -76,10 +76,11 @@ from sluice.connectors.jdbc.source_queries import (
     autoincrement_column,
     check_columns_exist,
     check_not_null,
+    connect_or_db_errors,
     db_errors,
     format_table_list,
-    parse_table_list,
     is_transient,
+    parse_table_list,
 )
 
 __all__ = ["JdbcSourceConnector", "JdbcSourceTask", "TableMonitor", "group_partitions"]
@@ -112,7 +113,7 @@ def _connect_with_retries(
         try:
             session.connect()
             return
-        except (ConnectError, *db_errors()) as e:
+        except connect_or_db_errors() as e:
             if attempt >= attempts:
                 raise ConnectError(f"Failed to connect to {session.dialect.name} after {attempt} attempts: {e}") from e
             log.info(
@@ -201,7 +202,7 @@ class TableMonitor:
         """Read the tables now; returns whether the filtered set changed."""
         try:
             found = self._list()
-        except (ConnectError, *db_errors()) as e:
+        except connect_or_db_errors() as e:
             log.error(
                 "Error while trying to get updated table list, ignoring and waiting for next table poll interval: %s", e
             )
@@ -255,9 +256,9 @@ def filter_tables(tables: Sequence[TableId], s: SourceSettings) -> list[TableId]
         out: list[TableId] = []
         for t in tables:
             name = t.fqn
-            if any(r.fullmatch(name) for r in include) and not any(r.fullmatch(name) for r in exclude):
-                if t not in out:
-                    out.append(t)
+            matched = any(r.fullmatch(name) for r in include) and not any(r.fullmatch(name) for r in exclude)
+            if matched and t not in out:
+                out.append(t)
         return out
 
     def names(t: TableId) -> set[str]:
@@ -391,7 +392,7 @@ class JdbcSourceConnector(SourceConnector):
             key = cfg.QUERY_MASKED if settings.query_masked else cfg.QUERY
             if key in values:
                 values[key].add_error_message(str(e))
-        except (ConnectError, ConfigError, *db_errors()) as e:
+        except connect_or_db_errors(ConfigError) as e:
             if url_value is not None:
                 url_value.add_error_message(f"Could not connect to database. {e}")
         return config
@@ -508,25 +509,30 @@ class JdbcSourceTask(SourceTask):
                     timestamps_of(tables[0]) if s.uses_timestamp else [],
                 )
             targets: list[TableId | None] = list(tables) if tables else [None]
-            for t in targets:
-                incrementing = incrementing_of(t) if s.uses_incrementing else None
-                timestamps = timestamps_of(t) if s.uses_timestamp else []
-                if t is not None and incremental:
-                    columns = session.describe_table(t)
+            for target in targets:
+                incrementing = incrementing_of(target) if s.uses_incrementing else None
+                timestamps = timestamps_of(target) if s.uses_timestamp else []
+                if target is not None and incremental:
+                    columns = session.describe_table(target)
                     if s.uses_incrementing and not incrementing:
                         incrementing = autoincrement_column(columns)
                         if not incrementing:
                             raise ConnectError(
-                                f"Cannot use mode {s.mode} on table {t}: {cfg.INCREMENTING_COLUMN_NAME} is not set "
+                                f"Cannot use mode {s.mode} on table {target}: "
+                                f"{cfg.INCREMENTING_COLUMN_NAME} is not set "
                                 "and the table has no auto-incrementing column"
                             )
                     if s.validate_non_null:
                         check_not_null(
-                            columns, t, s.uses_incrementing, s.uses_timestamp, incrementing or "", timestamps
+                            columns, target, s.uses_incrementing, s.uses_timestamp, incrementing or "", timestamps
                         )
                 offset = None
                 if incremental:
-                    candidates = [{"query": "query"}] if t is None else [table_partition(t), table_partition_v0(t)]
+                    candidates = (
+                        [{"query": "query"}]
+                        if target is None
+                        else [table_partition(target), table_partition_v0(target)]
+                    )
                     for p in candidates:
                         offset = offsets.get(partition_key(p))
                         if offset is not None:
@@ -541,8 +547,8 @@ class JdbcSourceTask(SourceTask):
                     Querier(
                         session,
                         s.mode,
-                        t,
-                        s.query if t is None else None,
+                        target,
+                        s.query if target is None else None,
                         s.topic_prefix,
                         timestamps,
                         incrementing,

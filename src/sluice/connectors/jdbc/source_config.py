@@ -239,7 +239,7 @@ def parse_zone(text: str) -> dt.tzinfo:
     an offset (``+02:00``, ``UTC+2``) or one of Java's short ids (``PST``)."""
     value = text.strip()
     if value in ("Z", "UTC", "GMT", "UT"):
-        return dt.timezone.utc
+        return dt.UTC
     m = _OFFSET.match(value)
     if m:
         sign, hours, minutes, seconds = m.groups()

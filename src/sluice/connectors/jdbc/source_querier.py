@@ -136,7 +136,7 @@ def split_key_ranges(table: TableId, column: str, low: int, high: int, parts: in
     bounds = [low + span * i // parts for i in range(1, parts)]
     lows: list[int | None] = [None, *bounds]
     highs: list[int | None] = [*bounds, None]
-    return [KeyRange(table, column, lo, hi) for lo, hi in zip(lows, highs)]
+    return [KeyRange(table, column, lo, hi) for lo, hi in zip(lows, highs, strict=True)]
 
 
 class Querier:

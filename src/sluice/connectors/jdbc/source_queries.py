@@ -7,6 +7,7 @@ quoting and the catalog) and adds what only the source needs.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import zoneinfo
@@ -29,7 +30,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_UTC = dt.timezone.utc
+_UTC = dt.UTC
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=_UTC)
 NANOS_PER_SECOND = 1_000_000_000
 
@@ -153,6 +154,11 @@ def db_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def connect_or_db_errors(*more: type[BaseException]) -> tuple[type[BaseException], ...]:
+    """:class:`ConnectError`, ``more``, and every installed driver's base error class."""
+    return (ConnectError, *more, *db_errors())
+
+
 def _transient_classes() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = []
     import sqlite3
@@ -191,7 +197,7 @@ def is_transient(error: BaseException) -> bool:
     table or column that disappeared; syntax, privilege and data errors are not."""
     if isinstance(error, _transient_classes()):
         return True
-    args = getattr(error, "args", ())
+    args: tuple[Any, ...] = getattr(error, "args", ())
     module = type(error).__module__
     return module.startswith("pymysql") and bool(args) and args[0] in _MYSQL_TRANSIENT_CODES
 
@@ -422,10 +428,8 @@ class ReadSession:
             else:
                 cursor.execute(sql)
         except BaseException:
-            try:
+            with contextlib.suppress(Exception):
                 cursor.close()
-            except Exception:  # noqa: BLE001
-                pass
             raise
         return cursor
 
@@ -456,10 +460,8 @@ class ReadSession:
             log.debug("Could not describe the query through a view: %s", e)
             return []
         finally:
-            try:
+            with contextlib.suppress(Exception):
                 conn.execute(f'DROP VIEW IF EXISTS temp."{view}"')
-            except Exception:  # noqa: BLE001
-                pass
         return [(r[1], r[2] or "", not r[3]) for r in rows]
 
 

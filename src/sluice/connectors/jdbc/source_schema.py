@@ -46,7 +46,7 @@ from sluice.api.errors import DataError
 
 __all__ = ["ColumnSpec", "RowMapper", "describe_mysql", "describe_postgres", "describe_sqlite", "sqlite_spec"]
 
-_UTC = dt.timezone.utc
+_UTC = dt.UTC
 MAX_INTEGER_TYPE_PRECISION = 18
 NUMERIC_TYPE_SCALE_HIGH = 127
 PRECISION_PARAMETER = "connect.decimal.precision"
@@ -261,17 +261,17 @@ def _parse_date(name: str, value: Any) -> dt.date:
             return dt.date.fromisoformat(value.strip()[:10])
         except ValueError:
             pass
-    if isinstance(value, int) and not isinstance(value, bool):  # MySQL YEAR
-        if 1 <= value <= 9999:
-            return dt.date(value, 1, 1)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 9999:  # MySQL YEAR
+        return dt.date(value, 1, 1)
     raise DataError(f"Column {name}: cannot read {value!r} as a date")
 
 
 def _parse_time(name: str, value: Any) -> dt.time:
     if isinstance(value, dt.time):
-        if value.tzinfo is not None and value.utcoffset() is not None:
+        offset = value.utcoffset() if value.tzinfo is not None else None
+        if offset is not None:
             # a time with a zone (PostgreSQL timetz): the UTC time of day
-            full = dt.datetime.combine(_EPOCH_DATE, value.replace(tzinfo=None)) - value.utcoffset()
+            full = dt.datetime.combine(_EPOCH_DATE, value.replace(tzinfo=None)) - offset
             return full.time()
         return value
     if isinstance(value, dt.timedelta):  # MySQL TIME
@@ -422,7 +422,7 @@ class RowMapper:
         self.fields = self.schema.fields()
         self._all = len(self.indexes) == len(specs)
         self._plain = self._all and all(c is None for c in self.converters)
-        self._steps = list(zip(self.indexes, self.converters, self.fields))
+        self._steps = list(zip(self.indexes, self.converters, self.fields, strict=False))
 
     def values(self, row: Sequence[Any]) -> list[Any]:
         """The Connect values of a row, in field order."""
@@ -440,7 +440,7 @@ class RowMapper:
     def struct_of_values(self, values: Sequence[Any]) -> Struct:
         struct = Struct(self.schema)
         put = struct.put
-        for f, v in zip(self.fields, values):
+        for f, v in zip(self.fields, values, strict=False):
             put(f, v)
         return struct
 
@@ -525,6 +525,7 @@ def describe_postgres(cursor: Any, conn: Any, type_cache: dict[int, str | None])
     specs = []
     for i, col in enumerate(description):
         oid = col.type_code
+        jdbc: str | None
         if oid in _PG_TYPES:
             jdbc, hints = _PG_TYPES[oid]
             hints = dict(hints)
@@ -587,7 +588,10 @@ _MYSQL_TEXT = {
 
 def describe_mysql(cursor: Any) -> list[ColumnSpec]:
     """Column specs of a PyMySQL cursor's current result (its field packets)."""
-    fields = cursor._result.fields if getattr(cursor, "_result", None) is not None else []
+    # PyMySQL exposes a result's field packets (flags, charset) only on its private
+    # ``_result``; ``cursor.description`` lacks the flags JDBC metadata is built from.
+    result = getattr(cursor, "_result", None)
+    fields = result.fields if result is not None else []
     specs = []
     for f in fields:
         flags = f.flags

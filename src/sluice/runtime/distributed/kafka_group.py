@@ -127,7 +127,7 @@ class GroupClient(Protocol):
     def close(self, *, leave_group: bool, timeout_ms: int) -> None: ...
 
 
-class _ConnectCoordinator(BaseCoordinator):  # type: ignore[misc]
+class _ConnectCoordinator(BaseCoordinator):
     """A kafka-python coordinator that delegates its protocol to a :class:`GroupHandler`."""
 
     def __init__(self, client: KafkaNetClient, handler: GroupHandler, protocol_type: str, **configs: Any) -> None:

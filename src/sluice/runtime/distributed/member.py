@@ -118,24 +118,34 @@ class _LeaderState:
 
 
 class _Handler:
-    """kafka-python's hooks, routed to the member (called on the client's IO thread)."""
+    """kafka-python's hooks, routed to the member's own methods (called on the client's IO
+    thread)."""
 
-    def __init__(self, member: WorkerGroupMember) -> None:
-        self._member = member
+    def __init__(
+        self,
+        protocols: Callable[[], list[tuple[str, bytes]]],
+        assign: Callable[[str, str, list[tuple[str, bytes]], int], dict[str, bytes]],
+        join_complete: Callable[[int, str, str, bytes], None],
+        state_changed: Callable[[], None],
+    ) -> None:
+        self._protocols = protocols
+        self._assign = assign
+        self._join_complete = join_complete
+        self._state_changed = state_changed
 
     def group_protocols(self) -> list[tuple[str, bytes]]:
-        return self._member._group_protocols()
+        return self._protocols()
 
     def perform_assignment(
         self, leader_id: str, protocol: str, members: list[tuple[str, bytes]], generation: int
     ) -> dict[str, bytes]:
-        return self._member._perform_assignment(leader_id, protocol, members, generation)
+        return self._assign(leader_id, protocol, members, generation)
 
     def on_join_complete(self, generation: int, member_id: str, protocol: str, assignment: bytes) -> None:
-        self._member._on_join_complete(generation, member_id, protocol, assignment)
+        self._join_complete(generation, member_id, protocol, assignment)
 
     def on_state_change(self) -> None:
-        self._member._signal.set()
+        self._state_changed()
 
 
 class WorkerGroupMember:
@@ -218,7 +228,7 @@ class WorkerGroupMember:
             settings["client.id"] = f"connect-{urlsplit(worker_url).netloc or worker_url}"
         factory = group_client_factory or KafkaGroupClient
         self._client: GroupClient = factory(
-            handler=_Handler(self),
+            handler=_Handler(self._group_protocols, self._perform_assignment, self._on_join_complete, self._signal.set),
             protocol_type=PROTOCOL_TYPE,
             bootstrap_servers=bootstrap_servers,
             group_id=group_id,

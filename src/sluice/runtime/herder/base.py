@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +123,7 @@ class TaskInfo:
 @dataclass
 class StateInfo:
     state: str
-    worker_id: str
+    worker_id: str | None
     trace: str | None = None
     #: The connector plugin's version recorded with the status (Kafka 4.x); None: unknown.
     version: str | None = None
@@ -132,7 +133,7 @@ class StateInfo:
 class TaskStateInfo:
     id: int
     state: str
-    worker_id: str
+    worker_id: str | None
     trace: str | None = None
     #: The task's version recorded with the status (Kafka 4.x); None: unknown.
     version: str | None = None
@@ -224,7 +225,7 @@ class Herder(ABC):
     def put_connector_config(
         self,
         name: str,
-        config: dict[str, str],
+        config: Mapping[str, str | None],
         allow_replace: bool,
         initial_state: TargetState | None = None,
     ) -> tuple[bool, ConnectorInfo]:
@@ -272,7 +273,7 @@ class Herder(ABC):
     def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]: ...
 
     @abstractmethod
-    def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
+    def validate_connector_config(self, config: Mapping[str, str | None]) -> ConfigInfos:
         """Validate a config (``PUT /connector-plugins/{type}/config/validate``)."""
 
     @abstractmethod

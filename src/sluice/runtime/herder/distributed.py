@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sluice.api.errors import AlreadyExistsError, NotFoundError
@@ -25,10 +25,10 @@ from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.distributed.protocol import Assignment, TaskId
 from sluice.runtime.herder.base import (
     BadRequestError,
-    ConnectRestError,
     ConnectorInfo,
     ConnectorStateInfo,
     ConnectorTaskId,
+    ConnectRestError,
     RequestForwardError,
     State,
     TargetState,
@@ -38,7 +38,7 @@ from sluice.runtime.herder.worker_herder import WorkerHerder
 from sluice.runtime.loggers import Loggers
 from sluice.runtime.offsets import SinkGroupOffsets
 from sluice.runtime.worker import Worker
-from sluice.storage.base import DESTROYED, StatusBackingStore
+from sluice.storage.base import DESTROYED, StatusBackingStore, connector_config_map
 from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore
 from sluice.storage.kafka_formats import RestartRequest
 
@@ -58,28 +58,45 @@ OWNER_REQUEST_TIMEOUT_S = 60.0
 
 
 class _ConfigEvents(ConfigUpdateListener):
-    """Hands config-topic changes from the store's reader thread to the tick thread."""
+    """Hands config-topic changes from the store's reader thread to the tick thread:
+    ``post`` queues a call there; the other callables are the herder's handlers."""
 
-    def __init__(self, herder: DistributedHerder) -> None:
-        self._herder = herder
+    def __init__(
+        self,
+        post: Callable[[Callable[[], None]], None],
+        *,
+        config_changed: Callable[[str], None],
+        removed: Callable[[str], None],
+        target_state_changed: Callable[[str], None],
+        task_configs_changed: Callable[[list[str]], None],
+        restart_requested: Callable[[RestartRequest], None],
+        logger_level_changed: Callable[[str, str], None],
+    ) -> None:
+        self._post = post
+        self._config_changed = config_changed
+        self._removed = removed
+        self._target_state_changed = target_state_changed
+        self._task_configs_changed = task_configs_changed
+        self._restart_requested = restart_requested
+        self._logger_level_changed = logger_level_changed
 
     def on_connector_config_update(self, connector: str) -> None:
-        self._herder._queue(lambda: self._herder._connector_config_changed(connector))
+        self._post(lambda: self._config_changed(connector))
 
     def on_connector_config_remove(self, connector: str) -> None:
-        self._herder._queue(lambda: self._herder._connector_removed(connector))
+        self._post(lambda: self._removed(connector))
 
     def on_connector_target_state_change(self, connector: str) -> None:
-        self._herder._queue(lambda: self._herder._target_state_changed(connector))
+        self._post(lambda: self._target_state_changed(connector))
 
     def on_task_commit(self, connector: str, task_count: int) -> None:
-        self._herder._queue(lambda: self._herder._task_configs_changed([connector]))
+        self._post(lambda: self._task_configs_changed([connector]))
 
     def on_restart_request(self, request: RestartRequest) -> None:
-        self._herder._queue(lambda: self._herder._restart_requested(request))
+        self._post(lambda: self._restart_requested(request))
 
     def on_logger_level_update(self, namespace: str, level: str) -> None:
-        self._herder._queue(lambda: self._herder.loggers.set_level(namespace, level))
+        self._post(lambda: self._logger_level_changed(namespace, level))
 
 
 class DistributedHerder(WorkerHerder):
@@ -103,12 +120,22 @@ class DistributedHerder(WorkerHerder):
         self._stopping = threading.Event()
         self._assigned = threading.Event()  # a round completed since the last revocation
         self._thread: threading.Thread | None = None
-        worker._reconfigure_cb = lambda name: self._queue(lambda: self._generate_task_configs(name))
+        worker.reconfiguration_listener = lambda name: self._queue(lambda: self._generate_task_configs(name))
 
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> None:
-        self.config_store.set_update_listener(_ConfigEvents(self))
+        self.config_store.set_update_listener(
+            _ConfigEvents(
+                self._queue,
+                config_changed=self._connector_config_changed,
+                removed=self._connector_removed,
+                target_state_changed=self._target_state_changed,
+                task_configs_changed=self._task_configs_changed,
+                restart_requested=self._restart_requested,
+                logger_level_changed=self._set_logger_level,
+            )
+        )
         self.member = self._member_factory(self, self._config_snapshot)
         self._thread = threading.Thread(target=self._run, name="sluice-herder-tick", daemon=True)
         self._thread.start()
@@ -292,7 +319,7 @@ class DistributedHerder(WorkerHerder):
             and status.generation > started_in
             and status.state != DESTROYED
         )
-        if superseded:
+        if status is not None and superseded:
             log.warning(
                 "Task %s-%s was started by %s in generation %d, newer than this one's (%d): fenced",
                 task[0],
@@ -373,6 +400,9 @@ class DistributedHerder(WorkerHerder):
                 if status.task >= count:
                     self.status_store.delete_task(name, status.task)
 
+    def _set_logger_level(self, namespace: str, level: str) -> None:
+        self.loggers.set_level(namespace, level)
+
     def _restart_requested(self, request: RestartRequest) -> None:
         name = request.connector
         status = self.status_store.get_connector(name)
@@ -396,7 +426,7 @@ class DistributedHerder(WorkerHerder):
             raise RequestForwardError(member.leader_url, NOT_LEADER)
 
     def put_connector_config(
-        self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
+        self, name: str, config: Mapping[str, str | None], allow_replace: bool, initial_state: TargetState | None = None
     ) -> tuple[bool, ConnectorInfo]:
         infos = self.validate_connector_config(config)
         if infos.error_count:
@@ -407,10 +437,10 @@ class DistributedHerder(WorkerHerder):
             if exists and not allow_replace:
                 raise AlreadyExistsError(f"Connector {name} already exists")
             target = None if exists or initial_state is None else initial_state.value
-            self.config_store.put_connector_config(name, dict(config), target)
+            self.config_store.put_connector_config(name, config, target)
             # Tasks are generated by the connector's owner after the rebalance: none yet.
             tasks = [ConnectorTaskId(name, i) for i in range(self.config_store.snapshot().task_count(name))]
-            return (not exists, ConnectorInfo(name, dict(config), tasks, self._type(name, config)))
+            return (not exists, ConnectorInfo(name, connector_config_map(config), tasks, self._type(name, config)))
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
         merged = dict(self._require(name))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from sluice.api.errors import AlreadyExistsError, NotFoundError
 from sluice.runtime.herder.base import (
@@ -43,7 +43,7 @@ class StandaloneHerder(WorkerHerder):
         loggers: Loggers | None = None,
     ) -> None:
         super().__init__(worker, config_store, status_store, kafka_cluster_id, sink_offsets, loggers)
-        worker._reconfigure_cb = self._on_reconfiguration_request
+        worker.reconfiguration_listener = self._on_reconfiguration_request
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -72,7 +72,7 @@ class StandaloneHerder(WorkerHerder):
     # -- writes ---------------------------------------------------------------------
 
     def put_connector_config(
-        self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
+        self, name: str, config: Mapping[str, str | None], allow_replace: bool, initial_state: TargetState | None = None
     ) -> tuple[bool, ConnectorInfo]:
         with self._lock:
             infos = self.validate_connector_config(config)
@@ -83,10 +83,10 @@ class StandaloneHerder(WorkerHerder):
                 raise AlreadyExistsError(f"Connector {name} already exists")
             if exists:
                 self.worker.stop_connector(name)
-                self.config_store.put_connector_config(name, dict(config))
+                self.config_store.put_connector_config(name, config)
             else:
                 target = (initial_state or TargetState.STARTED).value
-                self.config_store.put_connector_config(name, dict(config), target)
+                self.config_store.put_connector_config(name, config, target)
             self._start_connector(name)
             return (not exists, self.connector_info(name))
 

@@ -23,6 +23,7 @@ computed with :func:`java_hash_map_order`. Password values are only ever rendere
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
 from collections.abc import Iterable, Mapping
@@ -32,7 +33,6 @@ from sluice.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue, con
 from sluice.api.connector import Connector
 from sluice.api.errors import ConfigError, NotFoundError
 from sluice.runtime.client_configs import client_config_def
-from sluice.runtime.data_path import topic_creation_errors
 from sluice.runtime.config import (
     ADMIN_OVERRIDES_PREFIX,
     CONNECTOR_CLASS_CONFIG,
@@ -57,6 +57,7 @@ from sluice.runtime.config import (
     resolve_class_name,
     version_mismatch_message,
 )
+from sluice.runtime.data_path import topic_creation_errors
 from sluice.runtime.herder.base import (
     BadRequestError,
     ConfigInfo,
@@ -346,10 +347,8 @@ def _converter_result(
     finally:
         close = getattr(instance, "close", None)
         if callable(close):
-            try:
+            with contextlib.suppress(Exception):
                 close()
-            except Exception:
-                pass
 
 
 class _OverridePolicy:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sluice import __version__
@@ -17,10 +17,10 @@ from sluice.runtime.herder.base import (
     BadRequestError,
     ConfigInfos,
     ConfigKeyInfo,
-    ConnectRestError,
     ConnectorInfo,
     ConnectorStateInfo,
     ConnectorTaskId,
+    ConnectRestError,
     Herder,
     LoggerLevel,
     PluginInfo,
@@ -94,12 +94,12 @@ class WorkerHerder(Herder):
             raise NotFoundError(f"Connector {name} not found")
         return config
 
-    def _type(self, name: str, config: dict[str, str]) -> str:
+    def _type(self, name: str, config: Mapping[str, str | None]) -> str:
         kind = self.worker.connector_type(name)
         if kind:
             return kind
         try:
-            return self.worker.plugins.resolve_connector(config.get("connector.class", "")).type
+            return self.worker.plugins.resolve_connector(config.get("connector.class") or "").type
         except Exception:
             return "unknown"
 
@@ -152,11 +152,12 @@ class WorkerHerder(Herder):
                     result.append(PluginInfo(desc.class_name, desc.type, desc.version))
         return result
 
-    def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        # As Kafka Connect does, placeholders are resolved before validation.
-        return validate_connector_config(
-            self.worker.plugins, self.worker.resolve(config), worker_config=self.worker.config
-        )
+    def validate_connector_config(self, config: Mapping[str, str | None]) -> ConfigInfos:
+        # As Kafka Connect does, placeholders are resolved before validation; null values
+        # (Kafka accepts them) stay null.
+        present = {key: value for key, value in config.items() if value is not None}
+        resolved = {**config, **self.worker.resolve(present)}
+        return validate_connector_config(self.worker.plugins, resolved, worker_config=self.worker.config)
 
     def _restart_plan(
         self, name: str, include_tasks: bool, only_failed: bool

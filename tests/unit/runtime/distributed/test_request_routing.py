@@ -43,7 +43,7 @@ class FakeWorker:
         self.generation = 1
         self.worker_id = "me:8083"
         self.admin_client = None
-        self._reconfigure_cb = None
+        self.reconfiguration_listener = None
 
     def stop_connector_instance(self, name: str) -> None:
         self.calls.append(("stop_connector", name))
