@@ -219,3 +219,34 @@ def test_sink_tasks_receive_record_headers(worker, kafka_bootstrap, unique_name,
         ["trace", "\ufffd\x00", "string"],
     ]
     assert records[2]["headers"] == [["n", 42, "int8"]]
+
+
+def test_deleting_a_sink_connector_closes_and_stops_its_task_instance(worker, kafka_bootstrap, unique_name, tmp_path):
+    """As Kafka does when a sink task stops: the task instance's close(partitions), then its
+    stop(), run where the instance lives, so it can release what it holds."""
+    from confluent_kafka import Producer
+
+    topic = f"{unique_name}-t"
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic, b'"one"')
+    assert producer.flush(30) == 0
+    del producer
+    out, lifecycle = tmp_path / "recorded.jsonl", tmp_path / "lifecycle.txt"
+    config = {
+        "connector.class": "sluice_test_plugins.RecordingSinkConnector",
+        "topics": topic,
+        "record.file": str(out),
+        "lifecycle.file": str(lifecycle),
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    }
+    assert _create(worker, unique_name, config).status_code == 201
+    wait_until(lambda: out.exists() and out.read_text().strip() != "", timeout=90, message="the record at the sink")
+    assert not lifecycle.exists()  # a running task is neither closed nor stopped
+    assert httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=60).status_code == 204
+
+    def events() -> list[str]:
+        return lifecycle.read_text().splitlines() if lifecycle.exists() else []
+
+    wait_until(lambda: "stop" in events(), timeout=60, message=lambda: f"close and stop; seen {events()}")
+    assert events() == [f"close {topic}-0", "stop"]

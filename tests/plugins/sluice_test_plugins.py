@@ -21,6 +21,7 @@ from sluice.api import (
     SourceConnector,
     SourceRecord,
     SourceTask,
+    TopicPartition,
 )
 
 
@@ -151,13 +152,23 @@ class RecordingSinkTask(SinkTask):
     """Appends every record it is given, headers included, as one JSON line to ``record.file``.
 
     With ``hold.file``, a ``put`` with records first waits (up to two minutes) until that
-    file exists: a test can look at the worker while records are in the task's hands."""
+    file exists: a test can look at the worker while records are in the task's hands.
+    With ``lifecycle.file``, ``close`` and ``stop`` each append a line naming themselves."""
 
     HOLD_LIMIT_S = 120.0
 
     def start(self, props: dict[str, str]) -> None:
         self.path = props["record.file"]
         self.hold = props.get("hold.file")
+        self.lifecycle = props.get("lifecycle.file")
+
+    def _note(self, event: str) -> None:
+        if self.lifecycle:
+            with open(self.lifecycle, "a", encoding="utf-8") as out:
+                out.write(event + "\n")
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        self._note("close " + ",".join(f"{p.topic}-{p.partition}" for p in sorted(partitions)))
 
     def put(self, records: list[SinkRecord]) -> None:
         if records and self.hold:
@@ -188,7 +199,7 @@ class RecordingSinkTask(SinkTask):
                 )
 
     def stop(self) -> None:
-        pass
+        self._note("stop")
 
 
 class RecordingSinkConnector(SinkConnector):
@@ -216,5 +227,12 @@ class RecordingSinkConnector(SinkConnector):
                 None,
                 importance=Importance.LOW,
                 documentation="If set, put() waits until this file exists before it writes records.",
+            )
+            .define(
+                "lifecycle.file",
+                ConfigType.STRING,
+                None,
+                importance=Importance.LOW,
+                documentation="If set, close() and stop() each append a line naming themselves.",
             )
         )

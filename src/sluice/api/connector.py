@@ -120,10 +120,10 @@ class Task(ABC):
         When the runtime discards the instance: a source's ``poll()`` or ``commit()``
         raised, a record failed beyond ``errors.tolerance``, a sink's ``put`` or
         ``pre_commit`` raised, the sink's assignment changed, or a new instance of the task
-        starts in the same Python worker (after a task restart, say). For a source task
-        also when the worker stops the task (task or connector restart, connector stopped,
-        deleted or reconfigured, a rebalance, worker shutdown): after the task's last
-        micro-batch, through a small Spark job in the task's Python worker. It runs on the
+        starts in the same Python worker (after a task restart, say). Also when the worker
+        stops the task (task or connector restart, connector stopped, deleted or
+        reconfigured, a rebalance, worker shutdown): after the task's last micro-batch,
+        through a small Spark job in the task's Python worker. It runs on the
         batch thread, except for an orphaned source instance, which stops itself from a
         thread of its own. A sink task's :meth:`~sluice.api.sink.SinkTask.close` comes
         right before, on the same thread (``stop`` is called even if ``close`` raised).

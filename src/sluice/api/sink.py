@@ -197,15 +197,15 @@ class SinkTask(Task):
 
     def close(self, partitions: list[TopicPartition]) -> None:
         """Called right before :meth:`stop`, on the same thread, with the instance's
-        whole assignment, when the runtime discards the instance: a failure in ``put``,
-        ``pre_commit`` or conversion, a changed assignment, or a new instance of the task
-        starting in the same Python worker (see :meth:`Task.stop
-        <sluice.api.connector.Task.stop>`).
+        whole assignment, when the runtime discards the instance: the worker stops the
+        task (stopping, restarting or deleting the task or its connector, a rebalance,
+        worker shutdown), a failure in ``put``, ``pre_commit`` or conversion, a changed
+        assignment, or a new instance of the task starting in the same Python worker (see
+        :meth:`Task.stop <sluice.api.connector.Task.stop>`).
 
-        Raises: logged and ignored; ``stop`` is still called. Not guaranteed: a call at
-        all. In particular, stopping, restarting or deleting the task or its connector, a
-        rebalance and a worker shutdown do not call ``close`` or ``stop`` of a sink task
-        today. Write nothing here that must reach the sink: offsets are committed only
+        Raises: logged and ignored; ``stop`` is still called. Not guaranteed: a call when
+        the executor or worker process dies, or when the stop job cannot reach the
+        instance. Write nothing here that must reach the sink: offsets are committed only
         through ``pre_commit``.
         """
 

@@ -548,6 +548,8 @@ class WorkerSinkTask(WorkerTask):
         self.committed.update(changed)
 
     def _close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()  # the instance's close(partitions) and stop(), before the consumer goes
         if self.dead_letter_queue is not None:
             self.dead_letter_queue.close()
         consumer = getattr(self, "consumer", None)

@@ -293,6 +293,15 @@ class SparkSinkTaskRunner:
                 how,
             )
 
+    def close(self) -> None:
+        """Best effort: close and stop the task instance in the Python worker that holds
+        it (its ``close(partitions)``, then ``stop()``)."""
+        task = self.task
+        try:
+            _in_task_worker(self.spark, task, lambda: stop_host(task.connector, task.task, task.incarnation))
+        except Exception:
+            log.debug("Could not stop task instance %s-%s", task.connector, task.task, exc_info=True)
+
     def run_batch(
         self,
         seq: int,
