@@ -36,6 +36,7 @@ __all__ = [
     "java_double_string",
     "java_float_string",
     "java_string",
+    "schema_type_of",
 ]
 
 
@@ -767,3 +768,28 @@ _LOGICAL_TYPE_CLASSES[Decimal.LOGICAL_NAME] = _decimal.Decimal
 _LOGICAL_TYPE_CLASSES[Date.LOGICAL_NAME] = _dt.date
 _LOGICAL_TYPE_CLASSES[Time.LOGICAL_NAME] = _dt.time
 _LOGICAL_TYPE_CLASSES[Timestamp.LOGICAL_NAME] = _dt.datetime
+
+
+def schema_type_of(value: Any) -> Type | None:
+    """The Connect schema type of a schemaless value (Kafka's ``ConnectSchema.schemaType``),
+    or ``None`` for values Connect's data API has no schemaless type for (decimals, dates
+    and times, arbitrary objects). Python ``int`` maps to INT64 (what JSON gives), ``float``
+    to FLOAT64, ``bytes``/``bytearray``/``memoryview`` to BYTES, ``list``/``tuple`` to
+    ARRAY, ``dict`` to MAP."""
+    if isinstance(value, bool):
+        return Type.BOOLEAN
+    if isinstance(value, int):
+        return Type.INT64
+    if isinstance(value, float):
+        return Type.FLOAT64
+    if isinstance(value, str):
+        return Type.STRING
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return Type.BYTES
+    if isinstance(value, (list, tuple)):
+        return Type.ARRAY
+    if isinstance(value, dict):
+        return Type.MAP
+    if isinstance(value, Struct):
+        return Type.STRUCT
+    return None

@@ -62,6 +62,7 @@ from sluice.api.data import (
     java_double_string,
     java_float_string,
     java_string,
+    schema_type_of,
 )
 from sluice.api.errors import ConfigError, DataError
 from sluice.converters._common import TYPE_CONFIG, ConvertsHeadersAsValues, converter_config_def
@@ -757,23 +758,10 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
 
 
 def _infer_type(value: Any) -> Type:
-    if isinstance(value, bool):
-        return Type.BOOLEAN
-    if isinstance(value, int):
-        return Type.INT64
-    if isinstance(value, float):
-        return Type.FLOAT64
-    if isinstance(value, str):
-        return Type.STRING
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return Type.BYTES
-    if isinstance(value, (list, tuple)):
-        return Type.ARRAY
-    if isinstance(value, dict):
-        return Type.MAP
-    if isinstance(value, Struct):
-        return Type.STRUCT
-    raise DataError(f"Java class {class_string(value)} does not have corresponding schema type.")
+    inferred = schema_type_of(value)
+    if inferred is None:
+        raise DataError(f"Java class {class_string(value)} does not have corresponding schema type.")
+    return inferred
 
 
 def _parse(text: str, decoder: json.JSONDecoder) -> Any:

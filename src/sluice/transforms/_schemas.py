@@ -7,34 +7,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from sluice.api.data import Schema, SchemaBuilder, Struct, Type
+from sluice.api.data import Schema, SchemaBuilder, Type
 
-__all__ = ["LRUCache", "copy_schema_basics", "infer_schema_type", "int_bits"]
-
-
-def infer_schema_type(value: Any) -> Type | None:
-    """The Connect schema type of a schemaless value (``ConnectSchema.schemaType``), or
-    ``None`` for values Connect's data API has no schemaless type for (decimals, dates and
-    times, arbitrary objects). Python ``int`` maps to INT64 (what JSON gives), ``float`` to
-    FLOAT64, ``bytes``/``bytearray``/``memoryview`` to BYTES, ``list``/``tuple`` to ARRAY,
-    ``dict`` to MAP."""
-    if isinstance(value, bool):
-        return Type.BOOLEAN
-    if isinstance(value, int):
-        return Type.INT64
-    if isinstance(value, float):
-        return Type.FLOAT64
-    if isinstance(value, str):
-        return Type.STRING
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return Type.BYTES
-    if isinstance(value, (list, tuple)):
-        return Type.ARRAY
-    if isinstance(value, dict):
-        return Type.MAP
-    if isinstance(value, Struct):
-        return Type.STRUCT
-    return None
+__all__ = ["LRUCache", "copy_schema_basics", "int_bits"]
 
 
 _INT_BITS = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}

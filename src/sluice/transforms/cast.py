@@ -31,12 +31,13 @@ from sluice.api.data import (
     java_double_string,
     java_float_string,
     java_string,
+    schema_type_of,
 )
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import ConnectRecord
 from sluice.transforms._config import REPLACE_NULL_WITH_DEFAULT_CONFIG, define_replace_null_with_default, parse_config
 from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
-from sluice.transforms._schemas import LRUCache, copy_schema_basics, infer_schema_type, int_bits
+from sluice.transforms._schemas import LRUCache, copy_schema_basics, int_bits
 from sluice.transforms._values import field_value, number_to_int, require_map, require_struct
 
 __all__ = ["Cast", "CastKey", "CastValue"]
@@ -192,7 +193,7 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
     """Cast one value (described by ``schema``, or schemaless when ``None``) to ``target``."""
     if value is None:
         return None
-    source_type = schema.type if schema is not None else infer_schema_type(value)
+    source_type = schema.type if schema is not None else schema_type_of(value)
     if source_type is None:
         raise DataError(
             f"Cast transformation was passed a value of type class {class_name(value)} which is not "

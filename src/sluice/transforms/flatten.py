@@ -13,12 +13,12 @@ from typing import Any
 
 from sluice._java.names import class_name
 from sluice.api.config import ConfigDef, ConfigType, Importance
-from sluice.api.data import Schema, SchemaBuilder, Struct, Type
+from sluice.api.data import Schema, SchemaBuilder, Struct, Type, schema_type_of
 from sluice.api.errors import DataError
 from sluice.api.records import ConnectRecord
 from sluice.transforms._config import parse_config
 from sluice.transforms._records import KeyOrValueTransformation, KeySide, ValueSide
-from sluice.transforms._schemas import LRUCache, copy_schema_basics, infer_schema_type
+from sluice.transforms._schemas import LRUCache, copy_schema_basics
 from sluice.transforms._values import require_map, require_struct_or_null
 
 __all__ = ["Flatten", "FlattenKey", "FlattenValue"]
@@ -88,7 +88,7 @@ class Flatten(KeyOrValueTransformation[ConnectRecord]):
             if value is None:
                 out[name] = None
                 continue
-            value_type = infer_schema_type(value)
+            value_type = schema_type_of(value)
             if value_type is None:
                 raise DataError(
                     f"Flatten transformation was passed a value of type class {class_name(value)} which is not "

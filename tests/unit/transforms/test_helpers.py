@@ -9,13 +9,13 @@ import decimal
 
 import pytest
 
-from sluice.api.data import Decimal, Schema, SchemaBuilder, Struct, Type
+from sluice.api.data import Decimal, Schema, SchemaBuilder, Struct, Type, schema_type_of
 from sluice.api.errors import ConfigError, DataError
 from sluice.api.records import Header, SinkRecord, SourceRecord
 from sluice.transforms._config import FieldSyntaxVersion
 from sluice.transforms._field_path import SingleFieldPath
 from sluice.transforms._records import new_record
-from sluice.transforms._schemas import LRUCache, copy_schema_basics, infer_schema_type
+from sluice.transforms._schemas import LRUCache, copy_schema_basics
 from sluice.transforms._values import (
     field_value,
     number_to_int,
@@ -204,17 +204,17 @@ def test_new_record_duplicates_headers() -> None:
     assert len(record.headers) == 1 and len(copy.headers) == 2
 
 
-def test_infer_schema_type() -> None:
-    assert infer_schema_type(True) is Type.BOOLEAN
-    assert infer_schema_type(1) is Type.INT64
-    assert infer_schema_type(1.5) is Type.FLOAT64
-    assert infer_schema_type("s") is Type.STRING
-    assert infer_schema_type(b"b") is Type.BYTES
-    assert infer_schema_type([1]) is Type.ARRAY
-    assert infer_schema_type({}) is Type.MAP
-    assert infer_schema_type(Struct(BAR)) is Type.STRUCT
-    assert infer_schema_type(decimal.Decimal(1)) is None
-    assert infer_schema_type(dt.date.today()) is None
+def test_schema_type_of() -> None:
+    assert schema_type_of(True) is Type.BOOLEAN
+    assert schema_type_of(1) is Type.INT64
+    assert schema_type_of(1.5) is Type.FLOAT64
+    assert schema_type_of("s") is Type.STRING
+    assert schema_type_of(b"b") is Type.BYTES
+    assert schema_type_of([1]) is Type.ARRAY
+    assert schema_type_of({}) is Type.MAP
+    assert schema_type_of(Struct(BAR)) is Type.STRUCT
+    assert schema_type_of(decimal.Decimal(1)) is None
+    assert schema_type_of(dt.date.today()) is None
 
 
 # -- numbers as Connect reads them ------------------------------------------------------------
