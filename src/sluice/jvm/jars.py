@@ -124,7 +124,7 @@ def spark_kafka_jars() -> list[Path]:
     """Jars to add to ``spark.jars`` so PySpark can read and write Kafka.
 
     Spark's Kafka connector and those of its dependencies that PySpark does not already
-    bundle (for Spark 4.0.0: spark-sql-kafka, spark-token-provider-kafka, kafka-clients,
+    bundle (for Spark 4.x: spark-sql-kafka, spark-token-provider-kafka, kafka-clients,
     commons-pool2).
     """
     module = spark_kafka_module()
