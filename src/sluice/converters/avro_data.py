@@ -182,6 +182,35 @@ class AvroType:
         assert self.name is not None
         return f"{self.namespace}.{self.name}" if self.namespace else self.name
 
+    # The parts of a node that only some kinds have, for code that knows the kind: an
+    # array's element type, a map's value type, a union's branch, a named type's name, a
+    # record's field. A node of another kind raises DataError (a malformed schema).
+    def element_type(self) -> AvroType:
+        if self.items is None:
+            raise DataError(f"Avro {self.type} schema has no items")
+        return self.items
+
+    def value_type(self) -> AvroType:
+        if self.values is None:
+            raise DataError(f"Avro {self.type} schema has no values")
+        return self.values
+
+    def branch(self, index: int) -> AvroType:
+        if self.branches is None:
+            raise DataError(f"Avro {self.type} schema is not a union")
+        return self.branches[index]
+
+    def required_name(self) -> str:
+        if self.name is None:
+            raise DataError(f"Avro {self.type} schema has no name")
+        return self.name
+
+    def field_type(self, name: str) -> AvroType:
+        found = self.field(name)
+        if found is None:
+            raise DataError(f"Avro {self.type} schema has no field {name}")
+        return found.schema
+
     def field(self, name: str) -> AvroField | None:
         if self._field_index is None:
             self._field_index = {f.name: f for f in self.fields or ()}
@@ -383,11 +412,11 @@ def _write(s: AvroType, space: str | None, names: dict[str, AvroType], out: list
         if known is not None:
             if known is not s and avro_json_standalone(known) != avro_json_standalone(s):
                 raise DataError(f"Can't redefine: {full}")
-            qualified = s.name if (s.namespace is None or s.namespace == space) else full
-            out.append(_jstr(qualified))  # type: ignore[arg-type]
+            qualified = s.required_name() if (s.namespace is None or s.namespace == space) else full
+            out.append(_jstr(qualified))
             return
         names[full] = s
-        out.append('{"type":' + _jstr(t) + ',"name":' + _jstr(s.name))  # type: ignore[arg-type]
+        out.append('{"type":' + _jstr(t) + ',"name":' + _jstr(s.required_name()))
         if s.namespace is not None:
             if s.namespace != space:
                 out.append(',"namespace":' + _jstr(s.namespace))
@@ -434,13 +463,13 @@ def _write(s: AvroType, space: str | None, names: dict[str, AvroType], out: list
         return
     if t == "array":
         out.append('{"type":"array","items":')
-        _write(s.items, space, names, out)  # type: ignore[arg-type]
+        _write(s.element_type(), space, names, out)
         _write_props(s.props, out)
         out.append("}")
         return
     if t == "map":
         out.append('{"type":"map","values":')
-        _write(s.values, space, names, out)  # type: ignore[arg-type]
+        _write(s.value_type(), space, names, out)
         _write_props(s.props, out)
         out.append("}")
         return
@@ -625,9 +654,9 @@ def _wire(s: AvroType, defined: set[int]) -> Any:
             return {"type": "enum", "name": s.fullname, "symbols": list(s.symbols or ())}
         return {"type": "fixed", "name": s.fullname, "size": s.size}
     if t == "array":
-        return {"type": "array", "items": _wire(s.items, defined)}  # type: ignore[arg-type]
+        return {"type": "array", "items": _wire(s.element_type(), defined)}
     if t == "map":
-        return {"type": "map", "values": _wire(s.values, defined)}  # type: ignore[arg-type]
+        return {"type": "map", "values": _wire(s.value_type(), defined)}
     if t == "union":
         branches = s.branches or []
         if not s.needs_wrapping:
@@ -649,7 +678,7 @@ def _wire(s: AvroType, defined: set[int]) -> Any:
 
 def union_datum(union: AvroType, index: int, datum: Any) -> Any:
     """The raw datum for branch ``index`` of ``union`` (what :class:`AvroCodec` writes)."""
-    branch = union.branches[index]  # type: ignore[index]
+    branch = union.branch(index)
     if branch.type == "null":
         return None
     if union.needs_wrapping:
@@ -1040,7 +1069,7 @@ class AvroData:
         target = avro
         if avro.type == "union" and not _is_union_schema(schema):
             index = _optional_branch(avro)
-            return union_datum(avro, index, self._to_raw_typed(schema, avro.branches[index], value))  # type: ignore[index]
+            return union_datum(avro, index, self._to_raw_typed(schema, avro.branch(index), value))
         return self._to_raw_typed(schema, target, value)
 
     def _to_raw_typed(self, schema: Schema, avro: AvroType, value: Any) -> Any:
@@ -1084,23 +1113,23 @@ class AvroData:
             if not isinstance(value, (list, tuple)):
                 raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             vs = schema.value_schema()
-            items = avro.items
-            return [self._to_raw(vs, items, v, True) for v in value]  # type: ignore[arg-type]
+            items = avro.element_type()
+            return [self._to_raw(vs, items, v, True) for v in value]
         if t is Type.MAP:
             if not isinstance(value, Mapping):
                 raise DataError(f"Invalid type for {t.name}: {class_string(value)}")
             ks, vs = schema.key_schema(), schema.value_schema()
             if avro.type == "map":
-                values = avro.values
+                values = avro.value_type()
                 out: dict[str, Any] = {}
                 for k, v in value.items():
                     if not isinstance(k, str):
                         raise DataError(f"Invalid type for STRING: {class_string(k)}")
-                    out[k] = self._to_raw(vs, values, v, True)  # type: ignore[arg-type]
+                    out[k] = self._to_raw(vs, values, v, True)
                 return out
-            entry = avro.items
-            key_avro = entry.field(KEY_FIELD).schema  # type: ignore[union-attr]
-            value_avro = entry.field(VALUE_FIELD).schema  # type: ignore[union-attr]
+            entry = avro.element_type()
+            key_avro = entry.field_type(KEY_FIELD)
+            value_avro = entry.field_type(VALUE_FIELD)
             return [
                 {KEY_FIELD: self._to_raw(ks, key_avro, k, True), VALUE_FIELD: self._to_raw(vs, value_avro, v, True)}
                 for k, v in value.items()
@@ -1113,7 +1142,7 @@ class AvroData:
                 for i, f in enumerate(schema.fields()):
                     member = value.get_without_default(f.name) if self.ignore_default_for_nullables else value.get(f)
                     if member is not None:
-                        branch = avro.branches[i + offset]  # type: ignore[index]
+                        branch = avro.branch(i + offset)
                         return union_datum(avro, i + offset, self._to_raw_typed(f.schema, branch, member))
                 if not schema.optional:
                     raise DataError("Found null value for non-optional schema")
@@ -1251,7 +1280,7 @@ class AvroData:
         elif t == "map":
             builder = SchemaBuilder.map(
                 Schema.STRING_SCHEMA,
-                self._to_connect(avro.values, False, None, None, None, ctx),  # type: ignore[arg-type]
+                self._to_connect(avro.value_type(), False, None, None, None, ctx),
             )
         elif t == "record":
             if id(avro) in ctx.in_progress:
@@ -1277,9 +1306,9 @@ class AvroData:
             builder = SchemaBuilder.string()
             if self.connect_meta_data:
                 if avro.doc is not None:
-                    builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + avro.name, avro.doc)  # type: ignore[operator]
+                    builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + avro.required_name(), avro.doc)
                 if avro.enum_default is not None:
-                    builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + avro.name, avro.enum_default)  # type: ignore[operator]
+                    builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + avro.required_name(), avro.enum_default)
             param = GENERALIZED_TYPE_ENUM if self.generalized else AVRO_TYPE_ENUM
             builder.parameter(param, avro.fullname)
             for i, symbol in enumerate(avro.symbols or ()):
@@ -1396,7 +1425,7 @@ class AvroData:
         if member.type in NAMED:
             if self.enhanced:
                 return member.fullname
-            return self._split_name(member.name)[1]  # type: ignore[arg-type]
+            return self._split_name(member.required_name())[1]
         return member.type
 
     def _default_from_avro(self, schema: Schema, avro: AvroType, value: Any) -> Any:
@@ -1437,13 +1466,12 @@ class AvroData:
             if t == "array":
                 if not isinstance(value, list):
                     raise DataError("Invalid JSON for array default value")
-                return [self._default_from_avro(schema.value_schema(), avro.items, e) for e in value]  # type: ignore[arg-type]
+                return [self._default_from_avro(schema.value_schema(), avro.element_type(), e) for e in value]
             if t == "map":
                 if not isinstance(value, Mapping):
                     raise DataError("Invalid JSON for map default value")
                 return {
-                    k: self._default_from_avro(schema.value_schema(), avro.values, e)  # type: ignore[arg-type]
-                    for k, e in value.items()
+                    k: self._default_from_avro(schema.value_schema(), avro.value_type(), e) for k, e in value.items()
                 }
             if t == "record":
                 if not isinstance(value, Mapping):
@@ -1486,7 +1514,7 @@ class AvroData:
                 if not schema.optional:
                     raise DataError("Found null value for non-optional schema")
                 return None
-            branch = avro.branches[index]  # type: ignore[index]
+            branch = avro.branch(index)
             if _is_union_schema(schema):
                 member = schema.fields()[index - _nulls_before(avro, index)]
                 union_value = Struct(schema)
@@ -1503,17 +1531,17 @@ class AvroData:
         elif t is Type.INT16:
             value = narrow(raw, 16)
         elif t is Type.ARRAY:
-            vs, items = schema.value_schema(), avro.items
-            value = [self._to_value(vs, items, e) for e in raw]  # type: ignore[arg-type]
+            vs, items = schema.value_schema(), avro.element_type()
+            value = [self._to_value(vs, items, e) for e in raw]
         elif t is Type.MAP:
             ks, vs = schema.key_schema(), schema.value_schema()
             if avro.type == "map":
-                values = avro.values
-                value = {k: self._to_value(vs, values, v) for k, v in raw.items()}  # type: ignore[arg-type]
+                values = avro.value_type()
+                value = {k: self._to_value(vs, values, v) for k, v in raw.items()}
             else:
-                entry = avro.items
-                ka = entry.field(KEY_FIELD).schema  # type: ignore[union-attr]
-                va = entry.field(VALUE_FIELD).schema  # type: ignore[union-attr]
+                entry = avro.element_type()
+                ka = entry.field_type(KEY_FIELD)
+                va = entry.field_type(VALUE_FIELD)
                 value = {}
                 for e in raw:
                     if isinstance(e, tuple):
@@ -1784,9 +1812,9 @@ def valid_default(avro: AvroType, value: Any) -> bool:
     if t == "null":
         return value is None
     if t == "array":
-        return isinstance(value, list) and all(valid_default(avro.items, v) for v in value)  # type: ignore[arg-type]
+        return isinstance(value, list) and all(valid_default(avro.element_type(), v) for v in value)
     if t == "map":
-        return isinstance(value, Mapping) and all(valid_default(avro.values, v) for v in value.values())  # type: ignore[arg-type]
+        return isinstance(value, Mapping) and all(valid_default(avro.value_type(), v) for v in value.values())
     if t == "record":
         if not isinstance(value, Mapping):
             return False
@@ -1854,9 +1882,9 @@ def _compat(r: AvroType, w: AvroType, path: str, errors: list[str], seen: set[tu
         if missing and r.enum_default is None:
             errors.append(f"{path or '/'}/symbols: reader is missing symbols {missing}")
     elif r.type == "array":
-        _compat(r.items, w.items, f"{path}/items", errors, seen)  # type: ignore[arg-type]
+        _compat(r.element_type(), w.element_type(), f"{path}/items", errors, seen)
     elif r.type == "map":
-        _compat(r.values, w.values, f"{path}/values", errors, seen)  # type: ignore[arg-type]
+        _compat(r.value_type(), w.value_type(), f"{path}/values", errors, seen)
     elif r.type == "record":
         for rf in r.fields or ():
             wf = w.field(rf.name) or next((w.field(a) for a in rf.aliases or () if w.field(a)), None)
@@ -1872,7 +1900,7 @@ def project(raw: Any, writer: AvroType, reader: AvroType) -> Any:
     decoded data: fields by name with reader defaults, promotions, union branches)."""
     if writer.type == "union":
         index, inner = union_branch(writer, raw)
-        return project(inner, writer.branches[index], reader)  # type: ignore[index]
+        return project(inner, writer.branch(index), reader)
     if reader.type == "union":
         branches = reader.branches or []
         for i, b in enumerate(branches):
@@ -1906,9 +1934,9 @@ def project(raw: Any, writer: AvroType, reader: AvroType) -> Any:
                 raise DataError(f"Reader field {rf.name} has no default and is missing from the writer's data")
         return out
     if t == "array":
-        return [project(e, writer.items, reader.items) for e in raw]  # type: ignore[arg-type]
+        return [project(e, writer.element_type(), reader.element_type()) for e in raw]
     if t == "map":
-        return {k: project(v, writer.values, reader.values) for k, v in raw.items()}  # type: ignore[arg-type]
+        return {k: project(v, writer.value_type(), reader.value_type()) for k, v in raw.items()}
     if t == "enum" and raw not in (reader.symbols or ()):
         if reader.enum_default is None:
             raise DataError(f"Enum symbol {raw} is not in the reader's symbols")
@@ -1932,9 +1960,9 @@ def _raw_from_json(avro: AvroType, value: Any) -> Any:
     if t in ("float", "double"):
         return float(value)
     if t == "array":
-        return [_raw_from_json(avro.items, v) for v in value]  # type: ignore[arg-type]
+        return [_raw_from_json(avro.element_type(), v) for v in value]
     if t == "map":
-        return {k: _raw_from_json(avro.values, v) for k, v in value.items()}  # type: ignore[arg-type]
+        return {k: _raw_from_json(avro.value_type(), v) for k, v in value.items()}
     if t == "record":
         return {f.name: _raw_from_json(f.schema, value.get(f.name, f.default)) for f in avro.fields or ()}
     return value
