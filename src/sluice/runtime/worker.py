@@ -566,29 +566,24 @@ class Worker:
                     del self._connectors[name]  # nothing of this connector runs here any more
                 if worker_task is not None:
                     stopping.append((name, task, worker_task))
-        for _, _, worker_task in stopping:
-            worker_task.stop()
-        deadline = time.monotonic() + self._graceful_s()
-        for name, task, worker_task in stopping:
-            self._await_stopped(name, [(task, worker_task)], max(0.0, deadline - time.monotonic()))
+        self._stop_together(stopping)
 
     def stop_tasks(self, name: str, wc: WorkerConnector | None = None) -> None:
         wc = wc or self._connectors.get(name)
         if wc is None:
             return
-        tasks = list(wc.tasks.items())
+        stopping = [(name, task_id, task) for task_id, task in wc.tasks.items()]
         wc.tasks.clear()
-        for _, task in tasks:
-            task.stop()
-        self._await_stopped(name, tasks, self._graceful_s())
+        self._stop_together(stopping)
 
-    @staticmethod
-    def _await_stopped(name: str, tasks: list[tuple[int, WorkerTask]], timeout_s: float) -> None:
-        """Wait for stopping tasks with one deadline for all of them (Kafka's
+    def _stop_together(self, stopping: list[tuple[str, int, WorkerTask]]) -> None:
+        """Tell every task to stop, then wait for them with one deadline for all (Kafka's
         ``task.shutdown.graceful.timeout.ms`` is a total); a task still running after it
         is abandoned: it reports nothing and commits nothing any more."""
-        deadline = time.monotonic() + timeout_s
-        for task_id, task in tasks:
+        for _, _, task in stopping:
+            task.stop()
+        deadline = time.monotonic() + self._graceful_s()
+        for name, task_id, task in stopping:
             if not task.join(max(0.0, deadline - time.monotonic())):
                 log.error(
                     "Graceful stop of task %s-%s failed: it did not stop within "
@@ -605,15 +600,9 @@ class Worker:
         """Every task told to stop at once and awaited with one deadline, then the connectors."""
         with self._lock:
             hosted = list(self._connectors.items())
-            stopping = []
-            for name, wc in hosted:
-                stopping.append((name, list(wc.tasks.items())))
+            stopping = [(name, task_id, task) for name, wc in hosted for task_id, task in wc.tasks.items()]
+            for _, wc in hosted:
                 wc.tasks.clear()
-        for _, tasks in stopping:
-            for _, task in tasks:
-                task.stop()
-        deadline = time.monotonic() + self._graceful_s()
-        for name, tasks in stopping:
-            self._await_stopped(name, tasks, max(0.0, deadline - time.monotonic()))
+        self._stop_together(stopping)
         for name, _ in hosted:
             self.stop_connector(name)
