@@ -517,13 +517,6 @@ class _LocalDatabase(LocalService):
         server._adopt(state)
         return server
 
-    def __enter__(self) -> Any:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     # ------------------------------------------------------------------ properties
 
     @property
@@ -537,10 +530,6 @@ class _LocalDatabase(LocalService):
     def url(self) -> str:
         """The JDBC URL for ``connection.url`` (``jdbc:postgresql://127.0.0.1:PORT/sluice``)."""
         return _jdbc_url(self.kind, self.host, self.port, self.database)
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
 
     @property
     def version(self) -> str | None:
@@ -760,19 +749,8 @@ class _LocalDatabase(LocalService):
             ) from exc
         conn.close()
 
-    def _check_alive_while_starting(self) -> None:
-        assert self._pid is not None
-        if not self._is_running(self._pid):
-            raise self._start_failure("exited during start-up")
-
     def _start_failure(self, what: str) -> DevToolsError:
         return DevToolsError(f"The {self.name} server in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}")
-
-    def _kill_failed_start(self) -> None:
-        if self._pid is not None and self._is_running(self._pid):
-            self._signal(self._pid, signal.SIGKILL)
-            self._wait_exit(self._pid, 15.0)
-        self._forget_process()
 
     def _log_tail(self) -> str:
         if self.log_file.is_file() and self.log_file.stat().st_size:

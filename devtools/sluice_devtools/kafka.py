@@ -123,13 +123,6 @@ class KafkaBroker(LocalService):
         broker._bootstrap = state.get("bootstrap")
         return broker
 
-    def __enter__(self) -> KafkaBroker:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     # ------------------------------------------------------------------ properties
 
     @property
@@ -138,10 +131,6 @@ class KafkaBroker(LocalService):
         if self._bootstrap is None:
             raise DevToolsError(f"The Kafka broker in {self.work_dir} has not been started.")
         return self._bootstrap
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
 
     @property
     def log_file(self) -> Path:
@@ -381,19 +370,8 @@ class KafkaBroker(LocalService):
                 pass
             time.sleep(0.05)
 
-    def _check_alive_while_starting(self) -> None:
-        assert self._pid is not None
-        if not self._is_running(self._pid):
-            raise self._start_failure("exited during start-up")
-
     def _start_failure(self, what: str) -> DevToolsError:
         return DevToolsError(f"The Kafka broker in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}")
-
-    def _kill_failed_start(self) -> None:
-        if self._pid is not None and self._is_running(self._pid):
-            self._signal(self._pid, signal.SIGKILL)
-            self._wait_exit(self._pid, 15.0)
-        self._forget_process()
 
     def _log_tail(self) -> str:
         parts = []

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "LOOPBACK",
@@ -177,6 +177,43 @@ class LocalService:
 
     work_dir: Path
     _proc: subprocess.Popen[Any] | None
+    _pid: int | None
+
+    def start(self, timeout: float = 60.0) -> str:
+        raise NotImplementedError
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    def _start_failure(self, what: str) -> Exception:
+        """The error saying the service ``what`` (e.g. "exited during start-up"), with its log."""
+        raise NotImplementedError
+
+    def _forget_process(self) -> None:
+        """Drop the process: from this object and from the state file."""
+        raise NotImplementedError
+
+    def _check_alive_while_starting(self) -> None:
+        assert self._pid is not None
+        if not self._is_running(self._pid):
+            raise self._start_failure("exited during start-up")
+
+    def _kill_failed_start(self) -> None:
+        if self._pid is not None and self._is_running(self._pid):
+            self._signal(self._pid, signal.SIGKILL)
+            self._wait_exit(self._pid, 15.0)
+        self._forget_process()
 
     def _is_this_process(self, cmdline: str) -> bool:
         """Whether a process with this command line is this work dir's service."""

@@ -158,13 +158,6 @@ class SchemaRegistry(LocalService):
         registry._base = state.get("base_url")
         return registry
 
-    def __enter__(self) -> SchemaRegistry:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     # ------------------------------------------------------------------ properties
 
     @property
@@ -178,10 +171,6 @@ class SchemaRegistry(LocalService):
     def url(self) -> str:
         """The Confluent-compatible API: ``http://127.0.0.1:PORT/apis/ccompat/v7``."""
         return self.base_url + CCOMPAT_PATH
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
 
     @property
     def log_file(self) -> Path:
@@ -346,19 +335,8 @@ class SchemaRegistry(LocalService):
                 raise self._start_failure(f"did not answer {self.url}/subjects in time")
             time.sleep(0.1)
 
-    def _check_alive_while_starting(self) -> None:
-        assert self._pid is not None
-        if not self._is_running(self._pid):
-            raise self._start_failure("exited during start-up")
-
     def _start_failure(self, what: str) -> DevToolsError:
         return DevToolsError(f"The schema registry in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}")
-
-    def _kill_failed_start(self) -> None:
-        if self._pid is not None and self._is_running(self._pid):
-            self._signal(self._pid, signal.SIGKILL)
-            self._wait_exit(self._pid, 15.0)
-        self._forget_process()
 
     def _log_tail(self) -> str:
         if self.log_file.is_file() and self.log_file.stat().st_size:
