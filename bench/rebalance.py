@@ -45,7 +45,6 @@ SETTINGS = {
     "session.timeout.ms": "10000",
     "heartbeat.interval.ms": "3000",
     "scheduled.rebalance.max.delay.ms": "10000",
-    "spark.master": "local[2]",
 }
 
 

@@ -30,7 +30,8 @@ config topic (connector config, the commit of its task configs), status topic (c
 and task RUNNING) and of the data topic (the first record), and the workers' logs: both
 systems log rebalances and assignments at INFO (Kafka Connect's herder, through
 ``bench/jvm/log4j2-distributed.properties``); Sluice's workers run with the ``sluice``
-loggers at DEBUG, which time every micro-batch (a Spark job) of a task, and the harness
+loggers at DEBUG, which say when a task's long-lived Spark job is submitted and when its
+Python worker connects back (the task is starting), and the harness
 logs when each Sluice worker's Spark session is ready. The connectors are deleted after
 each round; the next round waits until both groups are stable again.
 
@@ -89,7 +90,8 @@ SOURCE_PATH = [
     ("source_task_configs", "source: task configs committed to the config topic"),
     ("source_task_assigned", "source: task assigned to a worker (log)"),
     ("source_task_running", "source: task RUNNING in the status topic"),
-    ("source_first_job", "source: its first Spark job starts (Sluice's log)"),
+    ("source_launched", "source: its long-lived Spark job submitted (Sluice's log)"),
+    ("source_connected", "source: its Python worker connected to the worker (Sluice's log)"),
     ("first_record", "first record in the topic (its timestamp)"),
     ("first_line", "first line in the sink file"),
 ]
@@ -100,10 +102,8 @@ SINK_PATH = [
     ("sink_task_configs", "sink: task configs committed"),
     ("sink_task_assigned", "sink: task assigned to a worker (log)"),
     ("sink_task_running", "sink: task RUNNING in the status topic"),
-    (
-        "sink_first_records_job",
-        "sink: its first Spark job with records starts (Sluice's log; it waits for the first record)",
-    ),
+    ("sink_launched", "sink: its long-lived Spark job submitted (Sluice's log)"),
+    ("sink_connected", "sink: its Python worker connected to the worker (Sluice's log)"),
 ]
 
 
@@ -152,22 +152,11 @@ def log_timeline(events: list[tuple[float, int, str]], source: str, sink: str, t
                 first("sink_assigned", at)
             if _has_task(tasks, sink):
                 first("sink_task_assigned", at)
-        m = re.match(rf"Source task {re.escape(source)}-0 batch (\d+): (\d+) records in ([\d.]+) s", message)
-        if m:
-            took = float(m.group(3))
-            if m.group(1) == "0":
-                first("source_first_job", at - took)
-                out["source_first_job_s"] = took
-                out["source_first_job_fresh"] = "fresh instance: True" in message
-            if int(m.group(2)) > 0 and "source_first_records_job_end" not in out:
-                out["source_first_records_job_end"] = at - t0
-                out["source_first_records_job_s"] = took
-                out["source_first_records_batch"] = int(m.group(1))
-        m = re.match(rf"Sink task {re.escape(sink)}-0 batch (\d+): (\d+) records in ([\d.]+) s", message)
-        if m and int(m.group(2)) > 0 and "sink_first_records_job" not in out:
-            took = float(m.group(3))
-            first("sink_first_records_job", at - took)
-            out["sink_first_records_job_s"] = took
+        for name, prefix in ((source, "source"), (sink, "sink")):
+            if message.startswith(f"Task {name}-0 submitted as a long-lived Spark job"):
+                first(f"{prefix}_launched", at)
+            elif message.startswith(f"Task {name}-0 runs in Python worker pid"):
+                first(f"{prefix}_connected", at)
     out["rebalances"] = max(rebalances.values(), default=0)
     return out
 
@@ -394,7 +383,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     def configure(worker: BenchWorker) -> None:
         if worker.system == "sluice":
-            worker.debug_loggers = ("sluice",)  # every micro-batch (Spark job) of a task timed
+            worker.debug_loggers = ("sluice",)  # when each task is submitted to Spark and connects back
 
     try:
         log(f"starting a Kafka broker in {work / 'kafka'}")
@@ -552,28 +541,19 @@ def render(results: dict[str, Any], command: str) -> str:
             )
 
         said.append(f"Sluice's longest steps on the source's path (medians): {'; '.join(map(step_text, longest))}.")
-    job = _values(runs["sluice"], "source_first_job_s", True)
-    fresh = [r["moments"].get("source_first_job_fresh") for r in runs["sluice"] if r.get("ok")]
-    if job:
-        said.append(
-            f"The source task's first Spark job (its Python worker and task instance start, the first "
-            f"poll and the write to Kafka) took {_cell(job)} s"
-            + (f" (a fresh task instance in {sum(bool(f) for f in fresh)} of {len(fresh)} rounds)" if fresh else "")
-            + "."
-        )
-    sink_job = _values(runs["sluice"], "sink_first_records_job_s", True)
-    sink_wait = [
-        r["moments"]["sink_first_records_job"] - r["moments"]["first_record"]
-        for r in runs["sluice"]
-        if r.get("ok")
-        and r["moments"].get("sink_first_records_job") is not None
-        and r["moments"].get("first_record") is not None
-    ]
-    if sink_job:
-        said.append(
-            f"The sink task's first Spark job with records started {_cell(sink_wait)} s after the first "
-            f"record was in the topic and took {_cell(sink_job)} s."
-        )
+    for prefix, what in (("source", "source"), ("sink", "sink")):
+        connect_s = [
+            r["moments"][f"{prefix}_connected"] - r["moments"][f"{prefix}_launched"]
+            for r in runs["sluice"]
+            if r.get("ok")
+            and r["moments"].get(f"{prefix}_connected") is not None
+            and r["moments"].get(f"{prefix}_launched") is not None
+        ]
+        if connect_s:
+            said.append(
+                f"The {what} task's Spark job reached its Python worker {_cell(connect_s)} s after it was "
+                "submitted (scheduling, the Python worker, the connection back)."
+            )
     rebal = {system: _values(runs[system], "rebalances", True) for system in SYSTEMS}
     if rebal["connect"] or rebal["sluice"]:
         said.append(

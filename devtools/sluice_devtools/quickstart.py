@@ -88,7 +88,6 @@ def run_quickstart(lines: int = 5, exit_after: bool = False, work_dir: str | Non
         "value.converter.schemas.enable": "true",
         "offset.storage.file.filename": str(work / "connect.offsets"),
         "listeners": f"http://127.0.0.1:{port}",
-        "spark.master": "local[2]",
     }
     source = {
         "name": "local-file-source",

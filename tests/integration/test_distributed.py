@@ -57,6 +57,12 @@ def _states(worker: DistributedWorker) -> dict[str, tuple[str, list[tuple[str, s
     }
 
 
+def _stored_position(worker: DistributedWorker, name: str) -> int | None:
+    """The file position a FileStreamSource connector's stored offsets name, if any."""
+    offsets = worker.get(f"/connectors/{name}/offsets").json().get("offsets") or []
+    return offsets[0]["offset"].get("position") if offsets else None
+
+
 def _source(tmp: Path, name: str, topic: str, lines: int) -> dict[str, str]:
     path = tmp / f"{name}.txt"
     path.write_text("".join(f"{name}-{i}\n" for i in range(lines)))
@@ -104,6 +110,16 @@ def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(kafka
                 timeout=90,
                 message=f"{name}'s lines in its topic",
                 ignore=(KafkaException,),
+            )
+
+        # A quiet moment: every line's offset stored (delivery is at least once, so a kill
+        # between a write and its offset commit would repeat lines after the move).
+        for name in names:
+            size = (tmp_path / f"{name}.txt").stat().st_size
+            wait_until(
+                lambda name=name, size=size: _stored_position(first, name) == size,
+                timeout=60,
+                message=lambda name=name: f"{name}'s offsets stored: {first.get(f'/connectors/{name}/offsets').text}",
             )
 
         # SIGKILL the worker that runs the first connector's task: it moves, and resumes

@@ -26,7 +26,6 @@ SETTINGS = {
     "session.timeout.ms": "8000",
     "heartbeat.interval.ms": "2000",
     "scheduled.rebalance.max.delay.ms": "3000",
-    "spark.master": "local[2]",
     # A clean stop repeats nothing only if the batch under way finishes before the task is
     # abandoned; a cold first batch on two busy cores can take 20 s, beyond Kafka's 5 s
     # default (after which the batch is delivered again: at least once).

@@ -7,7 +7,7 @@ reaches the sink's file exactly once.
 
 What differs from the guide, and why: the broker, the REST port and the offsets file are
 the test's own (``StandaloneWorker``), the topic is unique to the test and the sink's file
-is in its temporary directory; Spark runs ``local[2]`` with less memory; the graceful
+is in its temporary directory; Spark runs with less memory; the graceful
 shutdown timeout is 30 s, since a cold batch on two busy cores can outlast the default 5 s
 and a task abandoned in mid-batch writes some lines again (at least once, as the guide
 says). The package is installed by ``install_like_pip``: no network, no wheel build.

@@ -4,8 +4,9 @@ A Spark standalone master and worker are started from the installed PySpark
 (``sluice_devtools.spark_cluster``); Sluice workers — standalone, then distributed — get
 ``spark.master=spark://127.0.0.1:<port>``. A Python source task reports, in every value,
 the id of the Spark executor whose Python worker ran ``poll()``; those values must name
-one of the cluster's executors (never ``driver``), and a FileStreamSink task, also on the
-cluster, must write them all to its file.
+one of the cluster's executors (never ``driver``) and the same Spark stage (one long-lived
+Spark task runs the Connect task), and a FileStreamSink task, also on the cluster, must
+write them all to its file.
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ def _run_pipeline_on_cluster(
     reported = {m.group(2) for m in matches}
     assert executors and reported <= executors, (reported, executors)
     assert "driver" not in reported
+    # one long-lived Spark task ran every poll() of the task instance: a single stage
+    assert len({line.split("@")[1] for line in lines}) == 1, lines
     for task in ("source", "sink"):
         r = worker.get(f"/connectors/{name}-{task}/status").json()
         assert r["tasks"][0]["state"] == "RUNNING", r

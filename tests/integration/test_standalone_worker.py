@@ -64,6 +64,7 @@ def test_python_path_connector_from_outside_the_package_runs_on_spark(worker, ka
     values = _payloads(kafka_bootstrap, topic, 25)
     assert [v.split("@")[0] for v in values] == [f"seq-{i}" for i in range(25)]
     assert all(re.fullmatch(r"seq-\d+@spark-stage-\d+", v) for v in values), values[:3]
+    assert len({v.split("@")[1] for v in values}) == 1, "one long-lived Spark task ran every poll()"
 
 
 def test_failing_poll_fails_only_that_task_and_task_restart_recovers(worker, kafka_bootstrap, unique_name, tmp_path):

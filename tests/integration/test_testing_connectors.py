@@ -115,8 +115,8 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
     assert set(source_line) == {"name", "task", "topic", "time_ms", "seqno"} and source_line["topic"] == topic
 
     # A clean restart of one source task: it resumes after its committed seqno, and its
-    # committed report stays consecutive with no duplicates (the new instance reports what
-    # the old one committed last).
+    # committed report stays consecutive with no duplicates (the old instance's producer
+    # delivered and its offsets were stored before it stopped).
     before = len(_seqnos(source_report, source, "committed")[0])
     r = httpx2.post(f"{worker.url}/connectors/{source}/tasks/0/restart", timeout=60)
     assert r.status_code == 204, r.text

@@ -50,7 +50,6 @@ class StandaloneWorker:
             **self._mode_props(work_dir, name),
             "listeners": f"http://127.0.0.1:{self.port}",
             "plugin.path": str(TEST_PLUGINS),
-            "spark.master": "local[2]",
             "spark.driver.memory": "512m",
         }
         for key, value in (extra or {}).items():  # None removes a key: Sluice's default applies
@@ -149,7 +148,6 @@ QUICK_GROUP_SETTINGS: dict[str, str | None] = {
     "session.timeout.ms": "8000",
     "heartbeat.interval.ms": "2000",
     "scheduled.rebalance.max.delay.ms": "4000",
-    "spark.master": "local[2]",
 }
 
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,28 @@ def test_the_check_catches_an_upward_import(tmp_path: Path) -> None:
     bad.write_text("from sluice.runtime.worker import Worker\nimport pyspark\n")
     assert "sluice.runtime.worker" in _imports(bad)
     assert "pyspark" in _imports(bad)
+
+
+def test_the_runtime_and_the_task_hosts_import_without_pyspark() -> None:
+    """The worker's runtime gets Spark injected (sluice.spark.launcher takes the session),
+    and the long-lived task's modules run in Spark's Python workers without PySpark's
+    SQL layer: none of them imports PySpark when imported."""
+    modules = [
+        "sluice.runtime.worker",
+        "sluice.runtime.tasks",
+        "sluice.runtime.herder.standalone",
+        "sluice.runtime.herder.distributed",
+        "sluice.spark.launcher",
+        "sluice.spark.task_host",
+        "sluice.spark.source_loop",
+        "sluice.spark.sink_loop",
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "loaded = sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.'))\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -6,14 +6,15 @@ Where plugin code runs — the words every docstring of :mod:`sluice.api` uses:
   Calls come from the worker's control threads (REST request threads, the herder's
   thread, start-up), one lifecycle call of a connector instance at a time.
 * **Executor**: a Python worker process of a Spark executor (in local mode, a child
-  process of the worker). Task instances, their converters and their transformations
-  live there; one task instance serves the task's consecutive micro-batches (each
-  micro-batch is one Spark job) as long as they run in its Python worker.
-* **Batch thread**: the executor Python worker's main thread. It runs one Spark job at a
-  time — a task's micro-batches and the worker's small control jobs (pause, stop) — and
-  makes every call to tasks, converters and transformations, with two exceptions:
-  ``SourceTask.poll()`` runs on the instance's own poll thread, and an orphaned source
-  instance calls its own ``stop()`` from a thread of its own.
+  process of the worker). Each running task is one long-lived Spark task: its task
+  instance, converters and transformations live in a Python worker that serves that
+  task alone, from the instance's start to its stop.
+* **Task thread**: the thread of that Spark task in its Python worker. It makes every
+  call to the task, its converters and its transformations — ``initialize``,
+  ``start``, ``poll``/``put``, ``commit``/``commit_record``/``pre_commit``/``flush``,
+  ``open``/``close``, ``stop`` — one at a time. The framework's two other threads
+  there (one reads the worker's control messages, one sends heartbeats) never call
+  plugin code.
 
 Any plugin class may also be instantiated (no arguments) where it is not used: the
 worker process makes throwaway instances of connectors, converters, transformations
@@ -76,15 +77,16 @@ class Task(ABC):
     call :meth:`version`. So the class must be importable on both sides, and
     ``__init__`` should only set attributes: connect to things in :meth:`start`.
 
-    A task (``<connector>-<n>``) may go through many instances: a new one starts for
-    its first micro-batch, after a restart, after a failure, when Spark runs a batch in
-    another Python worker than the one holding the instance, and for sink tasks when
-    the partition assignment changes. Every instance starts from the committed offsets.
+    A task (``<connector>-<n>``) may go through many instances: each launch of the task
+    makes one — when the task starts, after a restart (of the task or its connector), a
+    reconfiguration, or a rebalance that moves it. An instance serves the task until it
+    stops or fails; a failed task gets a new instance only when restarted. Every
+    instance starts from the committed offsets.
 
-    Not guaranteed: that two instances of a task never exist at once. An instance left
-    behind in another Python worker is stopped when a later batch of the task runs
-    there, or — a source instance, unless its queue of polled records is full — by
-    itself after two minutes without batches; until then it holds its connections.
+    Not guaranteed: that two instances of a task never exist at once. An instance whose
+    worker lost the task (a rebalance, a worker cut off from the group) or that was
+    abandoned (it did not stop within ``task.shutdown.graceful.timeout.ms``) may still
+    run while the next one starts; it commits no offsets any more.
     """
 
     def version(self) -> str:
@@ -103,10 +105,11 @@ class Task(ABC):
         with config-provider placeholders resolved, plus ``task.class`` (and, for sink
         tasks, ``topics``/``topics.regex`` from the connector config; with ``plugin.path``
         set, a private ``__sluice.plugin.path`` key). Called once per instance, in the
-        executor, on the batch thread, after ``initialize`` and before any other call —
-        for a source task before its poll thread starts, for a sink task right before
-        ``open``. A task that starts while its connector is PAUSED is started only
-        once the connector is resumed.
+        executor, on the task thread, after ``initialize`` and before any other call —
+        for a sink task right before ``open``. A task whose connector is PAUSED is
+        launched, and so started, only once the connector is resumed. The task is
+        reported RUNNING once ``start`` (and a sink's ``open`` of its initial
+        partitions) returned.
 
         Raises: any exception (:class:`~sluice.api.errors.RetriableError` too) fails the
         task: FAILED with the traceback, until restarted. :meth:`stop` is then not called
@@ -115,34 +118,33 @@ class Task(ABC):
 
     @abstractmethod
     def stop(self) -> None:
-        """Stop this instance and release what it holds. Called at most once per instance.
+        """Stop this instance and release what it holds. Called at most once per instance,
+        on the task thread, as its last call.
 
-        When the runtime discards the instance: a source's ``poll()`` or ``commit()``
-        raised, a record failed beyond ``errors.tolerance``, a sink's ``put`` or
-        ``pre_commit`` raised, the sink's assignment changed, or a new instance of the task
-        starts in the same Python worker (after a task restart, say). Also when the worker
-        stops the task (task or connector restart, connector stopped, deleted or
-        reconfigured, a rebalance, worker shutdown): after the task's last micro-batch,
-        through a small Spark job in the task's Python worker. It runs on the
-        batch thread, except for an orphaned source instance, which stops itself from a
-        thread of its own. A sink task's :meth:`~sluice.api.sink.SinkTask.close` comes
-        right before, on the same thread (``stop`` is called even if ``close`` raised).
+        When the worker stops the task (task or connector restarted, connector stopped,
+        deleted or reconfigured, a rebalance, worker shutdown), when the task failed
+        (``poll``, ``commit``, ``commit_record``, ``put``, ``open``, ``close`` of removed
+        partitions or ``pre_commit`` raised, a record failed beyond ``errors.tolerance``,
+        a sink's offset commit or a dead letter queue write failed), and when the
+        worker's control connection is lost. Not on pause.
 
-        Source tasks: ``stop`` does not wait for a ``poll()`` under way, which keeps
-        running on the poll thread (one may even begin just as ``stop`` starts); make
-        ``stop`` wake a waiting ``poll()``, and ``poll()`` return promptly once stopped.
-        After ``stop`` returns the runtime waits up to 5 s for the poll thread to end.
+        Source tasks: after the ``poll()`` under way returned (``stop`` never runs while
+        ``poll`` does, as in Kafka Connect), its records were produced, Kafka's
+        acknowledgements were awaited (up to 30 s) and — unless the worker is gone — the
+        acknowledged offsets stored, followed by ``commit()``; so a ``poll`` that waits
+        for data should return within about a second, or it delays the stop. Sink
+        tasks: right after :meth:`~sluice.api.sink.SinkTask.close` with all the task's
+        partitions, on the same thread (``stop`` is called even if ``close`` raised);
+        on a clean stop a final ``pre_commit`` comes before ``close``.
 
-        Raises: logged as a warning and ignored; the task's status does not change.
+        Raises: logged and ignored; the task's status does not change.
 
-        Not guaranteed: that ``stop`` is called at all. It is not when ``start`` (or a
-        sink's ``open``) raised, when the Python worker or its executor dies, or when the
-        worker's stop job does not reach the Python worker that holds the instance
-        (Spark already stopping, the job running in another Python worker). Sink tasks
-        get no stop job today: stopping the task or the worker leaves the instance in
-        its Python worker, unstopped, until a new instance of the task replaces it there
-        or the Python worker ends. Offsets are committed batch by batch, so no data
-        depends on ``stop``.
+        Not guaranteed: that ``stop`` is called at all. It is not when ``initialize`` or
+        ``start`` raised, when the Python worker, its executor or the worker process
+        dies, or when the task is abandoned because it did not stop within
+        ``task.shutdown.graceful.timeout.ms`` (its Spark task is cancelled and its Python
+        worker killed). Offsets are committed every ``offset.flush.interval.ms`` (capped
+        at 1 s) and, on a clean stop, before ``stop``: no data depends on ``stop``.
         """
 
 

@@ -32,11 +32,14 @@ class Converter(ABC):
     """Converts record keys or values between Connect data and bytes.
 
     Where: in the executor, one instance per role (key, value) per task instance, made
-    with no arguments and configured when the task instance starts, and used only from
-    the batch thread — for a source task on the records ``poll()`` returned (after the
-    transforms), for a sink task on the records read from Kafka (before the transforms
-    and ``put()``). In the worker process, throwaway instances answer :meth:`config`.
-    Instances must be cheap to build: every task instance makes its own.
+    with no arguments and configured when the task instance is set up (before its
+    ``start``), and used only from the task thread — for a source task on the records
+    ``poll()`` returned (after the transforms), for a sink task on the records read from
+    Kafka (before the transforms and ``put()``). A chunk is the records of one
+    ``poll()`` (source) or of one read from Kafka (sink). Each part of a source task's
+    split read gets instances of its own, in the Python worker that reads it. In the
+    worker process, throwaway instances answer :meth:`config`. Instances must be cheap
+    to build: every task instance makes its own.
     """
 
     def configure(self, configs: dict[str, Any], is_key: bool) -> None:
@@ -54,7 +57,7 @@ class Converter(ABC):
     ) -> bytes | None:
         """Serialise a source record's key or value for ``topic``; ``None`` writes null.
 
-        Called on the batch thread, record by record, when :meth:`from_connect_batch`
+        Called on the task thread, record by record, when :meth:`from_connect_batch`
         does not apply. ``headers`` are the record's, or ``None`` when it has none.
 
         Raises: :class:`~sluice.api.errors.DataError` for data it cannot convert. Any
@@ -72,7 +75,7 @@ class Converter(ABC):
         """Deserialise a key or value read from ``topic`` for a sink task (``value`` is
         ``None`` for a null key or a tombstone).
 
-        Called on the batch thread, record by record, when :meth:`to_connect_batch` does
+        Called on the task thread, record by record, when :meth:`to_connect_batch` does
         not apply; ``headers`` are the record's converted headers (empty when it has none).
 
         Raises: as :meth:`from_connect_data`; the dead letter queue gets the raw record.
@@ -88,7 +91,7 @@ class Converter(ABC):
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
         """Deserialise many values of one topic: ``(schemas, values)``, one entry per input.
 
-        Called on the batch thread with a whole chunk when all its records come from one
+        Called on the task thread with a whole chunk when all its records come from one
         topic; for a chunk whose keys are all null it may be called with ``[None]`` only,
         and that result used for every record. Return ``None`` (the default) to have
         :meth:`to_connect_data` called per record instead. If it raises, the chunk is
@@ -101,7 +104,7 @@ class Converter(ABC):
     ) -> list[bytes | None] | None:
         """Serialise many values for one topic, one result per input.
 
-        Called on the batch thread with a whole chunk when all its records go to one
+        Called on the task thread with a whole chunk when all its records go to one
         topic; headers are not passed. Return ``None`` (the default) to have
         :meth:`from_connect_data` called per record instead. If it raises, the chunk is
         converted again record by record, under the error policy.
@@ -129,7 +132,7 @@ class HeaderConverter(ABC):
 
     Built, used and left like :class:`Converter`: one instance per task instance in the
     executor (``header.converter``, by default ``SimpleHeaderConverter``), called from
-    the batch thread for each header of each record.
+    the task thread for each header of each record.
     """
 
     def configure(self, configs: dict[str, Any]) -> None:
@@ -140,13 +143,13 @@ class HeaderConverter(ABC):
 
     @abstractmethod
     def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
-        """Serialise one header of a source record for ``topic``. Called on the batch
+        """Serialise one header of a source record for ``topic``. Called on the task
         thread per header. Raises: as :meth:`Converter.from_connect_data`."""
 
     @abstractmethod
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         """Deserialise one header of a record read from ``topic`` for a sink task. Called
-        on the batch thread per header, before the key and value are converted. Raises:
+        on the task thread per header, before the key and value are converted. Raises:
         as :meth:`Converter.to_connect_data`."""
 
     def config(self) -> ConfigDef:

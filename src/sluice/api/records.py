@@ -12,7 +12,16 @@ from typing import Any
 
 from sluice.api.data import Schema
 
-__all__ = ["ConnectRecord", "Header", "Headers", "SinkRecord", "SourceRecord", "TimestampType", "TopicPartition"]
+__all__ = [
+    "ConnectRecord",
+    "Header",
+    "Headers",
+    "RecordMetadata",
+    "SinkRecord",
+    "SourceRecord",
+    "TimestampType",
+    "TopicPartition",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -24,6 +33,18 @@ class TopicPartition:
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class RecordMetadata:
+    """Where Kafka stored a record a source task returned (the producer's ``RecordMetadata``),
+    passed to :meth:`~sluice.api.source.SourceTask.commit_record`."""
+
+    topic: str
+    partition: int
+    offset: int
+    # the record's timestamp in the log (ms since the epoch), None when Kafka gave none
+    timestamp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -173,11 +194,12 @@ class ConnectRecord:
 class SourceRecord(ConnectRecord):
     """A record produced by a :class:`~sluice.api.source.SourceTask`.
 
-    ``source_partition`` and ``source_offset`` are JSON-able dicts of primitives. Once
-    Kafka acknowledged every record of a micro-batch, the worker stores the last
-    ``source_offset`` of each ``source_partition`` among them (records a transformation
-    dropped or that failed within ``errors.tolerance`` count too; records whose
-    ``source_partition`` is ``None`` are not tracked). A new task instance reads the
+    ``source_partition`` and ``source_offset`` are JSON-able dicts of primitives. The
+    worker stores, for each ``source_partition``, the ``source_offset`` of its last
+    record that Kafka acknowledged along with every record of the partition polled
+    before it (records a transformation dropped or that failed within
+    ``errors.tolerance`` count as acknowledged; records whose ``source_partition`` is
+    ``None`` are not tracked). A new task instance reads the
     stored offsets through its ``OffsetStorageReader`` and should resume *after* them.
     ``kafka_partition=None`` lets the producer pick the partition (by key).
     """

@@ -30,10 +30,10 @@ class OffsetStorageReader(ABC):
     """Reads committed source offsets.
 
     A running task's reader (:meth:`SourceTaskContext.offset_storage_reader`) serves,
-    inside the executor, a snapshot shipped with the micro-batch that created the task
-    instance: the connector's offsets (all its source partitions, whichever task wrote
-    them) as the worker read them when the task started, plus what this task committed
-    since. It never changes afterwards — read it in ``start`` (or the first ``poll``).
+    inside the executor, the connector's offsets (all its source partitions, whichever
+    task wrote them) as the worker read them before it launched the task, updated with
+    the offsets this instance committed since — not with those of its split reads
+    (:meth:`SourceTaskContext.request_split_read`), which the worker stores itself.
     Lookups are local (no I/O) and safe from any thread.
     """
 
@@ -60,8 +60,8 @@ partition_key = _partition_key
 
 class SourceTaskContext(ABC):
     """What the framework offers a running :class:`SourceTask`. It lives with the task
-    instance in the executor; its methods do no I/O and may be called from any of the
-    task's threads (the batch thread, the poll thread, threads the task started)."""
+    instance in the executor; its methods do no I/O and may be called from any thread
+    (the task thread, threads the task started)."""
 
     @abstractmethod
     def configs(self) -> dict[str, str]:
@@ -69,8 +69,9 @@ class SourceTaskContext(ABC):
 
     @abstractmethod
     def offset_storage_reader(self) -> OffsetStorageReader:
-        """Reader of this connector's committed source offsets: a snapshot taken when
-        this instance was created (see :class:`OffsetStorageReader`)."""
+        """Reader of this connector's committed source offsets: those stored when the
+        task was launched, plus what this instance committed since (see
+        :class:`OffsetStorageReader`)."""
 
     # -- Sluice's extension: reads split across Spark partitions (not in Kafka Connect)
 
@@ -86,14 +87,16 @@ class SourceTaskContext(ABC):
         :meth:`SourceTask.read_split` understands. The framework calls that class method
         for every part in a Spark partition of its own (no task instance is made), and
         writes what it yields like polled records (converters, transforms, error
-        handling). The read runs after the records polled before this call are written
-        and before those polled after it. For reads without offsets to keep (a bulk
-        snapshot) or whose records carry their own offsets.
+        handling). For reads without offsets to keep (a bulk snapshot) or whose records
+        carry their own offsets.
 
-        Call it from :meth:`SourceTask.poll` (the poll thread). It ends the micro-batch in
-        flight; the parts are read by one more Spark job before the next batch, while the
-        poll thread keeps polling ahead. The offsets the parts' records carry are stored
-        once that job succeeded; a part that raises fails the task.
+        Call it from :meth:`SourceTask.poll` (the task thread); it is acted on when that
+        ``poll()`` has returned. Then the records of that poll are produced, Kafka's
+        acknowledgements awaited and the acknowledged offsets stored (with ``commit()``);
+        then the worker reads the parts — those of every call since the last split read
+        — in one Spark job and stores the offsets their records carry. ``poll`` is called
+        again only after that job ended. A part that raises, or offsets of the parts
+        that cannot be stored, fail the task.
 
         Raises: what pickling raises when ``parts`` do not pickle; ``NotImplementedError``
         where :attr:`supports_split_reads` is False.
@@ -104,23 +107,28 @@ class SourceTaskContext(ABC):
 class SourceTask(Task):
     """Reads from a source system, in a Spark executor's Python worker.
 
-    Threads: ``initialize``, ``start``, ``commit`` and ``stop`` run on the batch thread
-    (see :mod:`sluice.api.connector`); ``poll`` runs on a poll thread the instance owns
-    (``sluice-source-<connector>-<task>``), started after ``start``. So ``commit`` and
-    ``stop`` may run while a ``poll()`` is under way: guard state they share.
+    Threads: every call — ``initialize``, ``start``, ``poll``, ``commit_record``,
+    ``commit``, ``stop`` — is made on the task thread (see :mod:`sluice.api.connector`),
+    one at a time: none of them runs while another does. Guard only what the task
+    shares with threads it started itself.
 
-    Lifecycle of an instance: ``initialize(context)`` → ``start(props)`` → ``poll()`` in a
-    loop on the poll thread, ahead of the micro-batches → ``commit()`` at the start of
-    every micro-batch after the instance's first → ``stop()``. Each micro-batch writes
-    what was polled to Kafka (converters, transforms, error policy), and the worker stores
-    the last ``source_offset`` of each source partition among its records once Kafka
-    acknowledged all of them. A new instance starts from those stored offsets.
+    Lifecycle of an instance: ``initialize(context)`` → ``start(props)`` → a loop on the
+    task thread: ``poll()``; the records it returned are transformed and converted as a
+    batch and handed to an idempotent producer (``acks=all``, in order); Kafka's
+    acknowledgements, served between polls, call ``commit_record``; about every
+    ``offset.flush.interval.ms`` (capped at 1 s) the offsets of acknowledged records go
+    to the worker, which stores them, then ``commit()`` is called → ``stop()``. The
+    offset stored for a source partition is the ``source_offset`` of the last of its
+    records that Kafka acknowledged along with every record of the partition polled
+    before it (records a transformation dropped or that failed within
+    ``errors.tolerance`` count as acknowledged). A new instance starts from the stored
+    offsets.
     """
 
     context: SourceTaskContext
 
     def initialize(self, context: SourceTaskContext) -> None:
-        """Called once per instance, on the batch thread, before :meth:`start`; keeps
+        """Called once per instance, on the task thread, before :meth:`start`; keeps
         ``context``. Call ``super().initialize(context)`` if you override it."""
         self.context = context
 
@@ -128,54 +136,84 @@ class SourceTask(Task):
     def poll(self) -> list[SourceRecord] | None:
         """Return the records available now, or ``None``/``[]`` when there are none.
 
-        Called on the instance's poll thread, in a loop with no pause between calls, from
-        after :meth:`start` until :meth:`stop`: when there is nothing to return, wait a
-        little inside ``poll`` (about a second at most; wake early when ``stop`` is
-        called), or an idle task spins. Polling runs ahead of the micro-batches: results
-        wait in a queue (at most 64) for the next batch to write them, so ``poll`` is
-        also called while no batch runs; it waits only while the queue is full or the
-        connector is paused (a ``poll()`` under way finishes, and no other starts until
-        the connector is resumed).
+        Called on the task thread, in a loop, from after :meth:`start` until the task
+        stops or fails. Between two calls the runtime transforms, converts and produces
+        what the previous call returned (blocking while the producer's queue is full:
+        the backpressure), serves Kafka's acknowledgements (``commit_record``) and, when
+        due, commits offsets (``commit()``); nothing else paces the loop. So when there
+        is nothing to return, wait a little inside ``poll`` — about a second at most —
+        or an idle task spins; and return promptly: a stop, a pause or a split read
+        takes effect only once the ``poll()`` under way returned. While the connector is
+        paused ``poll`` is not called (what was produced is delivered and its offsets
+        committed before PAUSED is reported).
 
         Raises: :class:`~sluice.api.errors.RetriableError` — ``poll`` is called again
-        after 0.1 s, without limit. Any other exception: the records of earlier polls are
-        still written and their offsets stored, then the task is FAILED with the
-        traceback and the instance stopped.
+        after about 0.1 s, without limit. Any other exception: the records of earlier
+        polls are still delivered and their acknowledged offsets stored, then the task
+        is FAILED with the traceback; :meth:`stop` is still called.
 
-        Not guaranteed: that returned records reach Kafka. If the instance is lost
-        (task restarted or failed, Python worker gone), what it polled but was not yet
-        written is dropped, and the next instance starts from the stored offsets: derive
-        what to read next from offsets, not from memory (delivery is at least once).
+        Not guaranteed: that returned records reach Kafka, or reach it once. If the
+        instance is lost (Python worker or worker gone, task abandoned), what it
+        produced but Kafka did not acknowledge may or may not be written, and the next
+        instance starts from the stored offsets, which lag the acknowledgements by up to
+        a commit interval: derive what to read next from offsets, not from memory
+        (delivery is at least once).
         """
 
     def commit(self) -> None:
-        """Called on the batch thread at the start of each micro-batch after the
-        instance's first, once the worker stored the offsets of the batch before (whose
-        records Kafka acknowledged). A ``poll()`` may be running at the same time.
-        Acknowledge data in the source system here — up to the records written so far,
-        which is less than everything ``poll`` returned, since polling runs ahead.
+        """Called on the task thread each time the worker stored offsets this instance
+        sent: about every ``offset.flush.interval.ms`` (capped at 1 s) when records were
+        acknowledged since the last store, when the connector is paused, before a split
+        read, and when the instance stops (also after a failure). Acknowledge data in the
+        source system here — up to the records whose offsets were stored, which may be
+        fewer than ``poll`` returned (Kafka acknowledges in the background, and a
+        partition's offset never passes a record not yet acknowledged).
 
-        Raises: the task is FAILED with the traceback and the instance stopped.
+        Raises: logged, and the task goes on (as in Kafka Connect).
 
-        Not guaranteed: one call per offset commit — no call follows the instance's last
-        batch, and calls also follow batches that had nothing to commit.
+        Not guaranteed: one call per interval — there is none when nothing new was
+        acknowledged, after a store that failed (the offsets are sent again with the
+        next commit) or that was refused because the task no longer owns its work
+        (zombie fencing), nor at the stop when the worker is gone.
         """
 
     def commit_record(self, record: SourceRecord, metadata: Any) -> None:
-        """Not called by Sluice today: Spark's Kafka sink, which writes the records, does
-        not report per-record acknowledgements. Kafka Connect calls it after Kafka
-        acknowledged each record (``metadata`` None when a transformation dropped it).
-        Reserved for compatibility; use :meth:`commit`."""
+        """Called on the task thread once per record ``poll`` returned, when the
+        runtime is done with it: with ``metadata`` (a
+        :class:`~sluice.api.records.RecordMetadata`: topic, partition, offset,
+        timestamp) once Kafka acknowledged the record, with ``metadata`` ``None`` when a
+        transformation dropped it or it failed within ``errors.tolerance=all``
+        (transformation, conversion, or its write to Kafka). With a dead letter queue
+        (``errors.deadletterqueue.topic.name``, a Sluice extension for sources), a record
+        that failed in a transformation or conversion goes there, and ``metadata`` is
+        that of its dead letter record. Only called when a subclass overrides it.
+
+        For a record dropped, or failed in a transformation or conversion (without a
+        dead letter queue), the call comes right after its ``poll()`` returned; the
+        others come from the producer's delivery reports, served between polls and
+        while the runtime waits for acknowledgements — before the record's offset is
+        stored, in produce order within a Kafka partition and in no set order across
+        partitions.
+
+        Raises: logged, and the task goes on (as in Kafka Connect).
+
+        Not guaranteed: a call for every record — none for the records of a split read
+        (:meth:`read_split`), for records not acknowledged before the instance stopped
+        or was lost, or for records after one that failed beyond ``errors.tolerance``.
+        """
 
     @classmethod
     def read_split(cls, props: dict[str, str], part: Any) -> Iterator[list[SourceRecord]]:
         """Sluice's extension: read one part of a read the task asked to split
         (:meth:`SourceTaskContext.request_split_read`), in chunks of records.
 
-        Called once per part, in an executor's Python worker (any executor, not
-        necessarily the task instance's), on its main thread, with the task's config
-        ``props``. No instance of the task is at hand: nothing is initialized, started or
-        stopped, so open and close what the read needs here.
+        Called once per part, in a Spark job of its own, in an executor's Python worker
+        other than the task's (any executor), on the thread of the Spark task that reads
+        the part, with the task's config ``props``. No instance of the task is at hand:
+        nothing is initialized, started or stopped, so open and close what the read
+        needs here. The part gets converters and transformations of its own, and its
+        records are written with Spark's Kafka sink: ``commit_record`` is not called for
+        them.
 
         Raises: the chunks yielded before are written and their offsets stored, then
         the task is FAILED with the traceback.

@@ -19,14 +19,13 @@ class Transformation(ABC, Generic[R]):
     """Transforms one record at a time (a single message transform).
 
     Where: in the executor, one chain of instances per task instance, built when the
-    task instance starts (class instantiated with no arguments, then :meth:`configure`)
-    and used only from the batch thread — for a source connector on the records
-    ``poll()`` returned, before the converters; for a sink connector on the converted
-    records, before ``put()``. In the worker process too: throwaway instances answer
-    :meth:`config` (validation, ``GET /connector-plugins/{name}/config``), and a sink
-    task's chain is built, configured and closed there once per task start, to see
-    whether Spark SQL can run it (only Kafka's built-in transforms can; a chain holding
-    any other runs record by record in Python).
+    task instance is set up, before its ``start`` (class instantiated with no arguments,
+    then :meth:`configure`), and used only from the task thread — for a source connector
+    on the records ``poll()`` returned, before the converters; for a sink connector on
+    the converted records, before ``put()``. Each part of a source task's split read
+    gets a chain of its own, in the Python worker that reads it. In the worker process,
+    throwaway instances answer :meth:`config` (validation,
+    ``GET /connector-plugins/{name}/config``).
     """
 
     def configure(self, configs: dict[str, Any]) -> None:
@@ -37,9 +36,8 @@ class Transformation(ABC, Generic[R]):
         :meth:`config` first.
 
         Raises: any exception (:class:`~sluice.api.errors.ConfigError` for a bad value)
-        fails the task when its instance starts in the executor, and the transformations
-        made so far are closed (in the worker process's inspection of a sink's chain it
-        is only logged).
+        fails the task when its instance is set up in the executor, and the
+        transformations made so far are closed.
         """
 
     @abstractmethod
@@ -47,7 +45,7 @@ class Transformation(ABC, Generic[R]):
         """Return the transformed record — a new one, usually ``record.new_record(...)``
         — or ``None`` to drop it.
 
-        Called on the batch thread, once per record for each stage, in record order;
+        Called on the task thread, once per record for each stage, in record order;
         with a predicate, only for the records it selects (``negate`` inverts it). Once a
         stage returns ``None`` the later stages are skipped; a dropped record counts as
         processed (its offset is committed).
@@ -74,10 +72,11 @@ class Transformation(ABC, Generic[R]):
         ``predicate`` or ``negate`` are hidden by the framework's."""
 
     def close(self) -> None:
-        """Release resources. Called once per instance: when the task instance stops
-        (same cases and limits as :meth:`Task.stop <sluice.api.connector.Task.stop>`;
-        not after a failed task ``start``), when building the chain fails after this
-        instance was made, and right after the worker process inspected a sink's chain.
+        """Release resources. Called once per instance, on the task thread: when the
+        task instance stops, after its ``stop()`` — also when its ``start`` failed —
+        with the limits of :meth:`Task.stop <sluice.api.connector.Task.stop>` (no call
+        when the Python worker dies or the task is abandoned); at the end of a split
+        read's part; and when building the chain fails after this instance was made.
         Raises: logged and ignored."""
 
 
@@ -98,7 +97,7 @@ class Predicate(ABC, Generic[R]):
         """Whether the stage's transformation applies to ``record`` (inverted when the
         stage sets ``negate=true``).
 
-        Called on the batch thread before the stage's transformation, once per record
+        Called on the task thread before the stage's transformation, once per record
         that reaches the stage. Raises: as :meth:`Transformation.apply` (the failure's
         stage is the transformation's). Not guaranteed: one call per record (see
         :meth:`Transformation.apply`); keep it free of side effects.

@@ -190,8 +190,8 @@ def _worker_def(standalone: bool) -> ConfigDef:
         500_000,
         Range.at_least(1),
         Importance.LOW,
-        "Most records one source micro-batch (one Spark job) carries; a batch ends earlier "
-        "as soon as the task has nothing more to hand over.",
+        "Not used since source tasks run as long-lived Spark tasks (each poll's records are "
+        "written as they come); accepted so that existing worker configs keep working.",
     )
     d.define(
         "sluice.source.batch.max.wait.ms",
@@ -199,15 +199,16 @@ def _worker_def(standalone: bool) -> ConfigDef:
         500,
         Range.at_least(1),
         Importance.LOW,
-        "How long a source micro-batch waits for its first records.",
+        "Not used since source tasks run as long-lived Spark tasks; accepted so that "
+        "existing worker configs keep working.",
     )
     d.define(
         "sluice.sink.batch.max.records",
         ConfigType.INT,
-        500_000,
+        10_000,
         Range.at_least(1),
         Importance.LOW,
-        "Most records one sink micro-batch reads per partition.",
+        "Most records one put() call of a sink task receives (Kafka Connect: the consumer's max.poll.records).",
     )
     d.define(
         "sluice.sink.poll.interval.ms",
@@ -215,7 +216,8 @@ def _worker_def(standalone: bool) -> ConfigDef:
         100,
         Range.at_least(1),
         Importance.LOW,
-        "How often an idle sink task checks Kafka for new records.",
+        "How long an idle sink task's consumer waits for records at a time, between looks "
+        "at what the worker asked (pause, stop, new partitions).",
     )
     d.define(
         "sluice.transforms.columnar.enable",

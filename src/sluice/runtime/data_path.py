@@ -27,7 +27,7 @@ from sluice.runtime.config import (
 )
 from sluice.runtime.plugins import Plugins
 from sluice.spark.errors import ErrorPolicy
-from sluice.spark.executor import PluginSpec
+from sluice.spark.protocol import PluginSpec
 from sluice.spark.topic_creation import DEFAULT_GROUP, TopicCreationGroup, TopicCreationSpec, create_missing_topics
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,7 @@ __all__ = [
     "DeadLetterQueue",
     "error_policy",
     "librdkafka_config",
+    "librdkafka_consumer_config",
     "topic_creation_active",
     "topic_creation_errors",
     "topic_creation_spec",
@@ -68,10 +69,44 @@ _LIBRDKAFKA_PRODUCER_KEYS = frozenset(
 )
 
 
+_LIBRDKAFKA_CONSUMER_KEYS = frozenset(
+    {
+        "bootstrap.servers",
+        "client.id",
+        "group.id",
+        "auto.offset.reset",
+        "fetch.min.bytes",
+        "fetch.max.bytes",
+        "fetch.wait.max.ms",
+        "max.partition.fetch.bytes",
+        "isolation.level",
+        "check.crcs",
+        "client.rack",
+        "request.timeout.ms",
+        "retry.backoff.ms",
+        "security.protocol",
+        "sasl.mechanism",
+        "sasl.username",
+        "sasl.password",
+        "ssl.ca.location",
+        "ssl.certificate.location",
+        "ssl.key.location",
+        "ssl.key.password",
+        "ssl.endpoint.identification.algorithm",
+    }
+)
+
+
 def librdkafka_config(java_client_config: Mapping[str, str]) -> dict[str, str]:
     """The settings of a Java client config (worker ``producer.*``, ``admin.*``, overrides)
     that librdkafka shares with the Java client, for the clients Sluice runs in Python."""
     return {k: v for k, v in java_client_config.items() if k in _LIBRDKAFKA_PRODUCER_KEYS}
+
+
+def librdkafka_consumer_config(java_consumer_config: Mapping[str, str]) -> dict[str, str]:
+    """The settings of a Java consumer config (worker ``consumer.*``, connector
+    ``consumer.override.*``) that librdkafka's consumer shares with the Java client."""
+    return {k: v for k, v in java_consumer_config.items() if k in _LIBRDKAFKA_CONSUMER_KEYS}
 
 
 TRANSFORMATION_CHAIN_CLASS = "sluice.transforms.chain.TransformationChain"

@@ -1,50 +1,123 @@
-"""Worker tasks: the driver-side state machine of one Connect task.
+"""Worker tasks: the driver-side supervisor of one Connect task (Kafka's ``WorkerTask``).
 
-Each task owns one driver thread that loops over micro-batches — each one Spark
-job — and commits what the job reports (``WorkerTask`` in Kafka). The thread
-honours the target state (a paused task runs no batches), reports RUNNING /
-PAUSED / FAILED / UNASSIGNED, and on failure records the task's Python traceback
-as the status ``trace``. A failing task never affects its siblings: each has
-its own thread and its own Spark jobs.
+A task runs as one long-lived Spark task (:mod:`sluice.spark.launcher`); the
+supervisor here, one thread per task, launches it once the task is to run, then
+serves its control connection: it stores the offsets the task sends (source offsets in
+the offset store, sink offsets in the connector's consumer group — not while the task
+no longer owns its work: zombie fencing), records the topics it uses, passes on
+pause, resume and stop, and reports RUNNING / PAUSED / FAILED / UNASSIGNED. A task
+whose Spark task or Python worker dies, or that stops sending heartbeats, is FAILED
+with the reason. A failing task never affects its siblings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 import re
 import threading
 import time
 import traceback
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from sluice.api.source import partition_key
 from sluice.runtime.herder.base import State, TargetState
-from sluice.spark.executor import TaskSpec
-from sluice.spark.runner import SparkSinkTaskRunner, SparkSourceTaskRunner
+from sluice.spark.control import Disconnected
+from sluice.spark.launcher import Connected, JobEnded
+from sluice.spark.protocol import (
+    Assign,
+    Committed,
+    Failed,
+    Heartbeat,
+    LaunchSpec,
+    Pause,
+    PausedAck,
+    Resume,
+    SinkOffsets,
+    SourceOffsets,
+    SplitReadDone,
+    SplitReadRequest,
+    Started,
+    Stop,
+    Stopped,
+    TaskSpec,
+    TopicsSeen,
+)
 from sluice.storage.base import OffsetBackingStore
 from sluice.storage.kafka_log import LOCAL_ALL_BROKERS_DOWN, LOCAL_TIMED_OUT, LOCAL_TRANSPORT
 from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerSinkTask", "WorkerSourceTask", "WorkerTask", "new_incarnation"]
+__all__ = ["TaskLauncher", "WorkerSinkTask", "WorkerSourceTask", "WorkerTask", "new_incarnation"]
 
 StatusListener = Callable[[State, str | None], None]
-IDLE_SOURCE_MAX_WAIT_MS = 3000
-IDLE_SOURCE_MAX_BACKOFF_S = 4.0
+
+#: A task that sends nothing for this long (its heartbeats come every 2 s) is lost.
+HEARTBEAT_TIMEOUT_S = 30.0
+#: A launched task that has not connected back after this long is reported UNASSIGNED,
+#: with the reason (no free Spark task slot, most likely).
+SLOT_WAIT_REPORT_S = 20.0
+#: After the connection of a task ends unexpectedly, how long to wait for its Spark job's
+#: error, for the FAILED trace.
+JOB_ERROR_WAIT_S = 5.0
+#: After a task stopped, how long to wait for its Spark job to end.
+JOB_END_WAIT_S = 10.0
 
 
 def new_incarnation() -> str:
     return uuid.uuid4().hex
 
 
+class LaunchHandle(Protocol):
+    """A launched task (:class:`sluice.spark.launcher.Launch`)."""
+
+    spec: LaunchSpec
+
+    def cancel(self) -> None: ...
+
+    @property
+    def connection(self) -> Any: ...
+
+
+class TaskLauncher(Protocol):
+    """Launches a task where it runs (:class:`sluice.spark.launcher.SparkTaskLauncher`)."""
+
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def master(self) -> str: ...
+
+    def launch(
+        self, make_spec: Callable[[tuple[str, int], str], LaunchSpec], inbox: queue.Queue[Any]
+    ) -> LaunchHandle: ...
+
+    def run_split_read(self, task: TaskSpec, kafka_options: dict[str, str], parts: list[Any]) -> Any: ...
+
+
+class _Wake:
+    """In the inbox: the target state changed or the task is to stop."""
+
+
+class _TaskFailed(Exception):
+    def __init__(self, trace: str) -> None:
+        super().__init__("task failed")
+        self.trace = trace
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
 class WorkerTask:
-    """Base: thread, target state, status reporting."""
+    """Base: the supervisor thread, target state, status reporting."""
 
     kind = "task"
 
@@ -52,21 +125,26 @@ class WorkerTask:
         self,
         spec: TaskSpec,
         target_state: TargetState,
-        spark_provider: Callable[[], Any],
+        launcher_provider: Callable[[], TaskLauncher],
         report: StatusListener,
         settings: dict[str, Any],
     ) -> None:
         self.spec = spec
         self.id = (spec.connector, spec.task)
         self._target = target_state
-        self._spark_provider = spark_provider
+        self._launcher_provider = launcher_provider
         self._report = report
         self.settings = settings
-        self._wakeup = threading.Condition()
+        self._inbox: queue.Queue[Any] = queue.Queue()
         self._stopping = threading.Event()
         self._cancelled = threading.Event()
         self.state: State | None = None
         self.trace: str | None = None
+        self.launch: LaunchHandle | None = None
+        self.launcher: TaskLauncher | None = None
+        #: the process that hosts the running task (its Python worker), once it connected
+        self.host_pid: int | None = None
+        self.host_name: str | None = None
         self._thread = threading.Thread(target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True)
 
     # -- control (any thread) -----------------------------------------------------
@@ -75,21 +153,21 @@ class WorkerTask:
         self._thread.start()
 
     def transition_to(self, target: TargetState) -> None:
-        with self._wakeup:
-            self._target = target
-            self._wakeup.notify_all()
+        self._target = target
+        self._inbox.put(_Wake())
 
     def stop(self) -> None:
         self._stopping.set()
-        with self._wakeup:
-            self._wakeup.notify_all()
+        self._inbox.put(_Wake())
 
     def cancel(self) -> None:
         """Abandon a task that did not stop in time (Kafka's ``WorkerTask.cancel``): it
-        reports no status and commits no offsets any more, since its work may already run
-        elsewhere. Its thread ends when the call under way returns."""
+        reports no status and commits no offsets any more, and its Spark task is killed."""
         self._cancelled.set()
         self.stop()
+        launch = self.launch
+        if launch is not None:
+            launch.cancel()
 
     def join(self, timeout: float | None) -> bool:
         self._thread.join(timeout)
@@ -99,10 +177,10 @@ class WorkerTask:
     def stopping(self) -> bool:
         return self._stopping.is_set()
 
-    # -- thread ---------------------------------------------------------------------
+    # -- the supervisor thread ------------------------------------------------------
 
     def _set_state(self, state: State, trace: str | None = None) -> None:
-        if self.state is state and trace is None:
+        if self.state is state and trace is None and self.trace is None:
             return
         self.state, self.trace = state, trace
         if self._cancelled.is_set():
@@ -110,42 +188,33 @@ class WorkerTask:
             return
         self._report(state, trace)
 
-    def _wait(self, seconds: float) -> None:
-        with self._wakeup:
-            if not self._stopping.is_set():
-                self._wakeup.wait(seconds)
-
-    def _wait_while_paused(self) -> bool:
-        """Block while paused; False when the task is stopping."""
-        with self._wakeup:
-            while self._target is not TargetState.STARTED and not self._stopping.is_set():
-                if self.state is not State.PAUSED:
-                    self._wakeup.release()
-                    try:
-                        self._quiesce()
-                        self._set_state(State.PAUSED)
-                    finally:
-                        self._wakeup.acquire()
-                self._wakeup.wait(1.0)
+    def _wait_until_started(self) -> bool:
+        """Before the launch: wait while the connector is paused; False when stopping."""
+        while self._target is not TargetState.STARTED and not self._stopping.is_set():
+            if self.state is not State.PAUSED:
+                self._set_state(State.PAUSED)
+            with contextlib.suppress(queue.Empty):  # woken by a change, or look again in a second
+                self._inbox.get(timeout=1.0)
         return not self._stopping.is_set()
 
     def _run(self) -> None:
         try:
             if self._target is TargetState.PAUSED:
                 self._set_state(State.PAUSED)
-            spark = self._spark_provider()
+            self.launcher = self._launcher_provider()
             if self._stopping.is_set():
                 return
-            self._prepare(spark)
-            while self._wait_while_paused():
-                if self.state is not State.RUNNING:
-                    self._set_state(State.RUNNING)
-                self._batch()
+            self._prepare()
+            if not self._wait_until_started():
+                return
+            self.launch = self.launcher.launch(self._launch_spec, self._inbox)
+            log.debug("Task %s-%s submitted as a long-lived Spark job", *self.id)
+            self._supervise()
         except _TaskFailed as failed:
             self._set_state(State.FAILED, failed.trace)
         except BaseException as exc:  # noqa: BLE001 - any error fails only this task
             log.error("Task %s-%s failed", *self.id, exc_info=True)
-            self._set_state(State.FAILED, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+            self._set_state(State.FAILED, _trace(exc))
         finally:
             try:
                 self._close()
@@ -154,12 +223,152 @@ class WorkerTask:
         if self._stopping.is_set() and self.state is not State.FAILED:
             self._set_state(State.UNASSIGNED)
 
-    def _prepare(self, spark: Any) -> None:
+    def _supervise(self) -> None:
+        """Serve the launched task until it stopped (returns) or failed (raises)."""
+        assert self.launch is not None
+        launch = self.launch
+        launched_at = last_heard = time.monotonic()
+        connected = stop_sent = stopped = False
+        sent_target: TargetState | None = None
+        failure: str | None = None
+        slot_reported = False
+        while True:
+            try:
+                message = self._inbox.get(timeout=1.0)
+            except queue.Empty:
+                message = None
+            now = time.monotonic()
+            if isinstance(message, Connected):
+                connected, last_heard = True, now
+                self.host_pid, self.host_name = message.hello.pid, message.hello.host
+                log.info(
+                    "Task %s-%s runs in Python worker pid %d on %s", *self.id, message.hello.pid, message.hello.host
+                )
+            elif isinstance(message, JobEnded):
+                if stopped or (self._stopping.is_set() and not connected):
+                    return
+                if failure is not None:
+                    raise _TaskFailed(failure)
+                raise _TaskFailed(
+                    "The Spark task hosting the task ended before the task stopped"
+                    + (f": {message.error}" if message.error else "")
+                )
+            elif isinstance(message, Disconnected):
+                if stopped:
+                    continue  # the job ends next
+                if failure is not None:
+                    raise _TaskFailed(failure)
+                raise _TaskFailed(self._lost_reason(message.reason))
+            elif message is not None and not isinstance(message, _Wake):
+                last_heard = now
+                if isinstance(message, Started):
+                    pass
+                elif isinstance(message, Stopped):
+                    stopped = True
+                    self._await_job_end()
+                    if failure is not None:
+                        raise _TaskFailed(failure)
+                    if self._stopping.is_set():
+                        return
+                    raise _TaskFailed("The task stopped without being asked to (it lost its control connection)")
+                elif isinstance(message, Failed):
+                    failure = message.trace
+                else:
+                    self._handle(message, launch)
+                if isinstance(message, Started) and self._target is TargetState.STARTED:
+                    self._set_state(State.RUNNING)
+                elif isinstance(message, PausedAck) and self._target is not TargetState.STARTED:
+                    self._set_state(State.PAUSED)
+            # what the worker wants of the task
+            if self._stopping.is_set():
+                if not connected:
+                    launch.cancel()
+                    return
+                if not stop_sent:
+                    stop_sent = True
+                    launch.connection.send(Stop())
+            elif connected and failure is None:
+                target = TargetState.STARTED if self._target is TargetState.STARTED else TargetState.PAUSED
+                if target is not sent_target:
+                    launch.connection.send(Resume() if target is TargetState.STARTED else Pause())
+                    if sent_target is TargetState.PAUSED and target is TargetState.STARTED:
+                        self._set_state(State.RUNNING)
+                    sent_target = target
+                self._tick(launch)
+            if connected and now - last_heard > HEARTBEAT_TIMEOUT_S:
+                launch.cancel()
+                raise _TaskFailed(
+                    f"The task's Python worker (pid {self.host_pid} on {self.host_name}) sent nothing for "
+                    f"{HEARTBEAT_TIMEOUT_S:.0f} s: the executor is lost or unreachable"
+                )
+            if not connected and not slot_reported and now - launched_at > SLOT_WAIT_REPORT_S:
+                slot_reported = True
+                self._set_state(State.UNASSIGNED, self._slot_wait_reason())
+
+    def _await_job_end(self) -> None:
+        """The task instance stopped: let its Spark job finish (the worker may stop Spark next)."""
+        launch = self.launch
+        assert launch is not None
+        deadline = time.monotonic() + JOB_END_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                message = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if isinstance(message, JobEnded):
+                return
+        log.debug("Task %s-%s: its Spark job did not end within %.0f s of the task stopping", *self.id, JOB_END_WAIT_S)
+
+    def _lost_reason(self, reason: str) -> str:
+        """Why the task is FAILED when its connection ended without a stop: with the
+        Spark job's error when it comes soon (the job fails once its Python worker died)."""
+        launch = self.launch
+        assert launch is not None
+        deadline = time.monotonic() + JOB_ERROR_WAIT_S
+        error = None
+        while time.monotonic() < deadline:
+            try:
+                message = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if isinstance(message, JobEnded):
+                error = message.error
+                break
+        launch.cancel()
+        where = f"pid {self.host_pid} on {self.host_name}" if self.host_pid else "unknown"
+        text = (
+            f"The Python worker hosting task {self.id[0]}-{self.id[1]} ({where}) ended unexpectedly "
+            f"(its control connection: {reason})"
+        )
+        return text + (f"\nSpark reported: {error}" if error else "")
+
+    def _slot_wait_reason(self) -> str:
+        launcher = self.launcher
+        assert launcher is not None
+        return (
+            f"Waiting for a Spark task slot: the task was launched {SLOT_WAIT_REPORT_S:.0f} s ago and has not "
+            f"started. Each running Connect task holds one Spark task slot for its life; spark.master "
+            f"{launcher.master} has {launcher.slots}. Give Spark more slots (local[N], or spark.cores.max on a "
+            "cluster) or run fewer tasks."
+        )
+
+    def _prepare(self) -> None:
+        """Before the launch: what the task's launch needs from the Connect stores."""
+
+    def _launch_spec(self, address: tuple[str, int], secret: str) -> LaunchSpec:
         raise NotImplementedError
 
-    def _quiesce(self) -> None:
-        """Before PAUSED is reported, with no batch under way: make sure the task does no
-        more work until it is resumed."""
+    def _handle(self, message: Any, launch: LaunchHandle) -> None:
+        if isinstance(message, TopicsSeen):
+            for topic in message.topics:
+                self.settings["record_topic"](topic)
+        elif isinstance(message, Heartbeat | PausedAck):
+            pass
+        else:
+            log.warning("Task %s-%s sent an unexpected message: %r", *self.id, message)
+
+    def _tick(self, launch: LaunchHandle) -> None:
+        """Called about once a second while the task runs."""
 
     def _may_commit(self) -> bool:
         """Zombie fencing: a task whose work was given to another worker, or that was
@@ -169,21 +378,14 @@ class WorkerTask:
         check = self.settings.get("may_commit")
         return True if check is None else bool(check())
 
-    def _batch(self) -> None:
-        raise NotImplementedError
-
     def _close(self) -> None:
-        pass
-
-
-class _TaskFailed(Exception):
-    def __init__(self, trace: str) -> None:
-        super().__init__("task failed")
-        self.trace = trace
+        launch = self.launch
+        if launch is not None:
+            launch.connection.close()
 
 
 class WorkerSourceTask(WorkerTask):
-    """Polls a source task on Spark and commits its offsets after Kafka acknowledged them."""
+    """Supervises a source task: stores the offsets of records Kafka acknowledged."""
 
     kind = "source"
 
@@ -192,20 +394,18 @@ class WorkerSourceTask(WorkerTask):
         *args: Any,
         offset_store: OffsetBackingStore,
         kafka_options: dict[str, str],
+        producer_config: dict[str, str] | None = None,
         dead_letter_queue: Any = None,
         **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
-        self.dead_letter_queue = dead_letter_queue  # written by the executors, created here
+        self.dead_letter_queue = dead_letter_queue  # written by the task's producer, created here
         self.offset_store = offset_store
-        self.kafka_options = kafka_options
-        self.runner: SparkSourceTaskRunner | None = None
-        self.seq = 0
-        self._wait_ms = self.settings["source_max_wait_ms"]
-        self._idle_batches = 0
+        self.kafka_options = kafka_options  # Spark's Kafka writer, for split reads
+        self.producer_config = dict(producer_config or {})
+        self.committed: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
 
-    def _prepare(self, spark: Any) -> None:
-        self.runner = SparkSourceTaskRunner(spark, self.spec, self.kafka_options)
+    def _prepare(self) -> None:
         if self.dead_letter_queue is not None:
             _with_kafka_retries(
                 self.dead_letter_queue.ensure_topic, "Creating the dead letter queue topic", self._stopping
@@ -214,102 +414,76 @@ class WorkerSourceTask(WorkerTask):
             partition_key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
         }
 
-    def _batch(self) -> None:
-        assert self.runner is not None
-        started = time.monotonic()
-        result = self.runner.run_batch(
-            self.seq,
-            list(self.committed.values()),
-            self.settings["source_max_records"],
-            self._wait_ms,
+    def _launch_spec(self, address: tuple[str, int], secret: str) -> LaunchSpec:
+        return LaunchSpec(
+            task=self.spec,
+            kind="source",
+            address=address,
+            secret=secret,
+            producer_config=self.producer_config,
+            committed_offsets=list(self.committed.values()),
+            max_records=self.settings["source_max_records"],
+            offset_flush_interval_ms=self.settings["offset_flush_interval_ms"],
         )
-        self._commit(result)
-        log.debug(
-            "Source task %s-%s batch %d: %d records in %.3f s (fresh instance: %s)",
-            *self.id,
-            self.seq,
-            result.count,
-            time.monotonic() - started,
-            result.fresh,
-        )
-        self.seq += 1
-        if result.failure:
-            raise _TaskFailed(result.failure)
-        if result.split_parts:
-            split_started = time.monotonic()
-            # under the requesting batch's number: the next batch must find the task's
-            # instance as the one that served the batch before it
-            split = self.runner.run_split_read(self.seq - 1, result.split_parts)
-            self._commit(split)
-            log.info(
-                "Source task %s-%s read %d records in %d Spark partitions in %.1f s",
-                *self.id,
-                split.count,
-                len(result.split_parts),
-                time.monotonic() - split_started,
-            )
-            if split.failure:
-                raise _TaskFailed(split.failure)
-            result.count += split.count
-        # An idle source long-polls: each empty batch waits longer inside the executor
-        # (no CPU, the poll thread keeps polling) so an idle task runs few Spark jobs,
-        # while a record that arrives during the wait ends the batch at once.
-        # Long-polling holds a Spark task slot, so it is used only while the worker runs
-        # fewer tasks than Spark has slots; otherwise an idle source waits on the driver.
-        # Without a spare slot the task waits on the driver instead, longer the longer it
-        # has been idle (each empty batch is a Spark job), up to IDLE_SOURCE_MAX_BACKOFF_S.
-        base = self.settings["source_max_wait_ms"]
-        if result.count > 0:
-            self._wait_ms = base
-            self._idle_batches = 0
-        elif self.settings["slots_to_spare"]():
-            self._wait_ms = min(IDLE_SOURCE_MAX_WAIT_MS, self._wait_ms * 2)
+
+    def _handle(self, message: Any, launch: LaunchHandle) -> None:
+        if isinstance(message, SourceOffsets):
+            launch.connection.send(self._commit_offsets(message))
+        elif isinstance(message, SplitReadRequest):
+            launch.connection.send(self._split_read(message.parts))
         else:
-            self._wait_ms = base
-            self._idle_batches += 1
-            self._wait(min(IDLE_SOURCE_MAX_BACKOFF_S, base / 1000.0 * 2 ** (self._idle_batches - 1)))
+            super()._handle(message, launch)
 
-    PAUSE_POLL_WAIT_S = 10.0
+    def _commit_offsets(self, message: SourceOffsets) -> Committed:
+        """Store the offsets of records Kafka acknowledged (unless the task was moved)."""
+        return self._store(message.seq, message.offsets)
 
-    def _quiesce(self) -> None:
-        # The instance's poll thread runs ahead of the batches; Kafka does not poll a
-        # paused task, so stop it, after the poll() under way, before reporting PAUSED.
-        if self.runner is None or self.seq == 0:
-            return  # no instance started yet
-        try:
-            paused = self.runner.pause(self.PAUSE_POLL_WAIT_S)
-        except Exception as exc:  # noqa: BLE001 - the next batch restarts the instance if it is gone
-            log.warning("Task %s-%s: could not pause the polling of its instance: %s", *self.id, exc)
-            return
-        if not paused:
-            log.info(
-                "Task %s-%s: could not confirm within %.0f s that its instance stopped polling (a poll() "
-                "still running, or the instance is not where its batches ran)",
-                *self.id,
-                self.PAUSE_POLL_WAIT_S,
-            )
-
-    def _commit(self, result: Any) -> None:
-        """Store the offsets of a batch Kafka acknowledged (unless the task was moved)."""
-        if result.offsets and not self._may_commit():
+    def _store(self, seq: int, offsets: list[tuple[dict[str, Any], dict[str, Any]]]) -> Committed:
+        if not offsets:
+            return Committed(seq)
+        if not self._may_commit():
             log.warning(
-                "Task %s-%s no longer owns its work here (a rebalance moved it): not committing "
-                "the offsets of batch %d; its new owner resumes from the last committed ones",
+                "Task %s-%s no longer owns its work here (a rebalance moved it): not committing its "
+                "offsets; its new owner resumes from the last committed ones",
                 *self.id,
-                self.seq,
             )
-        elif result.offsets:
-            updates = {}
-            for partition, offset in result.offsets:
-                updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
-                self.committed[partition_key(partition)] = (partition, offset)
+            return Committed(seq, fenced=True)
+        updates = {}
+        for partition, offset in offsets:
+            updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
+        try:
             self.offset_store.set(updates)
+        except Exception as exc:  # noqa: BLE001 - the task retries with its next commit
+            log.warning("Task %s-%s: storing offsets failed: %s", *self.id, exc)
+            return Committed(seq, error=str(exc))
+        for partition, offset in offsets:
+            self.committed[partition_key(partition)] = (partition, offset)
+        return Committed(seq)
+
+    def _split_read(self, parts: list[Any]) -> SplitReadDone:
+        """Read the parts the task asked to split, as a Spark job of their own, and store
+        their offsets; the task polls again after the answer."""
+        assert self.launcher is not None
+        started = time.monotonic()
+        try:
+            result = self.launcher.run_split_read(self.spec, self.kafka_options, parts)
+        except Exception as exc:  # noqa: BLE001 - the task is FAILED with this trace
+            return SplitReadDone(_trace(exc))
+        stored = self._store(0, result.offsets)
         for topic in result.topics:
             self.settings["record_topic"](topic)
-
-    def _close(self) -> None:
-        if self.runner is not None:
-            self.runner.close()
+        log.info(
+            "Source task %s-%s read %d records in %d Spark partitions in %.1f s",
+            *self.id,
+            result.count,
+            len(parts),
+            time.monotonic() - started,
+        )
+        if result.failure:
+            return SplitReadDone(result.failure)
+        if stored.error is not None:
+            return SplitReadDone(f"Storing the offsets of a split read failed: {stored.error}")
+        return SplitReadDone()
 
 
 RETRIABLE_KAFKA_ERRORS = {
@@ -359,7 +533,7 @@ def _with_kafka_retries(call: Callable[[], Any], what: str, stopping: threading.
 
 
 class WorkerSinkTask(WorkerTask):
-    """Reads exact offset ranges with Spark, delivers them to a sink task on Spark and
+    """Supervises a sink task: works out its partitions and where to read them from, and
     commits the offsets its ``pre_commit`` returned to the group ``connect-<name>``."""
 
     kind = "sink"
@@ -370,7 +544,8 @@ class WorkerSinkTask(WorkerTask):
         *args: Any,
         bootstrap_servers: str,
         consumer_overrides: dict[str, str],
-        kafka_options: dict[str, str],
+        consumer_config: dict[str, str] | None = None,
+        producer_config: dict[str, str] | None = None,
         topics: list[str],
         topics_regex: str | None,
         task_count: int,
@@ -381,26 +556,18 @@ class WorkerSinkTask(WorkerTask):
         self.dead_letter_queue = dead_letter_queue
         self.bootstrap_servers = bootstrap_servers
         self.consumer_overrides = consumer_overrides
-        self.kafka_options = kafka_options
+        self.consumer_config = dict(consumer_config or {})
+        self.producer_config = dict(producer_config or {})
         self.topics = topics
         self.topics_regex = topics_regex
         self.task_count = task_count
         self.group_id = consumer_overrides.get("group.id", f"connect-{self.spec.connector}")
-        self.runner: SparkSinkTaskRunner | None = None
-        self.seq = 0
         self.assignment: list[tuple[str, int]] = []
         self.positions: dict[tuple[str, int], int] = {}
         self.committed: dict[tuple[str, int], int] = {}
-        self.paused_partitions: set[tuple[str, int]] = set()
-        self._last_batch_at = 0.0
         self._metadata_at = 0.0
-        # When put() is due even without records (Kafka calls it after every consumer poll,
-        # which waits at most until the next offset commit or the task's context.timeout).
-        # The first batch starts the task's instance at once, as Kafka starts a task.
-        self._idle_put_due = 0.0
 
-    def _prepare(self, spark: Any) -> None:
-        self.runner = SparkSinkTaskRunner(spark, self.spec, self.kafka_options)
+    def _prepare(self) -> None:
         client_conf: dict[str, str | int | float | bool] = {"bootstrap.servers": self.bootstrap_servers, "log_level": 3}
         self.admin = AdminClient(dict(client_conf))
         consumer_conf = dict(client_conf)
@@ -413,6 +580,39 @@ class WorkerSinkTask(WorkerTask):
             )
         self._pattern = re.compile(self.topics_regex) if self.topics_regex else None
         self._refresh_assignment(force=True)
+
+    def _launch_spec(self, address: tuple[str, int], secret: str) -> LaunchSpec:
+        consumer_config = dict(self.consumer_config)
+        consumer_config["group.id"] = self.group_id
+        return LaunchSpec(
+            task=self.spec,
+            kind="sink",
+            address=address,
+            secret=secret,
+            producer_config=self.producer_config,
+            consumer_config=consumer_config,
+            assignment={tp: self.positions[tp] for tp in self.assignment},
+            max_records=self.settings["sink_max_records"],
+            poll_interval_ms=self.settings["sink_poll_interval_ms"],
+            offset_flush_interval_ms=self.settings["offset_flush_interval_ms"],
+        )
+
+    def _handle(self, message: Any, launch: LaunchHandle) -> None:
+        if isinstance(message, SinkOffsets):
+            launch.connection.send(self._commit(message))
+        else:
+            super()._handle(message, launch)
+
+    def _tick(self, launch: LaunchHandle) -> None:
+        before = list(self.assignment)
+        try:
+            self._refresh_assignment()
+        except KafkaException as exc:
+            log.warning("Task %s-%s: could not refresh the topics' partitions: %s", *self.id, exc)
+            return
+        if self.assignment != before:
+            log.info("Task %s-%s now reads %s", *self.id, ", ".join(f"{t}-{p}" for t, p in self.assignment))
+            launch.connection.send(Assign({tp: self.positions[tp] for tp in self.assignment}))
 
     def _refresh_assignment(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -462,79 +662,16 @@ class WorkerSinkTask(WorkerTask):
 
         return _with_kafka_retries(call, "Listing offsets", self._stopping)
 
-    def _batch(self) -> None:
-        assert self.runner is not None
-        self._refresh_assignment()
-        ranges = self._ranges() if self.assignment else {}
-        if ranges:
-            # The topics count as the task's once their records are read, before put()
-            # (Kafka records them as it converts each consumed record).
-            for (topic, _), (start, end) in ranges.items():
-                if end > start:
-                    self.settings["record_topic"](topic)
-            started = self._last_batch_at = time.monotonic()
-            result = self.runner.run_batch(self.seq, self.assignment, dict(self.committed), ranges)
-            log.debug(
-                "Sink task %s-%s batch %d: %d records in %.3f s",
-                *self.id,
-                self.seq,
-                sum(end - start for start, end in ranges.values()),
-                time.monotonic() - started,
-            )
-        else:
-            now = time.monotonic()
-            if now < self._idle_put_due:
-                self._wait(min(self.settings["sink_poll_interval_ms"] / 1000.0, self._idle_put_due - now))
-                return
-            result = self.runner.run_without_records(
-                self.seq, self.assignment, dict(self.committed), start_only=self.seq == 0
-            )
-        self.seq += 1
-        wait_ms = result.timeout_ms or self.settings["offset_flush_interval_ms"]
-        self._idle_put_due = time.monotonic() + wait_ms / 1000.0
-        if result.dead_letters and self.dead_letter_queue is not None:
-            # Before the task fails or the batch's offsets are committed: never lost.
-            try:
-                self.dead_letter_queue.send(result.dead_letters)
-            except KafkaException as exc:
-                raise _TaskFailed(
-                    f"Writing to the dead letter queue {self.dead_letter_queue.topic} failed: {exc}"
-                ) from exc
-        if result.failure:
-            raise _TaskFailed(result.failure)
-        for tp, (_, end) in ranges.items():
-            self.positions[tp] = end
-        if result.commits:
-            self._commit(result.commits)
-        for tp, offset in result.rewinds.items():
-            self.positions[tp] = offset
-        self.paused_partitions = result.paused
-
-    def _ranges(self) -> dict[tuple[str, int], tuple[int, int]]:
-        """The offset ranges to read next: new records of partitions the task has not paused."""
-        ends = self._list_offsets(self.assignment, OffsetSpec.latest())
-        limit = self.settings["sink_max_records"]
-        ranges = {
-            tp: (self.positions[tp], min(end, self.positions[tp] + limit))
-            for tp, end in ends.items()
-            if end > self.positions.get(tp, end) and tp not in self.paused_partitions
-        }
-        if not ranges and self.paused_partitions and time.monotonic() - self._last_batch_at >= 1.0:
-            # Only paused partitions have data: an empty batch lets the task resume them.
-            tp = next(iter(sorted(self.paused_partitions)))
-            ranges = {tp: (self.positions[tp], self.positions[tp])}
-        return ranges
-
-    def _commit(self, offsets: dict[tuple[str, int], int]) -> None:
-        changed = {tp: o for tp, o in offsets.items() if self.committed.get(tp) != o}
+    def _commit(self, message: SinkOffsets) -> Committed:
+        changed = {tp: o for tp, o in message.offsets.items() if self.committed.get(tp) != o}
         if not changed:
-            return
+            return Committed(message.seq)
         if not self._may_commit():
             log.warning(
                 "Task %s-%s no longer owns its partitions here (a rebalance moved it): not committing its offsets",
                 *self.id,
             )
-            return
+            return Committed(message.seq, fenced=True)
         try:
             _with_kafka_retries(
                 lambda: self.consumer.commit(
@@ -544,12 +681,14 @@ class WorkerSinkTask(WorkerTask):
                 self._stopping,
             )
         except KafkaException as exc:
-            raise _TaskFailed(f"Offset commit for group {self.group_id} failed: {exc}") from exc
+            return Committed(message.seq, error=f"Offset commit for group {self.group_id} failed: {exc}")
         self.committed.update(changed)
+        for tp, offset in changed.items():
+            self.positions[tp] = offset
+        return Committed(message.seq)
 
     def _close(self) -> None:
-        if self.runner is not None:
-            self.runner.close()  # the instance's close(partitions) and stop(), before the consumer goes
+        super()._close()
         if self.dead_letter_queue is not None:
             self.dead_letter_queue.close()
         consumer = getattr(self, "consumer", None)

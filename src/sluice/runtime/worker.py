@@ -23,14 +23,15 @@ from sluice.runtime.data_path import (
     DeadLetterQueue,
     error_policy,
     librdkafka_config,
+    librdkafka_consumer_config,
     topic_creation_active,
     topic_creation_spec,
     transforms_spec,
 )
 from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
-from sluice.runtime.tasks import WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
-from sluice.spark.executor import PluginSpec, TaskSpec
+from sluice.runtime.tasks import TaskLauncher, WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
+from sluice.spark.protocol import PluginSpec, TaskSpec
 from sluice.spark.topic_creation import TopicCreationSpec
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
 
@@ -144,6 +145,7 @@ class Worker:
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._admin: Any = None
+        self._launcher: TaskLauncher | None = None
         self.generation = 0
 
     # -- status ---------------------------------------------------------------------
@@ -272,13 +274,15 @@ class Worker:
         self._put_connector_status(wc.name, wc.state, wc.trace)
         return wc.state is not State.FAILED
 
-    def _slots_to_spare(self) -> bool:
-        """True while this worker runs fewer tasks than Spark has task slots."""
-        session = self.spark() if self.spark.ready else None
-        if session is None:
-            return False
-        running = sum(len(wc.tasks) for wc in list(self._connectors.values()))
-        return running < session.sparkContext.defaultParallelism
+    def task_launcher(self) -> TaskLauncher:
+        """What launches this worker's tasks on Spark (made once the session is ready)."""
+        session = self.spark()
+        with self._lock:
+            if self._launcher is None:
+                from sluice.spark.launcher import SparkTaskLauncher
+
+                self._launcher = SparkTaskLauncher(session)
+            return self._launcher
 
     def set_target_state(self, name: str, target: TargetState) -> None:
         with self._lock:
@@ -422,7 +426,6 @@ class Worker:
                     errors=error_policy(connector_config),
                     transforms=transforms_spec(connector_config, self.plugins),
                     topic_creation=self._topic_creation(wc.kind, connector_config),
-                    columnar_transforms=bool(self.config.get("sluice.transforms.columnar.enable")),
                 )
                 settings = {
                     "source_max_records": self.config.get("sluice.source.batch.max.records"),
@@ -430,7 +433,6 @@ class Worker:
                     "sink_max_records": self.config.get("sluice.sink.batch.max.records"),
                     "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
                     "offset_flush_interval_ms": self.config.get("offset.flush.interval.ms"),
-                    "slots_to_spare": self._slots_to_spare,
                     "record_topic": self._topic_recorder(name),
                     "may_commit": may_commit,
                 }
@@ -443,11 +445,12 @@ class Worker:
                     worker_task = WorkerSourceTask(
                         spec,
                         target,
-                        self.spark,
+                        self.task_launcher,
                         task_report,
                         settings,
                         offset_store=self.offset_store,
                         kafka_options=self._producer_options(connector_config),
+                        producer_config=librdkafka_config(self._producer_config(connector_config)),
                         dead_letter_queue=DeadLetterQueue.for_connector(connector_config, self.admin_client(), {}),
                     )
                 else:
@@ -456,12 +459,13 @@ class Worker:
                     worker_task = WorkerSinkTask(
                         spec,
                         target,
-                        self.spark,
+                        self.task_launcher,
                         task_report,
                         settings,
                         bootstrap_servers=self.config.bootstrap_servers,
                         consumer_overrides=self._client_props(connector_config, "consumer"),
-                        kafka_options=self._consumer_options(connector_config),
+                        consumer_config=self._consumer_config(connector_config),
+                        producer_config=librdkafka_config(self._producer_config(connector_config)),
                         topics=topics,
                         topics_regex=topics_regex,
                         task_count=task_count,
@@ -541,11 +545,11 @@ class Worker:
     def _producer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
         return {f"kafka.{k}": v for k, v in self._producer_config(connector_config).items()}
 
-    def _consumer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
+    def _consumer_config(self, connector_config: dict[str, str]) -> dict[str, str]:
+        """The librdkafka settings of a sink task's consumer (its group is set by the task)."""
         props = self._client_props(connector_config, "consumer")
-        props.pop("group.id", None)  # Spark reads exact offset ranges; commits go to connect-<name>
         props["bootstrap.servers"] = self.config.bootstrap_servers
-        return {f"kafka.{k}": v for k, v in props.items()}
+        return librdkafka_consumer_config(props)
 
     def task_states(self, name: str) -> dict[int, WorkerTask]:
         wc = self._connectors.get(name)

@@ -26,7 +26,7 @@ from sluice.api.converter import Converter, HeaderConverter
 from sluice.api.records import Headers, SinkRecord, SourceRecord, TimestampType
 from sluice.spark.errors import ErrorPolicy, FailedStep, Stage, ToleranceOperator, context_headers
 
-__all__ = ["DeadLetter", "RecordPipeline", "SOURCE_OUTPUT_SCHEMA"]
+__all__ = ["DeadLetter", "RecordPipeline", "SOURCE_OUTPUT_SCHEMA", "SourceRows", "header_pairs"]
 
 # Rows a source batch hands to Spark's Kafka sink.
 SOURCE_OUTPUT_SCHEMA = pa.schema(
@@ -62,6 +62,20 @@ class DeadLetter:
         return json.dumps(
             [{"key": k, "value": None if v is None else base64.b64encode(v).decode("ascii")} for k, v in self.headers]
         )
+
+
+@dataclass
+class SourceRows:
+    """Polled records, transformed and converted: ``rows`` to produce (columns key, value,
+    topic, partition, headers, timestamp; dead letters last), ``owners`` the polled record
+    each row stands for, ``processed`` the polled records whose offsets may be committed
+    once their rows are acknowledged (written, filtered out, or failed and tolerated), and
+    the ``error`` that ended the conversion when the policy did not tolerate it."""
+
+    rows: dict[str, list[Any]]
+    owners: list[SourceRecord]
+    processed: list[SourceRecord]
+    error: BaseException | None
 
 
 class RecordPipeline:
@@ -123,7 +137,7 @@ class RecordPipeline:
 
     def sink_records(
         self,
-        batch: pa.RecordBatch,
+        batch: pa.RecordBatch | None,
         dead: list[DeadLetter],
         cols: dict[str, list[Any]] | None = None,
         transform: bool = True,
@@ -132,6 +146,7 @@ class RecordPipeline:
         tolerates are left out (and appended to ``dead`` when there is a dead letter queue).
         Raises :class:`~sluice.spark.errors.ToleranceExceeded` otherwise."""
         if cols is None:
+            assert batch is not None, "sink_records needs a batch or its columns"
             cols = batch.to_pydict()
         records: list[SinkRecord] | None = None
         try:
@@ -162,13 +177,17 @@ class RecordPipeline:
     ) -> Callable[[SinkRecord, FailedStep], None]:
         return lambda record, failed: self._dead_sink(cols, record, failed, dead)
 
-    def _sink_records_fast(self, batch: pa.RecordBatch, cols: dict[str, list[Any]]) -> list[SinkRecord]:
-        n = batch.num_rows
+    def _sink_records_fast(self, batch: pa.RecordBatch | None, cols: dict[str, list[Any]]) -> list[SinkRecord]:
+        n = len(cols["offset"])
         topics, partitions, offsets = cols["topic"], cols["partition"], cols["offset"]
         ts, ts_types, headers_col = cols["ts_ms"], cols["ts_type"], cols["headers_json"]
         headers = [self._sink_headers(topics[i], raw) if raw else None for i, raw in enumerate(headers_col)]
         key_schemas, keys = _to_connect_column(
-            self.key_converter, topics, cols["key"], headers, batch.column("key").null_count == n
+            self.key_converter,
+            topics,
+            cols["key"],
+            headers,
+            (batch.column("key").null_count if batch is not None else cols["key"].count(None)) == n,
         )
         value_schemas, values = _to_connect_column(self.value_converter, topics, cols["value"], headers, False)
         types = [_TIMESTAMP_TYPES.get(t, TimestampType.NO_TIMESTAMP_TYPE) for t in ts_types]
@@ -248,14 +267,12 @@ class RecordPipeline:
             )
         return records
 
-    def _sink_headers(self, topic: str, raw: str) -> Headers:
+    def _sink_headers(self, topic: str, raw: str | list[tuple[str, bytes | None]]) -> Headers:
         headers = Headers()
-        for h in json.loads(raw):
-            raw_value = h.get("value")
-            sv = self.header_converter.to_connect_header(
-                topic, h["key"], None if raw_value is None else base64.b64decode(raw_value)
-            )
-            headers.add(h["key"], sv.value, sv.schema)
+        to_connect = self.header_converter.to_connect_header
+        for key, value in header_pairs(raw):
+            sv = to_connect(topic, key, value)
+            headers.add(key, sv.value, sv.schema)
         return headers
 
     def _dead_sink(
@@ -279,12 +296,8 @@ class RecordPipeline:
     def _dead_row(self, cols: dict[str, list[Any]], i: int, step: FailedStep, dead: list[DeadLetter]) -> None:
         if not self.policy.dead_letter_topic:
             return
-        headers: list[tuple[str, bytes | None]] = []
         raw_headers = cols["headers_json"][i]
-        if raw_headers:
-            for h in json.loads(raw_headers):
-                value = h.get("value")
-                headers.append((h["key"], None if value is None else base64.b64decode(value)))
+        headers = header_pairs(raw_headers) if raw_headers else []
         if self.policy.context_headers:
             headers.extend(
                 context_headers(
@@ -314,6 +327,14 @@ class RecordPipeline:
         whose offsets may be committed. When the policy does not tolerate a failure, the
         batch holds what came before the bad record and ``error`` is set.
         """
+        out = self.source_rows(records, write_timestamps)
+        return (_rows_batch(out.rows) if out.rows["topic"] else None), out.processed, out.error
+
+    def source_rows(self, records: list[SourceRecord], write_timestamps: bool = False) -> SourceRows:
+        """Transform and convert polled records into rows to produce (see :class:`SourceRows`).
+
+        When the policy does not tolerate a failure, the rows hold what came before the
+        bad record and ``error`` is set."""
         dead: list[dict[str, Any]] = []
         error: BaseException | None = None
         pairs: list[tuple[SourceRecord, SourceRecord | None]] = []  # (polled, to write or None)
@@ -330,8 +351,9 @@ class RecordPipeline:
                     break
                 pairs.append((record, result if ok else None))
             to_convert = [t for _, t in pairs if t is not None]
+            owners = [original for original, t in pairs if t is not None]
         else:
-            to_convert = records
+            to_convert = owners = records
         try:
             rows = self._source_rows(to_convert, True, write_timestamps)
             processed = records if self.chain is None else [original for original, _ in pairs]
@@ -339,20 +361,26 @@ class RecordPipeline:
             if self.chain is None:
                 pairs = [(r, r) for r in records]
             good: list[SourceRecord] = []
+            owners = []
             processed = []
             for original, candidate in pairs:
                 if candidate is not None:
                     try:
-                        if self._convert_one(candidate, functools.partial(self._dead_source, candidate, dead=dead)):
+                        if self._convert_one(
+                            candidate, functools.partial(self._dead_source, candidate, dead=dead, owner=original)
+                        ):
                             good.append(candidate)
+                            owners.append(original)
                     except Exception as exc:  # noqa: BLE001 - not tolerated: stop at this record
                         error = exc
                         break
                 processed.append(original)
             rows = self._source_rows(good, False, write_timestamps)
+        owners = list(owners)
         if dead:
             rows = _concat_rows(rows, dead)
-        return (_rows_batch(rows) if rows["topic"] else None), processed, error
+            owners.extend(d["owner"] for d in dead)
+        return SourceRows(rows, owners, processed, error)
 
     def _convert_one(self, record: SourceRecord, failed: Callable[[FailedStep], None]) -> bool:
         execute = self.operator.execute
@@ -419,9 +447,12 @@ class RecordPipeline:
             "topic": out_topics,
             "partition": [r.kafka_partition for r in records],
             "headers": header_rows,
+            "timestamp": [r.timestamp for r in records],
         }
 
-    def _dead_source(self, record: SourceRecord, step: FailedStep, dead: list[dict[str, Any]]) -> None:
+    def _dead_source(
+        self, record: SourceRecord, step: FailedStep, dead: list[dict[str, Any]], owner: SourceRecord | None = None
+    ) -> None:
         """Beyond Kafka Connect: a source record that failed to transform or convert goes to
         the dead letter queue as a JSON description, with the error context headers."""
         topic = self.policy.dead_letter_topic
@@ -456,8 +487,19 @@ class RecordPipeline:
                 "topic": topic,
                 "partition": None,
                 "headers": headers or None,
+                "timestamp": None,
+                # the polled record this dead letter stands for (not a column)
+                "owner": record if owner is None else owner,
             }
         )
+
+
+def header_pairs(raw: str | list[tuple[str, bytes | None]]) -> list[tuple[str, bytes | None]]:
+    """A consumed record's headers as (key, value) pairs: from the JSON text Spark's rows
+    carry (values base64) or as librdkafka gives them."""
+    if not isinstance(raw, str):
+        return list(raw)
+    return [(h["key"], None if h.get("value") is None else base64.b64decode(h["value"])) for h in json.loads(raw)]
 
 
 def _concat_rows(rows: dict[str, list[Any]], extra: list[dict[str, Any]]) -> dict[str, list[Any]]:

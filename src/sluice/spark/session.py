@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 TIMESTAMP_INTERCEPTOR_CONF = "spark.sluice.source.timestamp.interceptor"
 
 DEFAULTS = {
-    # Connect tasks mostly wait on I/O (an idle source long-polls inside its Spark task),
-    # so local mode gets more task slots than cores; set spark.master to override.
-    "spark.master": f"local[{max(4, 2 * (os.cpu_count() or 1))}]",
+    # Each running Connect task holds one Spark task slot for its life and mostly waits on
+    # I/O, so local mode gets many more slots (threads) than cores; set spark.master to
+    # override.
+    "spark.master": f"local[{max(32, 4 * (os.cpu_count() or 1))}]",
     "spark.app.name": "sluice",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",

@@ -6,7 +6,7 @@ a record the way Kafka's ``newRecord`` does (headers duplicated)."""
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sluice.api.data import Schema
 from sluice.api.records import ConnectRecord
@@ -30,12 +30,8 @@ class KeyOrValueTransformation(Transformation[R], Generic[R]):
     plugin scanning does not list it). Mix in :class:`KeySide` or :class:`ValueSide` first to
     choose the part of the record worked on.
 
-    ``columnar`` is the hook for a Spark SQL (columnar) form of the transform; ``None``
-    means the transform only has its per-record Python form. Transforms keep the schema
-    computation (cached per input schema) apart from the value computation so that such a
-    form can reuse the former."""
-
-    columnar: ClassVar[Any] = None
+    Transforms keep the schema computation (cached per input schema) apart from the value
+    computation, so that a columnar form of a chain can reuse the former."""
 
     @abstractmethod
     def operating_schema(self, record: R) -> Schema | None:

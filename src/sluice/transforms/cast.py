@@ -229,7 +229,7 @@ class Cast(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`CastKey` and :class:`CastValue`."""
 
     def __init__(self) -> None:
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.casts: dict[str | None, Type] = {}
         self.whole_value_type: Type | None = None
         self._replace_null_with_default = True

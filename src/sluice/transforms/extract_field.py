@@ -46,7 +46,7 @@ class ExtractField(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`ExtractFieldKey` and :class:`ExtractFieldValue`."""
 
     def __init__(self) -> None:
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.path = SingleFieldPath("")
         self._original_path = ""
         self._replace_null_with_default = True

@@ -90,7 +90,7 @@ class HeaderFrom(Transformation):
     _part = "key or value"  # for error messages
 
     def __init__(self) -> None:
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.pairs: tuple[tuple[str, str], ...] = ()
         self._fields: frozenset[str] = frozenset()
         self.move = False

@@ -77,7 +77,7 @@ class InsertField(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`InsertFieldKey` and :class:`InsertFieldValue`."""
 
     def __init__(self) -> None:
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.topic_field: InsertionSpec | None = None
         self.partition_field: InsertionSpec | None = None
         self.offset_field: InsertionSpec | None = None

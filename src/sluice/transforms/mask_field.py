@@ -101,7 +101,7 @@ class MaskField(KeyOrValueTransformation[ConnectRecord]):
     """Shared logic of :class:`MaskFieldKey` and :class:`MaskFieldValue`."""
 
     def __init__(self) -> None:
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.masked_fields: frozenset[str] = frozenset()
         self._field_order: list[str] = []
         self._replacement: str | None = None

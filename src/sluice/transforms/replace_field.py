@@ -134,7 +134,7 @@ class ReplaceField(KeyOrValueTransformation[ConnectRecord]):
         self._exclude: frozenset[str] = frozenset()
         self._include: frozenset[str] = frozenset()
         self._renames: dict[str, str] = {}
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.source_names: dict[str, str] = {}
         self._replace_null_with_default = True
         self._schema_cache = LRUCache(16)

@@ -8,7 +8,7 @@ be a struct or map: a null value (tombstone) is refused, as in Kafka.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidList
 from sluice.api.data import Schema, SchemaBuilder, Struct
@@ -39,11 +39,8 @@ CONFIG_DEF = define_replace_null_with_default(
 class ValueToKey(Transformation[ConnectRecord]):
     """``org.apache.kafka.connect.transforms.ValueToKey``: build the key from value fields."""
 
-    columnar: ClassVar[Any] = None
-    """Hook for a columnar (Spark SQL) form; ``None``: per-record Python only."""
-
     def __init__(self) -> None:
-        # Public, as configure() parsed them: read by the columnar compiler (sluice.spark.columnar_values).
+        # Public, as configure() parsed them: what a columnar form of the chain reads.
         self.fields: list[str] = []
         self._replace_null_with_default = True
         self._schema_cache = LRUCache(16)

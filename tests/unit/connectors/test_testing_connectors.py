@@ -4,9 +4,7 @@ fake clock (no Spark, no sleeping)."""
 from __future__ import annotations
 
 import json
-import random
 import threading
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from sluice.api.config import ConfigType
 from sluice.api.connector import ConnectorContext
 from sluice.api.data import Schema, Struct
 from sluice.api.errors import ConnectError
-from sluice.api.records import SinkRecord, TopicPartition
+from sluice.api.records import RecordMetadata, SinkRecord, TopicPartition
 from sluice.api.source import OffsetStorageReader, SourceTaskContext, partition_key
 from sluice.connectors.testing import (
     MockConnector,
@@ -31,7 +29,7 @@ from sluice.connectors.testing import (
     read_report,
     verifiable_source,
 )
-from sluice.connectors.testing.report import ReportWriter, scan_task_report
+from sluice.connectors.testing.report import ReportWriter
 from sluice.runtime.plugins import Plugins
 from tests.helpers import RecordingSinkContext, wait_until
 
@@ -237,159 +235,29 @@ def committed(report: Path, task: int | None = None) -> list[int]:
     return [e["seqno"] for e in read_report(report) if e.get("committed") and (task is None or e["task"] == task)]
 
 
-def test_commit_reports_what_the_batch_before_took(tmp_path: Path, small_polls) -> None:
-    """The exact protocol, in the order the executor runs it (see executor.py)."""
+def test_commit_record_reports_each_acknowledged_seqno_with_kafkas_fields(tmp_path: Path, small_polls) -> None:
     report = tmp_path / "report.jsonl"
     task = source_task(report)
-    # batch 1 (new instance: no commit); the poll thread polls [0..2]
-    assert [r.value for r in task.poll()] == [0, 1, 2]
-    task.commit()  # C1, batch 2 starts: [0..2] may not be queued yet (not polled again)
-    assert committed(report) == []
-    assert [r.value for r in task.poll()] == [3, 4, 5]  # [0..2] are queued now (after C1)
-    task.commit()  # C2: batch 3; batch 2 may not have taken [0..2] (queued after it began)
-    assert committed(report) == []
-    task.commit()  # C3: batch 3 began after [0..2] were queued, took them and was committed
-    assert committed(report) == [0, 1, 2]
-    assert [r.value for r in task.poll()] == [6, 7, 8]  # [3..5] queued (after C3)
-    task.commit()  # C4: batch 5 began before [3..5] were known queued
-    assert committed(report) == [0, 1, 2]
-    task.commit()  # C5
-    assert committed(report) == [0, 1, 2, 3, 4, 5]
+    records = task.poll()
+    assert [r.value for r in records] == [0, 1, 2]
+    assert committed(report) == []  # sent, not acknowledged yet
+    task.commit_record(records[1], RecordMetadata("seq", 0, 41, 1700000000000))
+    task.commit_record(records[0], RecordMetadata("seq", 0, 40, 1700000000000))
+    assert committed(report) == [1, 0]  # in the order Kafka acknowledged them
     lines = [e for e in read_report(report) if e.get("committed")]
     assert all(set(e) == {"name", "task", "topic", "time_ms", "seqno", "committed"} for e in lines)
     assert all(e["name"] == "vsrc" and e["task"] == 0 and e["topic"] == "seq" for e in lines)
 
 
-def test_commit_lag_is_exact(tmp_path: Path, small_polls) -> None:
-    report = tmp_path / "report.jsonl"
-    task = source_task(report)
-    task.poll()  # [0..2]
-    task.poll()  # [3..5]; [0..2] queued before C1
-    task.commit()  # C1
-    assert committed(report) == []
-    task.commit()  # C2 reports what was queued before C1
-    assert committed(report) == [0, 1, 2]
-    task.commit()
-    assert committed(report) == [0, 1, 2]  # [3..5] never known queued (no later poll)
-
-
-class ExecutorModel:
-    """The executor's source protocol (executor.py) as a deterministic simulation: a poll
-    thread that returns records and queues them (two steps, so batches can run in
-    between), and batches that call commit() (all but the instance's first), take
-    whatever is queued — more may arrive while they linger — and whose offsets the
-    driver commits when they end."""
-
-    def __init__(self, task: VerifiableSourceTask, rng: random.Random) -> None:
-        self.task, self.rng = task, rng
-        self.queue: deque[list[int]] = deque()
-        self.in_hand: list[int] | None = None  # returned by poll, not yet queued
-        self.batches = 0
-        self.committed = -1  # highest seqno whose offset the driver committed
-        self.reported_at_commit: list[tuple[int, int]] = []
-
-    def poll_step(self) -> None:
-        if self.in_hand is not None:
-            self.queue.append(self.in_hand)
-            self.in_hand = None
-        else:
-            records = self.task.poll()
-            if records:
-                self.in_hand = [r.value for r in records]
-
-    def batch(self, report: Path, linger: bool = True) -> None:
-        if self.batches > 0:
-            truth = self.committed
-            self.task.commit()
-            done = committed(report)
-            self.reported_at_commit.append((max(done, default=-1), truth))
-        self.batches += 1
-        taken: list[int] = []
-        while self.queue:
-            taken.extend(self.queue.popleft())
-            while linger and self.rng.random() < 0.3:  # the poll thread runs while the batch lingers
-                self.poll_step()
-        if taken:
-            self.committed = max(self.committed, max(taken))
-
-
-@pytest.mark.parametrize("seed", range(25))
-def test_committed_reports_never_run_ahead_of_the_committed_offsets(tmp_path: Path, small_polls, seed: int) -> None:
-    report = tmp_path / "report.jsonl"
-    rng = random.Random(seed)
-    model = ExecutorModel(source_task(report), rng)
-    for _ in range(300):
-        if rng.random() < 0.6:
-            model.poll_step()
-        else:
-            model.batch(report)
-    # The end: what was returned gets queued, one last poll (whose records the instance
-    # never hands over), then batches without polling: every record taken is reported.
-    if model.in_hand is not None:
-        model.poll_step()
-    model.task.poll()
-    for _ in range(3):
-        model.batch(report, linger=False)
-    for reported, truth in model.reported_at_commit:
-        assert reported <= truth
-    done = committed(report)
-    assert done == list(range(model.committed + 1))  # consecutive, no duplicates, all of them
-
-
-def test_a_new_instance_reports_what_the_last_one_committed_but_did_not_report(tmp_path: Path, small_polls) -> None:
+def test_a_new_instance_resumes_after_the_stored_offset(tmp_path: Path, small_polls) -> None:
     report = tmp_path / "report.jsonl"
     first = source_task(report)
-    for _ in range(4):
-        first.poll()  # [0..11] sent; [0..8] known queued
-    first.commit()
-    first.commit()  # [0..8] reported committed
+    for record in first.poll():
+        first.commit_record(record, None)
     first.stop()
-    assert committed(report) == list(range(9))
-    # the framework committed up to seqno 10 before the instance stopped
-    second = source_task(report, stored=10)
-    assert committed(report) == list(range(11))
-    assert [r.value for r in second.poll()] == [11, 12, 13]
-    # restarting again without anything new committed reports nothing twice
-    source_task(report, stored=10)
-    assert committed(report) == list(range(11))
-
-
-def test_catch_up_starts_at_the_first_sent_seqno_when_nothing_was_reported_committed(
-    tmp_path: Path, small_polls
-) -> None:
-    report = tmp_path / "report.jsonl"
-    first = source_task(report, stored=19, task_id=3)  # resumed at 20
-    first.poll()
-    first.stop()
-    source_task(report, stored=21, task_id=3)
-    assert committed(report, task=3) == [20, 21]
-
-
-def test_catch_up_reads_only_its_own_connector_and_task(tmp_path: Path) -> None:
-    report = tmp_path / "report.jsonl"
-    writer = ReportWriter(str(report))
-    writer.write(
-        [
-            {"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 0},
-            {"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 0, "committed": True},
-            {"name": "vsrc", "task": 1, "topic": "seq", "time_ms": 1, "seqno": 7, "committed": True},
-            {"name": "other", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 9, "committed": True},
-            {"name": "vsrc", "task": 0, "sinkTask": 0, "topic": "seq", "time_ms": 1, "seqno": 5, "offset": 5},
-        ]
-    )
-    writer.close()
-    whole = report.read_bytes()
-    with report.open("a") as out:  # a line another process is still writing
-        out.write('{"name": "vsrc", "task": 0, "topic": "seq", "time_ms": 1, "seqno": 3, "commi')
-    assert scan_task_report(str(report), "vsrc", 0) == (0, 0)
-    assert scan_task_report(str(report), "vsrc", 1) == (7, None)
-    assert scan_task_report(str(report), "vsrc", 2) == (None, None)
-    assert scan_task_report(str(tmp_path / "missing"), "vsrc", 0) == (None, None)
-    report.write_bytes(whole)
-    source_task(report, stored=2, task_id=0)
-    assert [
-        e["seqno"] for e in read_report(report) if e.get("committed") and e["name"] == "vsrc" and e["task"] == 0
-    ] == [0, 1, 2]
+    second = source_task(report, stored=2)
+    assert [r.value for r in second.poll()] == [3, 4, 5]
+    assert committed(report) == [0, 1, 2]
 
 
 def test_without_a_report_file_lines_go_to_stdout(capsys, small_polls) -> None:

@@ -1,7 +1,7 @@
 """The example connectors of docs/writing-a-connector.md (``examples/counter_connector``),
-driven without Spark: first directly, with stub contexts, then through the executor code
-that runs tasks on Spark (``sluice.spark.executor``), and found as plugins both ways the
-guide describes (installed entry points, ``plugin.path``)."""
+driven without Spark, directly, with stub contexts, and found as plugins both ways the
+guide describes (installed entry points, ``plugin.path``). tests/integration/
+test_guide_example.py runs them on a real worker."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from sluice_example_counter import (
     CounterSourceConnector,
@@ -28,14 +27,9 @@ from sluice.api import (
 )
 from sluice.api.source import partition_key
 from sluice.runtime.plugins import Plugins
-from sluice.spark import executor
-from sluice.spark.executor import PluginSpec, SinkBatchSpec, SourceBatchSpec, TaskSpec, run_sink_batch, run_source_batch
 from tests.example_packages import install_like_pip
-from tests.helpers import RecordingSinkContext, wait_until
+from tests.helpers import RecordingSinkContext
 from tests.unit.examples.conftest import COUNTER_EXAMPLE
-
-STRING = PluginSpec("sluice.converters.string.StringConverter", {})
-HEADERS = PluginSpec("sluice.converters.simple_header.SimpleHeaderConverter", {})
 
 
 class Offsets(OffsetStorageReader):
@@ -66,13 +60,6 @@ def _source_task(props: dict[str, str], committed: dict[str, int] | None = None)
 
 def _counts(records: list[Any]) -> list[tuple[str, int, dict[str, Any], dict[str, Any]]]:
     return [(r.key, r.value, r.source_partition, r.source_offset) for r in records]
-
-
-@pytest.fixture(autouse=True)
-def no_task_instances_left():
-    yield
-    for key in list(executor._HOSTS):
-        executor._HOSTS.pop(key).stop()
 
 
 # -- the source, directly -----------------------------------------------------------------
@@ -151,75 +138,6 @@ def test_the_sink_task_appends_lines_and_makes_them_durable_before_the_commit(tm
     assert out.read_text().endswith("pears 3\n")
 
 
-# -- through the executor (what runs inside Spark's Python workers) -------------------------------
-
-
-class Report:
-    def __init__(self) -> None:
-        self.value: list[Any] = []
-
-    def add(self, items: list[Any]) -> None:
-        self.value.extend(items)
-
-
-def _source_batch(seq: int, incarnation: str, committed: list[Any], **config: str) -> SourceBatchSpec:
-    props = {"topic": "counts", "streams": "apples,pears", "interval.ms": "0", "limit": "3", **config}
-    task = TaskSpec(
-        "counter", 0, "sluice_example_counter.CounterSourceTask", props, incarnation, STRING, STRING, HEADERS
-    )
-    return SourceBatchSpec(task, seq, committed, max_records=4, max_wait_ms=5000)
-
-
-def _rows(batches: Any) -> list[tuple[str, str]]:
-    return [(b["key"].decode(), b["value"].decode()) for batch in batches for b in batch.to_pylist()]
-
-
-def test_the_source_task_runs_batch_after_batch_and_a_new_instance_resumes_from_the_offsets():
-    report = Report()
-    first = _rows(run_source_batch(_source_batch(0, "a", []), report))
-    assert first == [("apples", "0"), ("pears", "0"), ("apples", "1"), ("pears", "1")]
-    _task, _seq, offsets, count, failure, fresh, topics, _split = report.value[-1]
-    assert (count, failure, fresh, topics) == (4, None, True, ["counts"])
-    assert sorted(offsets, key=str) == [({"stream": "apples"}, {"next": 2}), ({"stream": "pears"}, {"next": 2})]
-    # The worker stores those offsets; a restart (new incarnation) starts a new instance from them.
-    second = _rows(run_source_batch(_source_batch(0, "b", offsets), report))
-    assert second == [("apples", "2"), ("pears", "2")]
-    assert report.value[-1][5] is True  # a fresh instance
-
-
-def _kafka_rows(values: list[tuple[str, str]], first_offset: int = 0) -> pa.RecordBatch:
-    n = len(values)
-    return pa.RecordBatch.from_pydict(
-        {
-            "key": pa.array([k.encode() for k, _ in values], pa.binary()),
-            "value": pa.array([v.encode() for _, v in values], pa.binary()),
-            "topic": pa.array(["counts"] * n),
-            "partition": pa.array([0] * n, pa.int32()),
-            "offset": pa.array(range(first_offset, first_offset + n), pa.int64()),
-            "ts_ms": pa.array([1] * n, pa.int64()),
-            "ts_type": pa.array([0] * n, pa.int32()),
-            "headers_json": pa.array([None] * n, pa.string()),
-        }
-    )
-
-
-def _sink_batch(seq: int, path: Path, start: int) -> SinkBatchSpec:
-    props = {"topics": "counts", "file": str(path)}
-    task = TaskSpec("lines", 0, "sluice_example_counter.LineFileSinkTask", props, "a", STRING, STRING, HEADERS)
-    return SinkBatchSpec(task, seq, [("counts", 0)], {("counts", 0): start}, {("counts", 0): start})
-
-
-def test_the_sink_task_writes_each_batch_and_reports_the_offsets_to_commit(tmp_path: Path):
-    out = tmp_path / "counts.txt"
-    rows = list(run_sink_batch(_sink_batch(0, out, 0), iter([_kafka_rows([("apples", "0"), ("pears", "0")])])))
-    commits = [r for batch in rows for r in batch.to_pylist() if r["kind"] == "commit"]
-    assert [(r["topic"], r["partition"], r["offset"]) for r in commits] == [("counts", 0, 2)]
-    assert out.read_text() == "apples 0\npears 0\n"  # flushed before the offsets were reported
-    list(run_sink_batch(_sink_batch(1, out, 2), iter([_kafka_rows([("apples", "1")], 2)])))
-    assert out.read_text() == "apples 0\npears 0\napples 1\n"
-    assert executor.stop_host("lines", 0, "a")
-
-
 # -- found as plugins ------------------------------------------------------------------------------
 
 
@@ -245,15 +163,3 @@ def test_a_plugin_path_directory_makes_the_connectors_known_too():
     }
     assert plugins.resolve_connector("LineFileSink").cls is LineFileSinkConnector
     assert plugins.plugin_path == [str((COUNTER_EXAMPLE / "src").resolve())]
-
-
-def test_a_waiting_poll_does_not_hold_up_a_stop_through_the_executor():
-    spec = _source_batch(0, "a", [], **{"interval.ms": "60000", "limit": "-1"})
-    report = Report()
-    assert _rows(run_source_batch(spec, report)) == [("apples", "0"), ("pears", "0")]
-    host = executor._HOSTS[("counter", 0)]
-    wait_until(lambda: host._in_poll, timeout=5, message="a poll() under way")
-    started = time.monotonic()
-    assert executor.stop_host("counter", 0, "a")
-    assert time.monotonic() - started < 1.0
-    assert not host._thread.is_alive()

@@ -1,50 +1,153 @@
-"""Zombie fencing in the driver's task loop: a task whose work moved to another worker
-commits no source offsets (its runner is a fake of our own collaborator)."""
+"""The driver-side task supervisor with a fake launcher (our own collaborator): it stores
+the offsets its task sends only while the task owns its work (zombie fencing), reports
+RUNNING once the task started, and FAILED with the reason when the task's host is lost."""
 
 from __future__ import annotations
 
-from sluice.runtime.herder.base import TargetState
+import queue
+import threading
+from typing import Any
+
+from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.tasks import WorkerSourceTask
-from sluice.spark.executor import PluginSpec, TaskSpec
-from sluice.spark.runner import SourceBatchResult
+from sluice.spark.control import Disconnected
+from sluice.spark.launcher import Connected, JobEnded
+from sluice.spark.protocol import (
+    Committed,
+    Hello,
+    LaunchSpec,
+    PluginSpec,
+    Resume,
+    SourceOffsets,
+    Started,
+    Stop,
+    Stopped,
+    TaskSpec,
+)
 from sluice.storage.memory import MemoryOffsetBackingStore
 from sluice.storage.offset_codec import connector_offsets
+from tests.helpers import wait_until
 
 STRING = PluginSpec("sluice.converters.string.StringConverter", {})
 
 
-class OneBatchRunner:
-    def __init__(self, position: int) -> None:
-        self.position = position
+class FakeConnection:
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+        self.lock = threading.Lock()
 
-    def run_batch(self, seq, committed, max_records, max_wait_ms):
-        return SourceBatchResult(1, [({"file": "f"}, {"position": self.position})], None, False, ["t"])
+    def send(self, message: Any) -> bool:
+        with self.lock:
+            self.sent.append(message)
+        return True
+
+    def close(self) -> None:
+        pass
+
+    def of(self, kind: type) -> list[Any]:
+        with self.lock:
+            return [m for m in self.sent if isinstance(m, kind)]
 
 
-def _task(store: MemoryOffsetBackingStore, owned: list[bool]) -> WorkerSourceTask:
+class FakeLaunch:
+    def __init__(self, spec: LaunchSpec, inbox: queue.Queue[Any]) -> None:
+        self.spec = spec
+        self.inbox = inbox
+        self.connection = FakeConnection()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeLauncher:
+    slots = 4
+    master = "local[4]"
+
+    def __init__(self) -> None:
+        self.launches: list[FakeLaunch] = []
+
+    def launch(self, make_spec: Any, inbox: queue.Queue[Any]) -> FakeLaunch:
+        launch = FakeLaunch(make_spec(("127.0.0.1", 1), "secret"), inbox)
+        self.launches.append(launch)
+        return launch
+
+    def run_split_read(self, *args: Any) -> Any:
+        raise AssertionError("not used")
+
+
+def _task(store: MemoryOffsetBackingStore, owned: list[bool], reports: list[tuple[State, str | None]]):
     spec = TaskSpec("c", 0, "x.Task", {}, "i", STRING, STRING, STRING)
     settings = {
         "source_max_records": 10,
-        "source_max_wait_ms": 10,
-        "slots_to_spare": lambda: True,
+        "offset_flush_interval_ms": 1000,
         "record_topic": lambda topic: None,
         "may_commit": lambda: owned[0],
     }
-    return WorkerSourceTask(
-        spec, TargetState.STARTED, lambda: None, lambda *a: None, settings, offset_store=store, kafka_options={}
+    launcher = FakeLauncher()
+    task = WorkerSourceTask(
+        spec,
+        TargetState.STARTED,
+        lambda: launcher,
+        lambda state, trace: reports.append((state, trace)),
+        settings,
+        offset_store=store,
+        kafka_options={},
     )
+    return task, launcher
 
 
-def test_offsets_are_committed_only_while_the_task_owns_its_work():
+def _started(launcher: FakeLauncher) -> FakeLaunch:
+    launch = wait_until(lambda: launcher.launches and launcher.launches[0], timeout=10, message="launched")
+    launch.inbox.put(Connected(Hello("i", "secret", 4242, "host")))
+    launch.inbox.put(Started())
+    return launch
+
+
+def test_offsets_are_stored_only_while_the_task_owns_its_work():
     store = MemoryOffsetBackingStore()
     store.start()
     owned = [True]
-    task = _task(store, owned)
-    task.committed = {}  # what _prepare reads from the offset store
-    task.runner = OneBatchRunner(10)
-    task._batch()
+    reports: list[tuple[State, str | None]] = []
+    task, launcher = _task(store, owned, reports)
+    task.start()
+    launch = _started(launcher)
+    wait_until(lambda: launch.connection.of(Resume), timeout=10, message="told to run")
+    wait_until(lambda: (State.RUNNING, None) in reports, timeout=10, message="RUNNING")
+
+    launch.inbox.put(SourceOffsets(1, [({"file": "f"}, {"position": 10})]))
+    wait_until(lambda: launch.connection.of(Committed), timeout=10, message="answered")
+    assert launch.connection.of(Committed)[0] == Committed(1)
     assert connector_offsets(store, "c") == [({"file": "f"}, {"position": 10})]
-    owned[0] = False  # a rebalance gave the task to another worker while this batch ran
-    task.runner = OneBatchRunner(20)
-    task._batch()
+
+    owned[0] = False  # a rebalance gave the task to another worker
+    launch.inbox.put(SourceOffsets(2, [({"file": "f"}, {"position": 20})]))
+    wait_until(lambda: len(launch.connection.of(Committed)) == 2, timeout=10, message="answered")
+    assert launch.connection.of(Committed)[1] == Committed(2, fenced=True)
     assert connector_offsets(store, "c") == [({"file": "f"}, {"position": 10})]
+
+    task.stop()
+    wait_until(lambda: launch.connection.of(Stop), timeout=10, message="told to stop")
+    launch.inbox.put(Stopped())
+    launch.inbox.put(JobEnded(None))
+    assert task.join(10)
+    assert reports[-1] == (State.UNASSIGNED, None)
+
+
+def test_a_lost_host_fails_the_task_with_the_reason_and_spark_error():
+    store = MemoryOffsetBackingStore()
+    store.start()
+    reports: list[tuple[State, str | None]] = []
+    task, launcher = _task(store, [True], reports)
+    task.start()
+    launch = _started(launcher)
+    wait_until(lambda: (State.RUNNING, None) in reports, timeout=10, message="RUNNING")
+
+    launch.inbox.put(Disconnected("connection closed"))
+    launch.inbox.put(JobEnded("Python worker exited unexpectedly (crashed)"))
+    assert task.join(10)
+    state, trace = reports[-1]
+    assert state is State.FAILED
+    assert trace is not None and "pid 4242 on host" in trace and "ended unexpectedly" in trace
+    assert "Python worker exited unexpectedly (crashed)" in trace
+    assert launch.cancelled

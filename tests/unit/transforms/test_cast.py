@@ -74,7 +74,6 @@ def test_config_def() -> None:
     assert config.names() == ["spec", "replace.null.with.default"]
     assert config.config_key("spec").has_default is False
     assert config.config_key("replace.null.with.default").default_value is True
-    assert CastKey.columnar is None and CastValue.columnar is None
 
 
 # -- nulls ----------------------------------------------------------------------------------------

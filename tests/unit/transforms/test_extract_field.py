@@ -137,4 +137,3 @@ def test_configs() -> None:
     config = ExtractFieldValue().config()
     assert config.names() == ["field", "replace.null.with.default", "field.syntax.version"]
     assert config.config_key("field.syntax.version").default_value == "V1"
-    assert ExtractFieldValue.columnar is None

@@ -227,4 +227,3 @@ def test_config() -> None:
     config = FlattenValue().config()
     assert config.names() == ["delimiter"]
     assert config.config_key("delimiter").default_value == "."
-    assert FlattenKey.columnar is None

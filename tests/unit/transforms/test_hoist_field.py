@@ -74,4 +74,3 @@ def test_config() -> None:
     with pytest.raises(ConfigError, match='Missing required configuration "field"'):
         HoistFieldValue().configure({})
     assert HoistFieldValue().config().names() == ["field"]
-    assert HoistFieldKey.columnar is None

@@ -146,4 +146,3 @@ def test_configs() -> None:
     assert config.names() == ["topic.field", "partition.field", "offset.field", "timestamp.field", "static.field",
                               "static.value", "replace.null.with.default"]  # fmt: skip
     assert all(config.config_key(n).default_value is None for n in config.names()[:-1])
-    assert InsertFieldValue.columnar is None

@@ -182,4 +182,3 @@ def test_configs() -> None:
         MaskFieldValue().configure({"fields": "a,a"})
     config = MaskFieldValue().config()
     assert config.names() == ["fields", "replacement", "replace.null.with.default"]
-    assert MaskFieldValue.columnar is None

@@ -137,4 +137,3 @@ def test_config() -> None:
     config = ReplaceFieldValue().config()
     assert config.names() == ["exclude", "include", "renames", "replace.null.with.default"]
     assert config.config_key("exclude").default_value == []
-    assert ReplaceFieldKey.columnar is None

@@ -128,4 +128,3 @@ def test_configs() -> None:
     with pytest.raises(ConfigError, match="schema.version"):
         SetSchemaMetadataValue().configure({"schema.version": "x"})
     assert SetSchemaMetadataValue().config().names() == ["schema.name", "schema.version", "replace.null.with.default"]
-    assert SetSchemaMetadataValue.columnar is None

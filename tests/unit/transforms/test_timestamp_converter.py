@@ -75,7 +75,6 @@ def test_config_def() -> None:
     config = TimestampConverterValue().config()
     assert config.names() == ["field", "target.type", "format", "unix.precision", "replace.null.with.default"]
     assert config.config_key("unix.precision").default_value == "milliseconds"
-    assert TimestampConverterValue.columnar is None
 
 
 # -- schemaless -----------------------------------------------------------------------------------

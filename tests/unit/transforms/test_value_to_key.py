@@ -90,4 +90,3 @@ def test_configs() -> None:
     with pytest.raises(ConfigError, match="must not be empty"):
         ValueToKey().configure({"fields": ""})
     assert ValueToKey().config().names() == ["fields", "replace.null.with.default"]
-    assert ValueToKey.columnar is None

@@ -81,8 +81,8 @@ class LineFileSinkTask(SinkTask):
         os.fsync(self._file.fileno())
 
     def stop(self) -> None:
-        # Called only when the runtime discards this instance (not when the task or the
-        # worker stops), and not even then if the executor died: nothing may depend on it.
+        # Called when the task stops or fails, right after close(), but not if the
+        # executor died: nothing may depend on it.
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -96,8 +96,8 @@ class CounterSourceConnector(SourceConnector):
 
 
 class CounterSourceTask(SourceTask):
-    """Runs in a Spark executor: start() on the batch thread, poll() on the task's poll
-    thread, and stop() while a poll() may be waiting."""
+    """Runs in a Spark executor. Every call comes from the task's thread, one at a time:
+    stop() only once the last poll() has returned."""
 
     def __init__(self) -> None:
         self._stopping = threading.Event()
@@ -108,7 +108,7 @@ class CounterSourceTask(SourceTask):
         self._topic: str = config[TOPIC_CONFIG]
         self._limit: int = config[LIMIT_CONFIG]
         self._interval_s = config[INTERVAL_CONFIG] / 1000
-        # Go on after the committed offsets (a snapshot taken when this instance was made).
+        # Go on after the committed offsets (those stored when the task was launched).
         reader = self.context.offset_storage_reader()
         for stream in config[STREAMS_CONFIG]:
             offset = reader.offset({"stream": stream})
@@ -119,7 +119,7 @@ class CounterSourceTask(SourceTask):
         wait = self._due - time.monotonic()
         if self._stopping.is_set() or wait > 0:
             # poll() is called again at once: wait here, a second at most, so that an idle
-            # task does not spin; stop() wakes the wait.
+            # task does not spin and a pause or a stop never waits long for this poll().
             self._stopping.wait(min(wait, 1.0))
             return None
         counting = [stream for stream, n in self._next.items() if self._limit < 0 or n < self._limit]
@@ -142,4 +142,4 @@ class CounterSourceTask(SourceTask):
         )
 
     def stop(self) -> None:
-        self._stopping.set()  # may run on another thread than poll(): just wake it
+        self._stopping.set()  # nothing to release; a poll() called after this returns at once

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["ReportWriter", "read_report", "scan_task_report"]
+__all__ = ["ReportWriter", "read_report"]
 
 REPORT_FILE_CONFIG = "report.file"
 REPORT_FILE_DOC = (
@@ -107,34 +106,3 @@ def _entries(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(entry, dict):
                 yield entry
-
-
-_SEQNO = re.compile(rb'"seqno": (-?\d+)')
-
-
-def scan_task_report(path: str, name: str | None, task: int) -> tuple[int | None, int | None]:
-    """``(last committed seqno reported, first seqno reported sent)`` of one verifiable
-    source task, from the report lines in ``path`` (``None`` when there is none).
-
-    Reads the whole file once but parses only this task's lines, which start with the
-    fixed prefix the source writes (``{"name": ..., "task": ..., ``)."""
-    prefix = _line({"name": name, "task": task})[:-2].encode("utf-8") + b", "
-    last_committed: int | None = None
-    first_sent: int | None = None
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        return None, None
-    with handle:
-        for raw in handle:
-            if not raw.startswith(prefix) or not raw.endswith(b"}\n"):
-                continue
-            match = _SEQNO.search(raw)
-            if match is None:
-                continue
-            seqno = int(match.group(1))
-            if b'"committed": true' in raw:
-                last_committed = seqno
-            elif first_sent is None or seqno < first_sent:
-                first_sent = seqno
-    return last_committed, first_sent

@@ -65,8 +65,10 @@ class VerifiableSinkTask(SinkTask):
     * *flushed*, from :meth:`flush`, for every record received since the previous flush:
       the same line with a new ``time_ms`` and ``"flushed": true``.
 
-    Sluice calls ``pre_commit`` — which calls :meth:`flush` — at the end of every batch
-    of records and commits the offsets it returns to the consumer group afterwards. So
+    Sluice calls ``pre_commit`` — which calls :meth:`flush` — about every
+    ``offset.flush.interval.ms`` (capped at 1 s), before partitions are closed, on pause
+    and on a clean stop, and commits the offsets it returns to the consumer group right
+    after. So
     every record whose offset the group holds was reported flushed, and a record
     reported flushed is either committed or (a crash between the flush and the commit)
     delivered and flushed again. Record values may be the bare seqno (the verifiable

@@ -13,7 +13,6 @@ same as Kafka's, so the offsets of one can be read by the other.
 
 from __future__ import annotations
 
-import collections
 import logging
 import math
 import threading
@@ -25,14 +24,13 @@ from sluice.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
 from sluice.api.connector import Task
 from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.errors import ConnectError
-from sluice.api.records import SourceRecord
+from sluice.api.records import RecordMetadata, SourceRecord
 from sluice.api.source import SourceConnector, SourceTask
 from sluice.connectors.testing.report import (
     REPORT_FILE_CONFIG,
     REPORT_FILE_DOC,
     ReportWriter,
     plugin_version,
-    scan_task_report,
 )
 
 __all__ = ["VerifiableSourceConnector", "VerifiableSourceTask"]
@@ -136,38 +134,15 @@ class VerifiableSourceTask(SourceTask):
 
     * *sent* — ``{"name", "task", "topic", "time_ms", "seqno"}`` for each record, written
       in :meth:`poll` just before the records are returned to the framework. A sent
-      record may never reach Kafka (the instance stopped while it was queued); it is
-      then sent again by the next instance.
-    * *committed* — the same fields plus ``"committed": true``. Kafka prints these from
-      ``commitRecord`` (Kafka acknowledged the record). Sluice does not call
-      ``commit_record``; it calls :meth:`commit` at the start of each micro-batch after
-      the first one an instance serves, once the driver has committed the offsets of
-      the batch before. The framework polls on its own thread, ahead of the batches,
-      and hands the records to the batches in poll order through a queue. So the task
-      counts its :meth:`commit` calls and, when a poll begins, knows that the records
-      the previous poll returned are in that queue; records known to be queued before
-      the ``n``-th :meth:`commit` call were taken by the batch that call started, whose
-      offsets were committed before the ``n+1``-th call — which reports them.
-
-      Guarantee: a seqno is reported committed only once its offset (or a later one of
-      this task) has been committed to the offset store, provided each batch takes
-      everything that was queued when it began — true unless a worker sets
-      ``sluice.source.batch.max.records`` below what the poll-ahead queue can hold (64
-      polls plus a remainder, here at most about 65 000 records; the default is
-      500 000). The report lags the commits by one or two batches. The committed seqnos
-      of a task that keeps running are consecutive, without duplicates.
-
-      Across instances: the records an instance's last batches committed are never
-      reported by it (no :meth:`commit` follows them). The next instance of the task
-      therefore catches up in :meth:`start`: it reads ``report.file`` for this
-      connector and task's last *committed* line and reports every seqno after it up to
-      the committed offset. With a report file every instance can read (local mode, or
-      a shared file system), the committed seqnos of a task are consecutive across clean
-      restarts, with no duplicates; after a crash, or when a rebalance leaves a zombie
-      instance running, a seqno may be reported committed twice (it was committed twice:
-      at least once delivery), never skipped. A zombie — an instance whose worker lost
-      the task but still runs its batches without committing — may report seqnos
-      committed that were not. Without ``report.file`` (stdout) there is no catch-up.
+      record may never reach Kafka (the instance was lost before Kafka acknowledged
+      it); it is then sent again by the next instance.
+    * *committed* — the same fields plus ``"committed": true``, written from
+      :meth:`commit_record`, which the framework calls on the task thread once Kafka
+      acknowledged the record — as Kafka's tool prints them from ``commitRecord``. So a
+      seqno reported committed is in Kafka; its offset is stored within about a second
+      after (``offset.flush.interval.ms``, capped at 1 s). An instance lost before its
+      offsets were stored is followed by one that sends (and reports) those seqnos
+      again: at least once delivery, never a gap.
     """
 
     def __init__(
@@ -177,7 +152,6 @@ class VerifiableSourceTask(SourceTask):
         self._clock = clock
         self._stopping = threading.Event()
         self._wait = wait if wait is not None else self._stopping.wait
-        self._lock = threading.Lock()
         self._name: str | None = None
         self._id = 0
         self._topic = ""
@@ -188,9 +162,6 @@ class VerifiableSourceTask(SourceTask):
         self._starting_seqno = 0
         self._start_time = 0.0
         self._report = ReportWriter(None)
-        self._commits = 0  # commit() calls so far
-        self._returned: tuple[int, int] | None = None  # seqnos the last poll returned
-        self._queued: collections.deque[tuple[int, int, int]] = collections.deque()  # (commits, first, last)
 
     def version(self) -> str:
         return plugin_version()
@@ -211,11 +182,6 @@ class VerifiableSourceTask(SourceTask):
         self._starting_seqno = self._seqno
         self._start_time = self._clock()
         self._stopping.clear()
-        with self._lock:
-            self._commits = 0
-            self._returned = None
-            self._queued.clear()
-        self._catch_up(committed)
         log.info(
             "Started VerifiableSourceTask %s-%s producing to topic %s resuming from seqno %s",
             self._name,
@@ -224,28 +190,11 @@ class VerifiableSourceTask(SourceTask):
             self._starting_seqno,
         )
 
-    def _catch_up(self, committed: int | None) -> None:
-        """Report committed what an earlier instance committed but could not report."""
-        path = self._report.path
-        if committed is None or path is None:
-            return
-        last_reported, first_sent = scan_task_report(path, self._name, self._id)
-        begin = last_reported + 1 if last_reported is not None else first_sent
-        if begin is None or begin > committed:
-            return
-        self._report_committed(begin, committed)
-
-    # -- polling (the framework's poll thread) -----------------------------------------
+    # -- polling (the task thread) -----------------------------------------------------
 
     def poll(self) -> list[SourceRecord] | None:
-        """Called repeatedly by the framework's poll thread in the executor; returns the
-        records due now, or ``None`` after waiting (at most a second) for the next one."""
-        # The framework calls poll() again only after it queued what the last call
-        # returned: from now on those records are known to be queued.
-        with self._lock:
-            if self._returned is not None:
-                self._queued.append((self._commits, *self._returned))
-                self._returned = None
+        """Called repeatedly on the task thread in the executor; returns the records due
+        now, or ``None`` after waiting (at most a second) for the next one."""
         if self._stopping.is_set():
             return None
         count = self._due()
@@ -301,23 +250,17 @@ class VerifiableSourceTask(SourceTask):
             for seqno, value in zip(seqnos, values, strict=True)
         ]
         self._seqno = first + count
-        with self._lock:
-            self._returned = (first, first + count - 1)
         return records
 
-    # -- commits (the framework's batch thread) -----------------------------------------
+    # -- commits (the task thread) -------------------------------------------------------
 
-    def commit(self) -> None:
-        """Called by the framework in the executor, on the thread that runs a micro-batch,
-        at its start, when the offsets of the batch before were committed: reports the
-        records known to be queued before the previous call (see the class docstring)."""
-        ready = []
-        with self._lock:
-            self._commits += 1
-            while self._queued and self._queued[0][0] <= self._commits - 2:
-                ready.append(self._queued.popleft())
-        for _, first, last in ready:
-            self._report_committed(first, last)
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        """Called by the framework on the task thread once Kafka acknowledged ``record``:
+        reports its seqno committed (Kafka's ``commitRecord``)."""
+        offset = record.source_offset or {}
+        seqno = offset.get(SEQNO_FIELD)
+        if isinstance(seqno, int):
+            self._report_committed(seqno, seqno)
 
     def _report_committed(self, first: int, last: int) -> None:
         now_ms = int(time.time() * 1000)
@@ -328,7 +271,8 @@ class VerifiableSourceTask(SourceTask):
         )
 
     def stop(self) -> None:
-        """Called in the executor, from any thread; wakes a waiting :meth:`poll`."""
+        """Called in the executor, on the task thread once the last :meth:`poll`
+        returned (from any thread, it also wakes a waiting :meth:`poll`)."""
         self._stopping.set()
         self._report.close()
 
