@@ -53,6 +53,10 @@ def consumer_settings(connector: str, task: int, configured: dict[str, str]) -> 
         "auto.offset.reset": "earliest",  # as Kafka Connect configures its sink consumers
         "client.id": f"connector-consumer-{connector}-{task}",
         "log_level": 3,
+        # librdkafka pauses fetching for this long once its queue holds queued.min.messages
+        # (100,000): at its default, 1 s, a task that puts fewer than 100,000 records a
+        # second waits for Kafka most of the time (measured: 116k records/s against 295k).
+        "fetch.queue.backoff.ms": 5,
     }
     settings.update(configured)
     settings["enable.auto.commit"] = False

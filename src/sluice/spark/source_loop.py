@@ -68,11 +68,21 @@ def producer_settings(connector: str, task: int, configured: dict[str, str]) -> 
 
 
 class _Submitted:
-    __slots__ = ("acked", "record")
+    """One record handed to the producer; called with its delivery report."""
 
-    def __init__(self, record: SourceRecord) -> None:
+    __slots__ = ("acked", "loop", "record")
+
+    def __init__(self, record: SourceRecord, loop: SourceLoop | None = None) -> None:
         self.record = record
         self.acked = False
+        self.loop = loop
+
+    def __call__(self, err: Any, message: Any) -> None:
+        loop = self.loop
+        if err is None and (loop is None or loop.plain_acks):
+            self.acked = True  # the common case, kept short: it runs once per record
+        elif loop is not None:
+            loop.delivered(self, err, message)
 
 
 class SubmittedRecords:
@@ -80,13 +90,14 @@ class SubmittedRecords:
     ``SubmittedRecords``): a partition's committable offset is that of the last record
     before its first unacknowledged one."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: SourceLoop | None = None) -> None:
+        self._loop = loop
         self._partitions: dict[Any, deque[_Submitted]] = {}
         self._last_partition: Any = None
         self._last_key: Any = None
 
     def submit(self, record: SourceRecord) -> _Submitted:
-        entry = _Submitted(record)
+        entry = _Submitted(record, self._loop)
         source_partition = record.source_partition
         if source_partition is not None:
             # consecutive records mostly share their partition: build its key once
@@ -165,13 +176,16 @@ class SourceLoop:
         self.control = control
         self.pipeline = make_pipeline(spec)
         self.creator = TopicCreator(spec.topic_creation) if spec.topic_creation else None
-        self.submitted = SubmittedRecords()
+        self.submitted = SubmittedRecords(self)
         self.stored: dict[Any, SourceOffset] = {partition_key(p): (p, o) for p, o in launch.committed_offsets}
         self.uncommitted: dict[Any, SourceOffset] = {}
         self.context = _SourceContext(spec.task_config, _LiveOffsetReader(self.stored), self)
         self.split_parts: list[Any] = []
         self.topics_seen: set[str] = set()
         self.new_topics: list[str] = []
+        # topics written to whose first acknowledgement has not come yet (active topics are
+        # recorded on acknowledgement, as in Kafka)
+        self.unconfirmed_topics: set[str] = set()
         self.failure: str | None = None  # set by a delivery report or a fatal producer error
         self.seq = 0
         self.interval_s = min(launch.offset_flush_interval_ms, COMMIT_INTERVAL_MAX_MS) / 1000.0
@@ -182,6 +196,8 @@ class SourceLoop:
         self.producer = Producer(settings)
         self.task: SourceTask = load_class(spec.task_class)()
         self._commit_record_overridden = type(self.task).commit_record is not SourceTask.commit_record
+        # whether a successful delivery report needs nothing but marking its record acknowledged
+        self.plain_acks = not self._commit_record_overridden
 
     # -- the task thread ---------------------------------------------------------------
 
@@ -245,42 +261,57 @@ class SourceLoop:
         fails beyond the error policy are still produced; then the task fails."""
         out = self.pipeline.source_rows(records)
         submit = self.submitted.submit
-        entries = {id(record): submit(record) for record in out.processed}
-        written = {id(owner) for owner in out.owners}
-        for record in out.processed:
-            if id(record) not in written:  # filtered out, or failed and tolerated: done with it
-                entries[id(record)].acked = True
-                if self._commit_record_overridden:
-                    self._commit_record(record, None)
+        submitted = [submit(record) for record in out.processed]
+        entries: dict[int, _Submitted] = {}
+        if out.owners is not out.processed:
+            entries = {id(entry.record): entry for entry in submitted}
+            written = {id(owner) for owner in out.owners}
+            for entry in submitted:
+                if id(entry.record) not in written:  # filtered out, or failed and tolerated: done with it
+                    entry.acked = True
+                    if self._commit_record_overridden:
+                        self._commit_record(entry.record, None)
         rows = out.rows
-        if rows["topic"] and self.creator is not None:
+        topics = rows["topic"]
+        if topics and self.creator is not None:
             self.creator.ensure(self.pipeline.written_topics)  # before the producer writes to them
-        keys, values, topics, partitions = rows["key"], rows["value"], rows["topic"], rows["partition"]
+        new = set(topics) - self.topics_seen - self.unconfirmed_topics
+        if new:
+            self.unconfirmed_topics |= new
+            self.plain_acks = False
+        keys, values, partitions = rows["key"], rows["value"], rows["partition"]
         headers, timestamps = rows["headers"], rows["timestamp"]
-        for i, owner in enumerate(out.owners):
-            # A dead letter of the record that failed beyond the error policy is written,
-            # but that record is not processed: its offset must never be committed.
-            entry = entries.get(id(owner)) or _Submitted(owner)
+        produce = self.producer.produce
+        owners = out.owners
+        for i, owner in enumerate(owners):
+            if owners is out.processed:  # no record left out (no transforms, no failure)
+                entry = submitted[i]
+            else:
+                # A dead letter of the record that failed beyond the error policy is written,
+                # but that record is not processed: its offset must never be committed.
+                entry = entries.get(id(owner)) or _Submitted(owner, self)
+            partition, timestamp, record_headers = partitions[i], timestamps[i], headers[i]
+            if partition is None and (timestamp is None or timestamp <= 0) and not record_headers:
+                try:
+                    produce(topics[i], values[i], keys[i], on_delivery=entry)
+                    continue
+                except BufferError:
+                    pass  # the slow path below waits for room
             kwargs: dict[str, Any] = {}
-            partition = partitions[i]
             if partition is not None:
                 kwargs["partition"] = partition
-            timestamp = timestamps[i]
             if timestamp is not None and timestamp > 0:
                 kwargs["timestamp"] = timestamp
-            if headers[i]:
-                kwargs["headers"] = [(h["key"], h["value"]) for h in headers[i]]
+            if record_headers:
+                kwargs["headers"] = [(h["key"], h["value"]) for h in record_headers]
             self._produce(topics[i], keys[i], values[i], kwargs, entry)
         if out.error is not None:
             raise _TaskFailure(format_trace(out.error))
 
     def _produce(self, topic: str, key: Any, value: Any, kwargs: dict[str, Any], entry: _Submitted) -> None:
-        def delivered(err: Any, message: Any) -> None:
-            self._delivered(entry, err, message)
-
         while True:
             try:
-                self.producer.produce(topic, value, key, on_delivery=delivered, **kwargs)
+                self.producer.produce(topic, value, key, on_delivery=entry, **kwargs)
                 return
             except BufferError:  # the producer's queue is full: wait for acknowledgements
                 self.producer.poll(0.05)
@@ -289,8 +320,9 @@ class SourceLoop:
                     # not produced: not acknowledged, so its offset is never committed
                     raise WorkerGone("stopped while the producer's queue was full") from None
 
-    def _delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
-        """A delivery report (on the task thread, from ``producer.poll``/``flush``)."""
+    def delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
+        """A delivery report that needs more than marking the record acknowledged (on the
+        task thread, from ``producer.poll``/``flush``)."""
         record = entry.record
         if err is not None:
             if not self.spec.errors.tolerate_all:
@@ -313,9 +345,12 @@ class SourceLoop:
             return
         entry.acked = True
         topic = message.topic()
-        if topic not in self.topics_seen and topic != self.spec.errors.dead_letter_topic:
+        if topic in self.unconfirmed_topics:
+            self.unconfirmed_topics.discard(topic)
             self.topics_seen.add(topic)
-            self.new_topics.append(topic)
+            if topic != self.spec.errors.dead_letter_topic:
+                self.new_topics.append(topic)
+            self.plain_acks = not self._commit_record_overridden and not self.unconfirmed_topics
         if self._commit_record_overridden:
             _, stamp = message.timestamp()
             metadata = RecordMetadata(topic, message.partition(), message.offset(), stamp if stamp > 0 else None)

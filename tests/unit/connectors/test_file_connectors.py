@@ -175,7 +175,7 @@ def test_missing_file_then_created(tmp_path: Path, caplog) -> None:
 
 
 def test_stop_wakes_a_waiting_poll(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(source_module, "_WAIT_SECONDS", 30)
+    monkeypatch.setattr(source_module, "_IDLE_READ_WAIT_SECONDS", 30)
     path = tmp_path / "empty.txt"
     path.write_text("")
     task = start_task(path)
