@@ -89,9 +89,9 @@ SOURCE_PATH = [
     ("source_connector_running", "source: connector RUNNING in the status topic"),
     ("source_task_configs", "source: task configs committed to the config topic"),
     ("source_task_assigned", "source: task assigned to a worker (log)"),
-    ("source_task_running", "source: task RUNNING in the status topic"),
     ("source_launched", "source: its long-lived Spark job submitted (Sluice's log)"),
     ("source_connected", "source: its Python worker connected to the worker (Sluice's log)"),
+    ("source_task_running", "source: task RUNNING in the status topic"),
     ("first_record", "first record in the topic (its timestamp)"),
     ("first_line", "first line in the sink file"),
 ]
@@ -101,9 +101,9 @@ SINK_PATH = [
     ("sink_connector_running", "sink: connector RUNNING in the status topic"),
     ("sink_task_configs", "sink: task configs committed"),
     ("sink_task_assigned", "sink: task assigned to a worker (log)"),
-    ("sink_task_running", "sink: task RUNNING in the status topic"),
     ("sink_launched", "sink: its long-lived Spark job submitted (Sluice's log)"),
     ("sink_connected", "sink: its Python worker connected to the worker (Sluice's log)"),
+    ("sink_task_running", "sink: task RUNNING in the status topic"),
 ]
 
 
