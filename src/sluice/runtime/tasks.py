@@ -305,35 +305,31 @@ class WorkerTask:
                 slot_reported = True
                 self._set_state(State.UNASSIGNED, self._slot_wait_reason())
 
-    def _await_job_end(self) -> None:
-        """The task instance stopped: let its Spark job finish (the worker may stop Spark next)."""
-        launch = self.launch
-        assert launch is not None
-        deadline = time.monotonic() + JOB_END_WAIT_S
+    def _job_end(self, timeout_s: float) -> JobEnded | None:
+        """Wait up to ``timeout_s`` for the Spark job's end (other messages are dropped:
+        the task has stopped or is gone)."""
+        deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
                 message = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                break
+                return None
             if isinstance(message, JobEnded):
-                return
-        log.debug("Task %s-%s: its Spark job did not end within %.0f s of the task stopping", *self.id, JOB_END_WAIT_S)
+                return message
+        return None
+
+    def _await_job_end(self) -> None:
+        """The task instance stopped: let its Spark job finish (the worker may stop Spark next)."""
+        if self._job_end(JOB_END_WAIT_S) is None:
+            log.debug("Task %s-%s: its Spark job did not end within %.0f s of it stopping", *self.id, JOB_END_WAIT_S)
 
     def _lost_reason(self, reason: str) -> str:
         """Why the task is FAILED when its connection ended without a stop: with the
         Spark job's error when it comes soon (the job fails once its Python worker died)."""
         launch = self.launch
         assert launch is not None
-        deadline = time.monotonic() + JOB_ERROR_WAIT_S
-        error = None
-        while time.monotonic() < deadline:
-            try:
-                message = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if isinstance(message, JobEnded):
-                error = message.error
-                break
+        ended = self._job_end(JOB_ERROR_WAIT_S)
+        error = ended.error if ended is not None else None
         launch.cancel()
         where = f"pid {self.host_pid} on {self.host_name}" if self.host_pid else "unknown"
         text = (

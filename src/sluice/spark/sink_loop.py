@@ -32,7 +32,7 @@ from sluice.spark.protocol import (
 )
 from sluice.spark.record_pipeline import DeadLetter
 from sluice.spark.source_loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S
-from sluice.spark.task_host import TaskControl, WorkerGone, format_trace
+from sluice.spark.task_host import TaskControl, TaskFailure, WorkerGone, format_trace
 from sluice.spark.task_plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
 
 log = logging.getLogger(__name__)
@@ -63,12 +63,6 @@ def consumer_settings(connector: str, task: int, configured: dict[str, str]) -> 
     settings["enable.auto.offset.store"] = False
     settings["enable.partition.eof"] = False
     return settings
-
-
-class _TaskFailure(Exception):
-    def __init__(self, trace: str) -> None:
-        super().__init__(trace)
-        self.trace = trace
 
 
 class SinkLoop:
@@ -114,7 +108,7 @@ class SinkLoop:
             self._loop()
         except WorkerGone:
             log.warning("Task %s-%s: the worker went away; stopping the task", self.spec.connector, self.spec.task)
-        except _TaskFailure as exc:
+        except TaskFailure as exc:
             failure = exc.trace
         except BaseException as exc:  # noqa: BLE001 - any error fails the task, with its trace
             failure = format_trace(exc)
@@ -167,7 +161,7 @@ class SinkLoop:
             error = message.error()
             if error is not None:
                 if error.fatal():
-                    raise _TaskFailure(f"The task's Kafka consumer failed: {error}")
+                    raise TaskFailure(f"The task's Kafka consumer failed: {error}")
                 log.warning("Task %s-%s consumer: %s", self.spec.connector, self.spec.task, error)
                 continue
             keys.append(message.key())
@@ -320,7 +314,7 @@ class SinkLoop:
         self.control.send(SinkOffsets(self.seq, offsets))
         reply: Committed = self.control.reply(Committed)
         if reply.error is not None:
-            raise _TaskFailure(reply.error)
+            raise TaskFailure(reply.error)
         if not reply.fenced:
             self.committed.update(offsets)
 
@@ -360,7 +354,7 @@ class SinkLoop:
                     producer.poll(0.05)
         remaining = producer.flush(FINAL_FLUSH_S)
         if remaining or errors:
-            raise _TaskFailure(
+            raise TaskFailure(
                 f"Writing to the dead letter queue {topic} failed: "
                 + (errors[0] if errors else f"{remaining} records not acknowledged")
             )
@@ -372,7 +366,7 @@ class SinkLoop:
                 self._commit()
             except WorkerGone:
                 pass
-            except _TaskFailure as exc:
+            except TaskFailure as exc:
                 failure = exc.trace
             except BaseException as exc:  # noqa: BLE001 - reported as the task's failure
                 failure = format_trace(exc)

@@ -34,7 +34,7 @@ from sluice.spark.protocol import (
     Started,
     TopicsSeen,
 )
-from sluice.spark.task_host import TaskControl, WorkerGone, format_trace
+from sluice.spark.task_host import TaskControl, TaskFailure, WorkerGone, format_trace
 from sluice.spark.task_plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
 from sluice.spark.topic_creation import TopicCreator
 
@@ -159,12 +159,6 @@ class _SourceContext(SourceTaskContext):
         self._loop.split_parts.extend(parts)
 
 
-class _TaskFailure(Exception):
-    def __init__(self, trace: str) -> None:
-        super().__init__(trace)
-        self.trace = trace
-
-
 class SourceLoop:
     """Runs one source task instance until it is stopped or fails."""
 
@@ -216,7 +210,7 @@ class SourceLoop:
             self._loop()
         except WorkerGone:
             log.warning("Task %s-%s: the worker went away; stopping the task", self.spec.connector, self.spec.task)
-        except _TaskFailure as exc:
+        except TaskFailure as exc:
             failure = exc.trace
         except BaseException as exc:  # noqa: BLE001 - any error fails the task, with its trace
             failure = format_trace(exc)
@@ -254,7 +248,7 @@ class SourceLoop:
 
     def _check_failure(self) -> None:
         if self.failure is not None:
-            raise _TaskFailure(self.failure)
+            raise TaskFailure(self.failure)
 
     def _send(self, records: list[SourceRecord]) -> None:
         """Transform, convert and produce one poll's records. The records before one that
@@ -306,7 +300,7 @@ class SourceLoop:
                 kwargs["headers"] = [(h["key"], h["value"]) for h in record_headers]
             self._produce(topics[i], keys[i], values[i], kwargs, entry)
         if out.error is not None:
-            raise _TaskFailure(format_trace(out.error))
+            raise TaskFailure(format_trace(out.error))
 
     def _produce(self, topic: str, key: Any, value: Any, kwargs: dict[str, Any], entry: _Submitted) -> None:
         while True:
@@ -411,7 +405,7 @@ class SourceLoop:
         self.control.send(SplitReadRequest(parts))
         done: SplitReadDone = self.control.reply(SplitReadDone)
         if done.failure is not None:
-            raise _TaskFailure(done.failure)
+            raise TaskFailure(done.failure)
 
     def _finish(self, started: bool, failure: str | None) -> str | None:
         """Deliver and commit what was acknowledged, then stop the instance."""

@@ -41,7 +41,7 @@ from sluice.spark.protocol import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TASK_OUTPUT_DDL", "TaskControl", "WorkerGone", "format_trace", "run_task"]
+__all__ = ["TASK_OUTPUT_DDL", "TaskControl", "TaskFailure", "WorkerGone", "format_trace", "run_task"]
 
 WELCOME_TIMEOUT_S = 60.0
 # The one row the Spark job returns when the task ended as the worker asked.
@@ -54,6 +54,14 @@ def format_trace(exc: BaseException) -> str:
 
 class WorkerGone(Exception):
     """The connection to the worker broke: nobody supervises the task any more."""
+
+
+class TaskFailure(Exception):
+    """The task fails with ``trace`` (its status trace)."""
+
+    def __init__(self, trace: str) -> None:
+        super().__init__(trace)
+        self.trace = trace
 
 
 class TaskControl:
