@@ -22,17 +22,15 @@ from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 from sluice.spark.errors import Stage
 from sluice.spark.protocol import (
     Committed,
-    Failed,
     LaunchSpec,
     PausedAck,
     SinkOffsets,
-    Started,
     TopicPartitionKey,
     TopicsSeen,
 )
 from sluice.spark.record_pipeline import DeadLetter
 from sluice.spark.source_loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S
-from sluice.spark.task_host import TaskControl, TaskFailure, WorkerGone, format_trace
+from sluice.spark.task_host import TaskControl, TaskFailure, TaskLoop, WorkerGone, format_trace
 from sluice.spark.task_plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
 
 log = logging.getLogger(__name__)
@@ -65,7 +63,7 @@ def consumer_settings(connector: str, task: int, configured: dict[str, str]) -> 
     return settings
 
 
-class SinkLoop:
+class SinkLoop(TaskLoop):
     """Runs one sink task instance until it is stopped or fails."""
 
     def __init__(self, launch: LaunchSpec, control: TaskControl) -> None:
@@ -96,26 +94,8 @@ class SinkLoop:
 
     # -- the task thread ---------------------------------------------------------------
 
-    def run(self) -> None:
-        failure: str | None = None
-        started = False
-        try:
-            self.task.initialize(self.context)
-            self.task.start(dict(self.spec.task_config))
-            started = True
-            self._assign_added(dict(self.launch.assignment))
-            self.control.send(Started())
-            self._loop()
-        except WorkerGone:
-            log.warning("Task %s-%s: the worker went away; stopping the task", self.spec.connector, self.spec.task)
-        except TaskFailure as exc:
-            failure = exc.trace
-        except BaseException as exc:  # noqa: BLE001 - any error fails the task, with its trace
-            failure = format_trace(exc)
-        failure = self._finish(started, failure)
-        if failure is not None:
-            with contextlib.suppress(WorkerGone):
-                self.control.send(Failed(failure))
+    def _after_start(self) -> None:
+        self._assign_added(dict(self.launch.assignment))  # open() with the initial partitions
 
     def _loop(self) -> None:
         control = self.control

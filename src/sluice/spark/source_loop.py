@@ -12,7 +12,6 @@ called. Pause, stop and split reads are asked and answered over the control chan
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import pickle
 import time
@@ -31,10 +30,9 @@ from sluice.spark.protocol import (
     SourceOffsets,
     SplitReadDone,
     SplitReadRequest,
-    Started,
     TopicsSeen,
 )
-from sluice.spark.task_host import TaskControl, TaskFailure, WorkerGone, format_trace
+from sluice.spark.task_host import TaskControl, TaskFailure, TaskLoop, WorkerGone, format_trace
 from sluice.spark.task_plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
 from sluice.spark.topic_creation import TopicCreator
 
@@ -159,7 +157,7 @@ class _SourceContext(SourceTaskContext):
         self._loop.split_parts.extend(parts)
 
 
-class SourceLoop:
+class SourceLoop(TaskLoop):
     """Runs one source task instance until it is stopped or fails."""
 
     def __init__(self, launch: LaunchSpec, control: TaskControl) -> None:
@@ -194,30 +192,6 @@ class SourceLoop:
         self.plain_acks = not self._commit_record_overridden
 
     # -- the task thread ---------------------------------------------------------------
-
-    def run(self) -> None:
-        """The task's life: start, poll loop, final commit, stop. Reports a failure to the
-        worker (:class:`~sluice.spark.protocol.Failed`) before returning."""
-        from sluice.spark.protocol import Failed
-
-        failure: str | None = None
-        started = False
-        try:
-            self.task.initialize(self.context)
-            self.task.start(dict(self.spec.task_config))
-            started = True
-            self.control.send(Started())
-            self._loop()
-        except WorkerGone:
-            log.warning("Task %s-%s: the worker went away; stopping the task", self.spec.connector, self.spec.task)
-        except TaskFailure as exc:
-            failure = exc.trace
-        except BaseException as exc:  # noqa: BLE001 - any error fails the task, with its trace
-            failure = format_trace(exc)
-        failure = self._finish(started, failure)
-        if failure is not None:
-            with contextlib.suppress(WorkerGone):
-                self.control.send(Failed(failure))
 
     def _loop(self) -> None:
         control = self.control

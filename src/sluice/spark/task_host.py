@@ -29,19 +29,21 @@ from sluice.spark.protocol import (
     Channel,
     ChannelClosed,
     Committed,
+    Failed,
     Heartbeat,
     Hello,
     LaunchSpec,
     Pause,
     Resume,
     SplitReadDone,
+    Started,
     Stop,
     Stopped,
 )
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TASK_OUTPUT_DDL", "TaskControl", "TaskFailure", "WorkerGone", "format_trace", "run_task"]
+__all__ = ["TASK_OUTPUT_DDL", "TaskControl", "TaskFailure", "TaskLoop", "WorkerGone", "format_trace", "run_task"]
 
 WELCOME_TIMEOUT_S = 60.0
 # The one row the Spark job returns when the task ended as the worker asked.
@@ -147,6 +149,48 @@ class TaskControl:
                 raise WorkerGone("the worker closed the task's control connection")
             if isinstance(message, kind):
                 return message
+
+
+class TaskLoop:
+    """What the source and sink loops share: a task instance's life on the task thread —
+    ``initialize``, ``start``, :meth:`_after_start`, :class:`Started`, :meth:`_loop` —
+    then :meth:`_finish`, and a :class:`Failed` to the worker when the task failed."""
+
+    spec: Any
+    control: TaskControl
+    task: Any
+    context: Any
+
+    def run(self) -> None:
+        failure: str | None = None
+        started = False
+        try:
+            self.task.initialize(self.context)
+            self.task.start(dict(self.spec.task_config))
+            started = True
+            self._after_start()
+            self.control.send(Started())
+            self._loop()
+        except WorkerGone:
+            log.warning("Task %s-%s: the worker went away; stopping the task", self.spec.connector, self.spec.task)
+        except TaskFailure as exc:
+            failure = exc.trace
+        except BaseException as exc:  # noqa: BLE001 - any error fails the task, with its trace
+            failure = format_trace(exc)
+        failure = self._finish(started, failure)
+        if failure is not None:
+            with contextlib.suppress(WorkerGone):
+                self.control.send(Failed(failure))
+
+    def _after_start(self) -> None:
+        """After ``start`` returned, before the task counts as started."""
+
+    def _loop(self) -> None:
+        raise NotImplementedError
+
+    def _finish(self, started: bool, failure: str | None) -> str | None:
+        """Wind the instance down; returns the failure to report, if any."""
+        raise NotImplementedError
 
 
 class _Heartbeats:
