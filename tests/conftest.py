@@ -22,8 +22,13 @@ import pytest
 if TYPE_CHECKING:
     from sluice_devtools.kafka import KafkaBroker
 
-# schema_registry, postgres_server, mariadb_server: real servers, started only for the tests that use them.
-pytest_plugins = ["tests.integration.conftest_registry", "tests.integration.conftest_databases"]
+# schema_registry, postgres_server, mariadb_server, s3_server, hdfs_cluster: real servers,
+# started only for the tests that use them.
+pytest_plugins = [
+    "tests.integration.conftest_registry",
+    "tests.integration.conftest_databases",
+    "tests.integration.conftest_storage",
+]
 
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
 

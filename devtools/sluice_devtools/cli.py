@@ -14,10 +14,19 @@
                                               start prints its JDBC URL (connection.url),
                                               user and password are sluice/sluice
     sluice dev mariadb start|stop|status [--dir D] [--port P]    the same for MariaDB
+    sluice dev s3 start|stop|status [--dir D] [--port P]   an S3 API server (s3proxy, objects
+                                              kept on disk); start prints its endpoint URL,
+                                              then its bucket (sluice, created), access key,
+                                              secret key and region
+    sluice dev hdfs start|stop|status [--dir D] [--port P] [--http-port H]   an HDFS cluster
+                                              (NameNode and DataNode, formatted at each start);
+                                              start prints its URL (fs.defaultFS), then its
+                                              WebHDFS URL
 
 The default directories are ``<cache>/run/kafka``, ``<cache>/run/spark``,
-``<cache>/run/registry``, ``<cache>/run/postgres`` and ``<cache>/run/mariadb``. Also
-runnable as ``python -m sluice_devtools.cli ...``.
+``<cache>/run/registry``, ``<cache>/run/postgres``, ``<cache>/run/mariadb``,
+``<cache>/run/s3`` and ``<cache>/run/hdfs``. Also runnable as
+``python -m sluice_devtools.cli ...``.
 """
 
 from __future__ import annotations
@@ -32,6 +41,14 @@ from pathlib import Path
 from sluice.jvm import JvmArtifactError
 from sluice_devtools import DevToolsError
 from sluice_devtools.cache import run_dir
+from sluice_devtools.processes import port_if_free
+
+# The ports the predefined storage sinks (etc/connect-s3-sink.properties,
+# etc/connect-hdfs-sink.properties) expect: taken by `start` when free.
+S3_DEFAULT_PORT = 9000
+S3_DEFAULT_BUCKET = "sluice"
+HDFS_DEFAULT_PORT = 8020
+HDFS_DEFAULT_HTTP_PORT = 9870
 
 __all__ = ["dev_main"]
 
@@ -122,6 +139,49 @@ def _parser() -> argparse.ArgumentParser:
                 action.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for start-up")
             if name == "stop":
                 action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+
+    for command, noun, label, start_text, start_timeout in (
+        (
+            "s3",
+            "the S3 server",
+            "a local S3 API server (s3proxy; access key sluice, secret key sluice-secret)",
+            "start the server (if not running) and print its endpoint URL, keys and region",
+            60.0,
+        ),
+        (
+            "hdfs",
+            "the HDFS cluster",
+            "a local HDFS cluster (NameNode and one DataNode; empty at each start)",
+            "start the cluster (if not running) and print its URL (fs.defaultFS) and WebHDFS URL",
+            120.0,
+        ),
+    ):
+        storage = commands.add_parser(command, help=label)
+        actions = storage.add_subparsers(dest="action", required=True, metavar="ACTION")
+        for name, text in (
+            ("start", start_text),
+            ("stop", f"stop {noun}"),
+            ("status", f"print whether {noun} runs; exit code 0 if it does, 1 if not"),
+        ):
+            action = actions.add_parser(name, help=text, description=text)
+            action.add_argument(
+                "--dir", type=Path, default=None, help=f"the server's work directory (default: <cache>/run/{command})"
+            )
+            if name == "start":
+                port_help = "NameNode RPC port" if command == "hdfs" else "HTTP port"
+                default_port = HDFS_DEFAULT_PORT if command == "hdfs" else S3_DEFAULT_PORT
+                port_default = f"default: {default_port} if free, else a free one"
+                action.add_argument("--port", type=int, default=None, help=f"{port_help} ({port_default})")
+                if command == "hdfs":
+                    action.add_argument(
+                        "--http-port",
+                        type=int,
+                        default=None,
+                        help=f"NameNode HTTP/WebHDFS port (default: {HDFS_DEFAULT_HTTP_PORT} if free, else a free one)",
+                    )
+                action.add_argument("--timeout", type=float, default=start_timeout, help="seconds to wait for start-up")
+            if name == "stop":
+                action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
     return parser
 
 
@@ -164,6 +224,10 @@ def _service_class(command: str) -> type:
         from sluice_devtools.registry import SchemaRegistry
 
         return SchemaRegistry
+    if command in ("s3", "hdfs"):
+        from sluice_devtools.storage_servers import HdfsCluster, S3Server
+
+        return S3Server if command == "s3" else HdfsCluster
     from sluice_devtools.databases import MariaDbServer, PostgresServer
 
     return PostgresServer if command == "postgres" else MariaDbServer
@@ -174,8 +238,27 @@ def _service(args: argparse.Namespace) -> int:
     service_class = _service_class(args.command)
     work_dir = args.dir if args.dir is not None else run_dir(args.command)
     if args.action == "start":
-        options = {"cores": args.cores, "memory": args.memory} if args.command == "spark" else {"port": args.port}
-        print(service_class(work_dir, **options).start(timeout=args.timeout))
+        if args.command == "spark":
+            options = {"cores": args.cores, "memory": args.memory}
+        elif args.command == "hdfs":  # Hadoop's usual ports when free: etc/connect-hdfs-sink.properties uses them
+            options = {
+                "port": args.port if args.port is not None else port_if_free(HDFS_DEFAULT_PORT),
+                "http_port": args.http_port if args.http_port is not None else port_if_free(HDFS_DEFAULT_HTTP_PORT),
+            }
+        elif args.command == "s3":  # etc/connect-s3-sink.properties expects this port when it was free
+            options = {"port": args.port if args.port is not None else port_if_free(S3_DEFAULT_PORT)}
+        else:
+            options = {"port": args.port}
+        service = service_class(work_dir, **options)
+        print(service.start(timeout=args.timeout))  # first line: what clients connect to
+        if args.command == "s3":
+            service.create_bucket(S3_DEFAULT_BUCKET)  # the bucket etc/connect-s3-sink.properties writes to
+            print(f"bucket: {S3_DEFAULT_BUCKET}")
+            print(f"access key: {service.access_key}")
+            print(f"secret key: {service.secret_key}")
+            print(f"region: {service.region}")
+        elif args.command == "hdfs":
+            print(f"webhdfs: {service.webhdfs_url}")
         return 0
     service = service_class(work_dir)
     if args.action == "stop":

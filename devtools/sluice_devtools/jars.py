@@ -1,7 +1,8 @@
 """The development tooling's JVM artifacts from Maven Central, fetched once into the cache.
 
 Apache Kafka's broker and tools, Apache Kafka Connect (the benchmarks' and parity tests'
-reference) and single archives (the Schema Registry's distribution), resolved with the Ivy
+reference), the storage servers (s3proxy, Hadoop's HDFS minicluster) and single archives
+(the Schema Registry's distribution), resolved with the Ivy
 machinery of :mod:`sluice.jvm.jars` into the same cache, under the same file lock and with
 the same all-or-nothing directories.
 """
@@ -23,14 +24,20 @@ from sluice.jvm.cache import jvm_dir
 from sluice.jvm.jars import COMPLETE_MARKER, Module, fetch_lock, jar_set, run_ivy, spark_kafka_jars
 
 __all__ = [
+    "HADOOP_VERSION",
+    "HDFS_MINICLUSTER_MODULES",
     "KAFKA_BROKER_MODULES",
     "KAFKA_CONNECT_MODULES",
     "KAFKA_VERSION",
     "LOG4J_VERSION",
+    "S3PROXY_MODULES",
+    "S3PROXY_VERSION",
     "fetch_all",
+    "hdfs_minicluster_classpath",
     "kafka_broker_classpath",
     "kafka_connect_classpath",
     "maven_archive",
+    "s3proxy_classpath",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,6 +69,16 @@ KAFKA_CONNECT_MODULES: tuple[Module, ...] = (
 # Connect's own).
 KAFKA_CONNECT_FILE_MODULE: Module = ("org.apache.kafka", "connect-file", KAFKA_VERSION)
 
+# The S3 API server of sluice_devtools.storage_servers (Java 17).
+S3PROXY_VERSION = "4.0.0"
+S3PROXY_MODULES: tuple[Module, ...] = (("org.gaul", "s3proxy", S3PROXY_VERSION),)
+
+# The HDFS cluster of sluice_devtools.storage_servers: the Hadoop version PySpark's
+# hadoop-client jars have (3.5.0 in PySpark 4.2). Its closure holds MiniHadoopClusterManager
+# (hadoop-mapreduce-client-jobclient's test jar) and MiniDFSCluster (hadoop-hdfs' test jar).
+HADOOP_VERSION = "3.5.0"
+HDFS_MINICLUSTER_MODULES: tuple[Module, ...] = (("org.apache.hadoop", "hadoop-minicluster", HADOOP_VERSION),)
+
 
 def kafka_broker_classpath() -> list[Path]:
     """The jars that run Apache Kafka's broker and tools (``java -cp``), fetched on first use."""
@@ -85,6 +102,16 @@ def kafka_connect_classpath() -> tuple[list[Path], Path]:
     return runtime, plugin[0].parent
 
 
+def s3proxy_classpath() -> list[Path]:
+    """The jars that run s3proxy (``org.gaul.s3proxy.Main``), fetched on first use."""
+    return jar_set(f"s3proxy-{S3PROXY_VERSION}", S3PROXY_MODULES)
+
+
+def hdfs_minicluster_classpath() -> list[Path]:
+    """The jars that run Hadoop's minicluster (``MiniHadoopClusterManager``), fetched on first use."""
+    return jar_set(f"hadoop-minicluster-{HADOOP_VERSION}", HDFS_MINICLUSTER_MODULES)
+
+
 def fetch_all() -> dict[str, list[Path]]:
     """Fetch every jar set the project uses; a no-op (and offline) once cached."""
     connect_classpath, connect_plugins = kafka_connect_classpath()  # the benchmarks' reference
@@ -92,6 +119,8 @@ def fetch_all() -> dict[str, list[Path]]:
         "kafka-broker": kafka_broker_classpath(),
         "spark-kafka": spark_kafka_jars(),
         "kafka-connect": [*connect_classpath, connect_plugins],
+        "s3proxy": s3proxy_classpath(),
+        "hdfs-minicluster": hdfs_minicluster_classpath(),
     }
 
 
