@@ -392,4 +392,6 @@ def test_url_from_the_environment_and_predefined_list(worker):
         "file-source": "FileStreamSource",
         "jdbc-sink": "io.confluent.connect.jdbc.JdbcSinkConnector",
         "jdbc-source": "io.confluent.connect.jdbc.JdbcSourceConnector",
+        "hdfs-sink": "io.confluent.connect.hdfs.HdfsSinkConnector",
+        "s3-sink": "io.confluent.connect.s3.S3SinkConnector",
     }

@@ -72,6 +72,8 @@ PREDEFINED: dict[str, str] = {
     "file-sink": "connect-file-sink.properties",
     "jdbc-source": "connect-jdbc-source.properties",
     "jdbc-sink": "connect-jdbc-sink.properties",
+    "hdfs-sink": "connect-hdfs-sink.properties",
+    "s3-sink": "connect-s3-sink.properties",
 }
 
 # A Connect worker answers each request within 90 s (its own request timeout), so the

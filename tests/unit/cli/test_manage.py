@@ -754,3 +754,12 @@ def test_the_predefined_jdbc_connectors_load_by_name() -> None:
         assert loaded.config["connector.class"] == cls
         assert loaded.config["name"] == name
         assert loaded.config["connection.url"].startswith("jdbc:postgresql://")
+
+
+def test_the_predefined_storage_sinks_load_by_name() -> None:
+    s3 = manage.load_connector_config("s3-sink", None, {"s3.bucket.name": "mine"})
+    assert s3.config["connector.class"] == "io.confluent.connect.s3.S3SinkConnector"
+    assert s3.config["s3.bucket.name"] == "mine" and s3.config["store.url"] == "http://127.0.0.1:9000"
+    hdfs = manage.load_connector_config("hdfs-sink", None)
+    assert hdfs.config["connector.class"] == "io.confluent.connect.hdfs.HdfsSinkConnector"
+    assert hdfs.config["hdfs.url"] == "hdfs://127.0.0.1:8020" and hdfs.config["name"] == "hdfs-sink"
