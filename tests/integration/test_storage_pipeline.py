@@ -121,7 +121,7 @@ def test_predefined_s3_sink_loads_and_writes_parquet(worker, s3_server, kafka_bo
     topic = f"{unique_name}-s3"
     create_topic(kafka_bootstrap, topic)
     settings = {**s3_settings(s3_server, bucket), "topics": topic, "flush.size": "100", "tasks.max": "3"}
-    result = connector_cli(worker, "load", "s3-sink", *sets(settings), "--wait", "60")
+    result = connector_cli(worker, "load", "s3-sink", *sets(settings), "--wait", "--timeout", "90")
     assert result.returncode == 0, result.stdout + result.stderr
     produce(kafka_bootstrap, topic, range(900))
     reader = S3Reader(s3_server, bucket)
@@ -139,7 +139,7 @@ def test_predefined_hdfs_sink_loads_and_writes_avro(worker, hdfs_cluster, kafka_
     root = f"/pipeline-{uuid.uuid4().hex[:8]}"
     create_topic(kafka_bootstrap, topic)
     settings = {"hdfs.url": hdfs_cluster.webhdfs_url + root, "topics": topic, "flush.size": "50", "tasks.max": "2"}
-    result = connector_cli(worker, "load", "hdfs-sink", *sets(settings), "--wait", "60")
+    result = connector_cli(worker, "load", "hdfs-sink", *sets(settings), "--wait", "--timeout", "90")
     assert result.returncode == 0, result.stdout + result.stderr
     produce(kafka_bootstrap, topic, range(300))
     reader = HdfsReader(hdfs_cluster, root)
