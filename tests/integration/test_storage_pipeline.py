@@ -5,6 +5,7 @@ worker is SIGKILLed twice mid-stream; a missing bucket is a FAILED task with its
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import subprocess
@@ -19,7 +20,18 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.helpers import wait_until
-from tests.integration.test_storage_sinks import NAME, HdfsReader, S3Reader
+from tests.integration.test_storage_sinks import (
+    FORMATS,
+    NAME,
+    PARTITIONERS,
+    HdfsReader,
+    S3Reader,
+    assert_same_values,
+    committed_records,
+    event,
+    record_time,
+    seq_of,
+)
 from tests.integration.workers import StandaloneWorker
 
 pytestmark = pytest.mark.integration
@@ -96,6 +108,138 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
     w.start()
     yield w
     assert w.stop() == 0, w.log()
+
+
+# The Connect schema of tests.integration.test_storage_sinks.EVENT, as JsonConverter writes it.
+EVENT_JSON_SCHEMA = {
+    "type": "struct",
+    "name": "com.example.Event",
+    "version": 1,
+    "optional": False,
+    "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "partition", "type": "int32", "optional": False},
+        {"field": "region", "type": "string", "optional": False},
+        {"field": "amount", "type": "double", "optional": True},
+        {"field": "at", "type": "int64", "optional": False, "name": "org.apache.kafka.connect.data.Timestamp",
+         "version": 1},
+        {"field": "tags", "type": "array", "optional": False, "items": {"type": "string", "optional": False}},
+    ],
+}  # fmt: skip
+MATRIX_PER_PARTITION = 12
+MATRIX_FLUSH_SIZE = 4
+
+
+def event_envelope(partition: int, offset: int) -> bytes:
+    value = event("t", partition, offset).value
+    payload = {
+        "seq": offset,
+        "partition": partition,
+        "region": value.get("region"),
+        "amount": value.get("amount"),
+        "at": record_time(offset),
+        "tags": value.get("tags"),
+    }
+    return json.dumps({"schema": EVENT_JSON_SCHEMA, "payload": payload}).encode()
+
+
+def test_every_format_and_partitioner_through_kafka(worker, s3_server, hdfs_cluster, kafka_bootstrap, unique_name):
+    """One connector per store, format and partitioner, all reading one 3-partition topic:
+    every record lands once, in the directory its partitioner names, in a file named after
+    its first record, with the values produced."""
+    topic = f"{unique_name}-matrix"
+    create_topic(kafka_bootstrap, topic)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for offset in range(MATRIX_PER_PARTITION):
+        for partition in range(PARTITIONS):
+            value = event_envelope(partition, offset)
+            producer.produce(topic, value=value, partition=partition, timestamp=record_time(offset))
+    assert producer.flush(60) == 0
+    bucket = f"matrix-{uuid.uuid4().hex[:10]}"
+    s3_server.create_bucket(bucket)
+    root = f"/matrix-{uuid.uuid4().hex[:8]}"
+    stores = {
+        "s3": ({"connector.class": "io.confluent.connect.s3.S3SinkConnector", **s3_settings(s3_server, bucket)},
+               S3Reader(s3_server, bucket)),
+        "hdfs": ({"connector.class": "io.confluent.connect.hdfs.HdfsSinkConnector",
+                  "hdfs.url": hdfs_cluster.webhdfs_url + root}, HdfsReader(hdfs_cluster, root)),
+    }  # fmt: skip
+    raw_converters = {"bytearray": "org.apache.kafka.connect.converters.ByteArrayConverter",
+                      "string": "org.apache.kafka.connect.storage.StringConverter"}  # fmt: skip
+    cases = []
+    for kind, (settings, reader) in stores.items():
+        for fmt, format_class in FORMATS[kind].items():
+            for partitioner, partitioner_settings in PARTITIONERS.items():
+                if fmt in raw_converters and partitioner == "field":
+                    continue  # FieldPartitioner needs structured values
+                name = f"{unique_name[:40]}-{kind}-{fmt}-{partitioner}"
+                topics_dir = f"m/{fmt}-{partitioner}"
+                config = {
+                    **settings,
+                    **partitioner_settings,
+                    "topics": topic,
+                    "topics.dir": topics_dir,
+                    "format.class": format_class,
+                    "flush.size": str(MATRIX_FLUSH_SIZE),
+                    "tasks.max": "1",
+                }
+                if kind == "hdfs":  # each sink of a topic needs its own write-ahead logs, as with Confluent's
+                    config["logs.dir"] = f"logs/{fmt}-{partitioner}"
+                if fmt in raw_converters:
+                    config["value.converter"] = raw_converters[fmt]
+                r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+                assert r.status_code == 201, r.text
+                cases.append((name, kind, fmt, partitioner, topics_dir, reader))
+    total = PARTITIONS * MATRIX_PER_PARTITION
+    try:
+        for name, kind, fmt, partitioner, topics_dir, reader in cases:
+            prefix = topics_dir + ("/" if kind == "s3" else "")
+
+            def complete(reader=reader, fmt=fmt, topics_dir=topics_dir, prefix=prefix):
+                found = committed_records(reader.files(prefix), fmt, topic, topics_dir)
+                return found if len(found) >= total else None
+
+            found = wait_until(
+                complete,
+                timeout=180,
+                message=lambda name=name, reader=reader, prefix=prefix: (
+                    f"{worker.get(f'/connectors/{name}/status').text}; files: {sorted(reader.names(prefix))}"
+                ),
+            )
+            check_matrix_case(kind, fmt, partitioner, found)
+    finally:
+        for name, *_ in cases:
+            httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+
+
+def check_matrix_case(kind: str, fmt: str, partitioner: str, found: list[tuple[str, dict[str, str], Any]]) -> None:
+    seen = sorted(seq_of(record) for _, _, record in found)
+    assert seen == sorted((p, o) for p in range(PARTITIONS) for o in range(MATRIX_PER_PARTITION)), (kind, fmt)
+    by_file: dict[tuple[str, int, str], list[int]] = {}
+    for directory, name, record in found:
+        partition, offset = seq_of(record)
+        assert int(name["partition"]) == partition
+        by_file.setdefault((directory, partition, name["start"]), []).append(offset)
+        source = event("t", partition, offset)
+        expected_dir = {
+            "default": f"partition={partition}",
+            "field": f"region={source.value.get('region')}",
+            "time": dt.datetime.fromtimestamp(record_time(offset) / 1000, dt.UTC).strftime(
+                "year=%Y/month=%m/day=%d/hour=%H"
+            ),
+        }[partitioner]
+        assert directory == expected_dir, (kind, fmt, partitioner)
+        extensions = {"avro": ".avro", "parquet": ".snappy.parquet" if kind == "s3" else ".parquet",
+                      "json": ".json", "bytearray": ".bin", "string": ".txt"}  # fmt: skip
+        assert name["ext"] == extensions[fmt]
+        assert (name["end"] is not None) == (kind == "hdfs")
+        if fmt in ("avro", "parquet", "json"):
+            assert_same_values(fmt, record, source.value)
+        else:
+            assert record.encode() == event_envelope(partition, offset)
+    for (_, _, start), offsets in by_file.items():
+        assert min(offsets) == int(start)  # named after its first record
+        assert len(offsets) <= MATRIX_FLUSH_SIZE
 
 
 def s3_settings(server: Any, bucket: str) -> dict[str, str]:
