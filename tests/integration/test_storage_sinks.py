@@ -346,6 +346,8 @@ def test_hdfs_recovers_a_commit_cut_short(hdfs_cluster):
     topic = "crashy"
     tp = TopicPartition(topic, 1)
     task, _ = start_task("hdfs", settings, **PARTITIONERS["field"])
+    task.uploads.shutdown()
+    task.uploads = None  # commits within put(), so that the crash below happens inside it
     task.open([tp])
     store = task.store
     renames_done: list[tuple[str, str]] = []

@@ -13,6 +13,7 @@ import logging
 import shutil
 import tempfile
 from abc import abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,7 @@ class StorageSinkTask(SinkTask):
         self._by_key: dict[tuple[str, int | None], TopicPartitionWriter] = {}
         self.store: FileStore | None = None
         self.work_dir: Path | None = None
+        self.uploads: ThreadPoolExecutor | None = None
 
     def version(self) -> str:
         return _version()
@@ -102,6 +104,9 @@ class StorageSinkTask(SinkTask):
         self.format = format_for(self.settings.format_class, props, store=self.store_kind)
         self.work_dir = Path(tempfile.mkdtemp(prefix=f"sluice-{self.store_kind}-sink-"))
         self.store = self.make_store(values, self.format)
+        # Uploads and renames run on this thread while the task goes on writing the next
+        # files (one thread: a topic partition's commits stay in order).
+        self.uploads = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.store_kind}-sink-commits")
 
     def _rotation_extractor(self, values: dict[str, Any]) -> TimestampExtractor | None:
         if isinstance(self.partitioner, TimeBasedPartitioner):
@@ -122,7 +127,15 @@ class StorageSinkTask(SinkTask):
         for tp in partitions:
             resume_at = self.store.recover(tp)
             writer = TopicPartitionWriter(
-                tp, self.settings, self.format, self.partitioner, self.store, self.work_dir, report, self.extractor
+                tp,
+                self.settings,
+                self.format,
+                self.partitioner,
+                self.store,
+                self.work_dir,
+                report,
+                self.extractor,
+                uploads=self.uploads,
             )
             self.writers[tp] = self._by_key[(tp.topic, tp.partition)] = writer
             if resume_at is not None:
@@ -159,9 +172,14 @@ class StorageSinkTask(SinkTask):
 
     def stop(self) -> None:
         for writer in self.writers.values():
-            writer.abort()
+            try:
+                writer.abort()  # waits for its commits under way
+            except Exception:  # noqa: BLE001 - stopping anyway; the records are read again after a restart
+                log.exception("A commit of %s failed while the task stopped", writer.tp)
         self.writers.clear()
         self._by_key.clear()
+        if self.uploads is not None:
+            self.uploads.shutdown(wait=True)
         if self.store is not None:
             self.store.close()
         if self.work_dir is not None:

@@ -28,7 +28,9 @@ import logging
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,6 +123,8 @@ class _OpenFile:
 
 
 Reporter = Callable[[SinkRecord, BaseException], None]
+# Commits of a topic partition under way at once (each holds its local files until done).
+MAX_PENDING_COMMITS = 2
 
 
 class TopicPartitionWriter:
@@ -137,8 +141,10 @@ class TopicPartitionWriter:
         report: Reporter,
         extractor: TimestampExtractor | None,
         clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        uploads: Executor | None = None,
     ) -> None:
         self.tp = tp
+        self.uploads = uploads  # None: each commit completes before commit() returns
         self.settings = settings
         self.format = fmt
         self.partitioner = partitioner
@@ -157,8 +163,9 @@ class TopicPartitionWriter:
         self.current_timestamp: int | None = None
         self.current_encoded: str | None = None
         self.processed_offset = -1  # the last offset written, skipped or reported
-        self.committed_next: int | None = None  # what the last commit made safe
+        self.committed_next: int | None = None  # what the last commit makes safe once done
         self.offset_to_commit: int | None = None
+        self.pending: deque[tuple[Future[None], int]] = deque()  # commits under way, oldest first
         self.next_scheduled = self._next_scheduled()
 
     # -- records -----------------------------------------------------------------------
@@ -242,16 +249,19 @@ class TopicPartitionWriter:
             if self.current_encoded is not None and self._rotate_on_time(self.current_encoded, timestamp, now):
                 log.info("Committing files of %s on time, with %s records", self.tp, self.record_count)
                 self.commit()
-        elif self.processed_offset >= 0 and (self.committed_next or 0) <= self.processed_offset:
+        elif not self.pending and self.processed_offset >= 0 and (self.committed_next or 0) <= self.processed_offset:
             # Only skipped or reported records since the last commit: nothing to wait for.
             self.committed_next = self.offset_to_commit = self.processed_offset + 1
+        self._collect()
         if self.settings.rotate_schedule_interval_ms > 0 and now >= self.next_scheduled:
             self.next_scheduled = self._next_scheduled()
 
     # -- commits -----------------------------------------------------------------------
 
     def commit(self) -> None:
-        """Closes the open files and commits them together."""
+        """Closes the open files and commits them together: in the background when the
+        writer has an upload executor (the offset moves once the commit is done), else
+        before returning."""
         ready = []
         for opened in self.files.values():
             opened.writer.close()
@@ -265,31 +275,63 @@ class TopicPartitionWriter:
                     opened.records,
                 )
             )
+        self.files.clear()
         next_offset = self.processed_offset + 1
+        self.committed_next = next_offset
+        self.record_count = 0
+        self.base_timestamp = None
+        self.next_scheduled = self._next_scheduled()
+        if self.uploads is None:
+            self._store(ready, next_offset)
+            self.offset_to_commit = next_offset
+            return
+        while len(self.pending) >= MAX_PENDING_COMMITS:  # bounds local disk: wait for the oldest
+            self.pending[0][0].result()
+            self._collect()
+        self.pending.append((self.uploads.submit(self._store, ready, next_offset), next_offset))
+
+    def _store(self, ready: list[ReadyFile], next_offset: int) -> None:
         try:
             self.store.commit(self.tp, ready, next_offset)
         finally:
             for file in ready:
                 with contextlib.suppress(OSError):
                     file.local_path.unlink()
-            self.files.clear()
-        self.committed_next = self.offset_to_commit = next_offset
-        self.record_count = 0
-        self.base_timestamp = None
-        self.next_scheduled = self._next_scheduled()
+
+    def _collect(self) -> None:
+        """Takes in the commits that are done, in order; raises the failure of one."""
+        while self.pending and self.pending[0][0].done():
+            future, next_offset = self.pending.popleft()
+            error = future.exception()
+            if error is not None:
+                self.pending.clear()
+                raise error
+            self.offset_to_commit = next_offset
+
+    def drain(self) -> None:
+        """Waits until every commit under way is done (raises the failure of one)."""
+        while self.pending:
+            self.pending[0][0].exception()  # waits
+            self._collect()
 
     def pop_offset_to_commit(self) -> int | None:
         """The offset to commit to Kafka since the last call, if files were committed."""
+        self._collect()
         offset, self.offset_to_commit = self.offset_to_commit, None
         return offset
 
     def abort(self) -> None:
-        """Drops the open files (their records are read again from the committed offset)."""
-        for opened in self.files.values():
-            with contextlib.suppress(Exception):
-                opened.writer.abort()
-        self.files.clear()
-        self.record_count = 0
+        """Drops the open files (their records are read again from the committed offset).
+        Commits under way are finished first, so that nothing of this writer reaches the
+        store after it let the partition go."""
+        try:
+            self.drain()
+        finally:
+            for opened in self.files.values():
+                with contextlib.suppress(Exception):
+                    opened.writer.abort()
+            self.files.clear()
+            self.record_count = 0
 
     def _next_scheduled(self) -> int:
         if self.schedule_tz is None:

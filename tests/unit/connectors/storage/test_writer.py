@@ -7,6 +7,8 @@ real S3 and HDFS stores are tested against real servers in tests/integration.
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -64,7 +66,7 @@ class Clock:
         return self.now
 
 
-def make_writer(tmp_path: Path, *, clock=None, reported=None, **overrides: str):
+def make_writer(tmp_path: Path, *, clock=None, reported=None, uploads=None, store=None, **overrides: str):
     props = {"s3.bucket.name": "b", "format.class": "JsonFormat", "flush.size": "3", "timezone": "UTC"}
     props.update(overrides)
     values = CONFIG_DEF.parse(props)
@@ -73,7 +75,7 @@ def make_writer(tmp_path: Path, *, clock=None, reported=None, **overrides: str):
     extractor = partitioner.timestamp_extractor
     if extractor is None and values["rotate.interval.ms"] > 0:
         extractor = make_timestamp_extractor(values["timestamp.extractor"], values["timestamp.field"])
-    store = MemoryStore()
+    store = store or MemoryStore()
     errors = reported if reported is not None else []
     writer = TopicPartitionWriter(
         TP,
@@ -85,6 +87,7 @@ def make_writer(tmp_path: Path, *, clock=None, reported=None, **overrides: str):
         lambda record, error: errors.append((record.kafka_offset, str(error))),
         extractor,
         clock_ms=clock or Clock(),
+        uploads=uploads,
     )
     return writer, store
 
@@ -234,3 +237,40 @@ def test_a_record_the_format_refuses_is_reported_not_half_written(tmp_path):
     assert [offset for offset, _ in reported] == [1]
     [(files, next_offset)] = store.commits
     assert files == [("events/partition=0", 0, 3, [b"a", b"c", b"d"])] and next_offset == 4
+
+
+class GatedStore(MemoryStore):
+    """Commits wait until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def commit(self, tp, files, next_offset):
+        assert self.gate.wait(10)
+        super().commit(tp, files, next_offset)
+
+
+def test_background_commits_move_the_offset_only_once_done(tmp_path):
+    store = GatedStore()
+    with ThreadPoolExecutor(1) as uploads:
+        writer, _ = make_writer(tmp_path, uploads=uploads, store=store)
+        for offset in range(4):
+            writer.write(event(offset))  # the file of 0-2 is being committed; 3 goes on
+        assert writer.pop_offset_to_commit() is None and store.commits == []
+        store.gate.set()
+        writer.drain()
+        assert writer.pop_offset_to_commit() == 3
+        assert [(c[0][0][1], c[0][0][2]) for c in store.commits] == [(0, 2)]
+
+
+def test_a_failed_background_commit_fails_the_next_call(tmp_path):
+    store = MemoryStore()
+    store.fail = True
+    with ThreadPoolExecutor(1) as uploads:
+        writer, _ = make_writer(tmp_path, uploads=uploads, store=store)
+        for offset in range(3):
+            writer.write(event(offset))
+        with pytest.raises(ConnectError, match="down"):
+            writer.drain()
+        assert writer.pop_offset_to_commit() is None
