@@ -130,6 +130,56 @@ def test_standalone_worker_runs_its_tasks_on_a_spark_standalone_cluster(
     wait_until(lambda: _app(spark_cluster, app_name) is None, timeout=30, message="application gone")
 
 
+def test_s3_sink_writes_parquet_from_the_clusters_executors(
+    spark_cluster, s3_server, kafka_bootstrap, unique_name, tmp_path
+):
+    """Issue 17: a storage sink's tasks encode and upload from the cluster's executors."""
+    import io
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from tests.integration.test_storage_pipeline import create_topic, expected, produce, s3_settings
+    from tests.integration.test_storage_sinks import S3Reader
+
+    app_name = f"sluice-{unique_name}"
+    worker = StandaloneWorker(
+        tmp_path / "w", kafka_bootstrap, "s3-on-cluster", extra=_on_cluster(spark_cluster, app_name)
+    )
+    worker.start()
+    bucket = f"cluster-{uuid.uuid4().hex[:10]}"
+    s3_server.create_bucket(bucket)
+    topic = f"{unique_name}-s3"
+    create_topic(kafka_bootstrap, topic)
+    try:
+        _create(
+            worker.url,
+            f"{unique_name}-s3",
+            {
+                "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+                "topics": topic,
+                "tasks.max": "2",
+                "flush.size": "20",
+                **s3_settings(s3_server, bucket),
+            },
+        )
+        produce(kafka_bootstrap, topic, range(120))  # 40 per partition: whole files only
+        reader = S3Reader(s3_server, bucket)
+
+        def rows() -> list | None:
+            found = [r for data in reader.files().values() for r in pq.read_table(io.BytesIO(data)).to_pylist()]
+            return found if len(found) >= 120 else None
+
+        found = wait_until(rows, timeout=120, message=lambda: worker.get(f"/connectors/{unique_name}-s3/status").text)
+        assert sorted(found, key=lambda r: r["seq"]) == expected(range(120))
+        app = _app(spark_cluster, app_name)
+        assert app is not None and app["cores"] == 2, list(spark_cluster.applications())  # on the cluster
+    finally:
+        assert worker.stop() == 0, worker.log()
+    wait_until(lambda: _app(spark_cluster, app_name) is None, timeout=30, message="application gone")
+
+
 def test_distributed_worker_runs_its_tasks_on_a_spark_standalone_cluster(
     spark_cluster, kafka_bootstrap, unique_name, tmp_path
 ):

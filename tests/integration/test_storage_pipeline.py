@@ -387,3 +387,56 @@ def test_two_sigkills_mid_stream_leave_every_record_in_exactly_one_file(
     if kind == "hdfs":
         leftovers = [p for p in reader.paths("topics/+tmp") if "_tmp" in p]
         assert leftovers == []  # recovery deleted what the killed tasks left half done
+
+
+def test_schemaless_records_for_parquet_go_to_the_dead_letter_queue_or_fail_the_task(
+    worker, s3_server, kafka_bootstrap, unique_name
+):
+    """A value Parquet cannot hold (no schema) is never half-written: with errors.tolerance=all
+    it is dead-lettered; with none the task fails saying why."""
+    from tests.helpers import read_topic
+
+    bucket = f"schemaless-{uuid.uuid4().hex[:10]}"
+    s3_server.create_bucket(bucket)
+    topic = f"{unique_name}-plain"
+    create_topic(kafka_bootstrap, topic)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for seq in range(30):
+        producer.produce(topic, value=json.dumps({"seq": seq}).encode(), partition=0)
+    assert producer.flush(60) == 0
+    base = {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+        "topics": topic,
+        "flush.size": "10",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        **s3_settings(s3_server, bucket),
+    }
+    dlq = f"{unique_name}-dlq"
+    tolerant = {
+        **base,
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+    }
+    name = f"{unique_name}-tolerant"
+    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": tolerant}, timeout=30)
+    assert r.status_code == 201, r.text
+    dead = read_topic(kafka_bootstrap, dlq, 30)
+    assert sorted(json.loads(m.value())["seq"] for m in dead) == list(range(30))
+    assert S3Reader(s3_server, bucket).names() == []  # nothing half-written
+    httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+
+    strict = f"{unique_name}-strict"
+    r = httpx2.post(f"{worker.url}/connectors", json={"name": strict, "config": base}, timeout=30)
+    assert r.status_code == 201, r.text
+
+    def failed_task() -> dict[str, Any] | None:
+        tasks = worker.get(f"/connectors/{strict}/status").json().get("tasks", [])
+        return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+
+    task = wait_until(failed_task, timeout=90, message=lambda: worker.get(f"/connectors/{strict}/status").text)
+    assert "Parquet files hold Struct values" in task["trace"]
+    assert S3Reader(s3_server, bucket).names() == []
+    httpx2.delete(f"{worker.url}/connectors/{strict}", timeout=60)
