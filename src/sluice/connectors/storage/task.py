@@ -78,8 +78,8 @@ class StorageSinkTask(SinkTask):
     store_kind = ""
 
     def __init__(self) -> None:
-        self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
-        self._by_key: dict[tuple[str, int | None], TopicPartitionWriter] = {}
+        # by (topic, partition): put() looks a writer up per record without building a TopicPartition
+        self.writers: dict[tuple[str, int | None], TopicPartitionWriter] = {}
         self.store: FileStore | None = None
         self.work_dir: Path | None = None
         self.uploads: ThreadPoolExecutor | None = None
@@ -137,15 +137,15 @@ class StorageSinkTask(SinkTask):
                 self.extractor,
                 uploads=self.uploads,
             )
-            self.writers[tp] = self._by_key[(tp.topic, tp.partition)] = writer
+            self.writers[(tp.topic, tp.partition)] = writer
             if resume_at is not None:
                 log.info("%s: continuing from offset %s, after the last committed file", tp, resume_at)
                 self.context.offset(tp, resume_at)
 
     def put(self, records: list[SinkRecord]) -> None:
-        by_key = self._by_key
+        writers = self.writers
         for record in records:
-            writer = by_key.get((record.topic, record.kafka_partition))
+            writer = writers.get((record.topic, record.kafka_partition))
             if writer is None:
                 continue  # a partition closed since (its records come again to its new owner)
             writer.write(record)
@@ -154,10 +154,10 @@ class StorageSinkTask(SinkTask):
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         offsets = {}
-        for tp, writer in self.writers.items():
+        for writer in self.writers.values():
             offset = writer.pop_offset_to_commit()
             if offset is not None:
-                offsets[tp] = offset
+                offsets[writer.tp] = offset
         return offsets
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
@@ -165,8 +165,7 @@ class StorageSinkTask(SinkTask):
 
     def close(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
-            writer = self.writers.pop(tp, None)
-            self._by_key.pop((tp.topic, tp.partition), None)
+            writer = self.writers.pop((tp.topic, tp.partition), None)
             if writer is not None:
                 writer.abort()
 
@@ -177,7 +176,6 @@ class StorageSinkTask(SinkTask):
             except Exception:  # noqa: BLE001 - stopping anyway; the records are read again after a restart
                 log.exception("A commit of %s failed while the task stopped", writer.tp)
         self.writers.clear()
-        self._by_key.clear()
         if self.uploads is not None:
             self.uploads.shutdown(wait=True)
         if self.store is not None:
