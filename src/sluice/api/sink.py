@@ -19,9 +19,11 @@ class ErrantRecordReporter(ABC):
     def report(self, record: SinkRecord, error: BaseException) -> None:
         """Report ``record``, which :meth:`SinkTask.put` could not write, and why.
 
-        Call it from ``put`` (the task thread) with a record of that very call: the
-        runtime finds the record's bytes, by its original topic, partition and offset,
-        among the records of the read from Kafka that the current ``put`` delivers.
+        Call it from ``put`` (the task thread) with a record of that very call or of the
+        call before it (a sink that writes asynchronously learns of a refused record one
+        ``put`` later): the runtime finds the record's bytes, by its original topic,
+        partition and offset, among the records of the reads from Kafka that these two
+        calls deliver.
         Then, as for a record that fails to convert: the error is logged
         (``errors.log.enable``); with ``errors.deadletterqueue.topic.name`` the raw record
         (with the error context headers if enabled) goes to the dead letter queue —
@@ -35,7 +37,7 @@ class ErrantRecordReporter(ABC):
 
         Returns nothing (Kafka's returns a ``Future``): the dead letter queue write is
         done once ``put`` returned. Not guaranteed: a dead letter queue record for a
-        record of an earlier ``put`` call (the tolerance still applies).
+        record of a ``put`` call before those two (the tolerance still applies).
         """
 
 

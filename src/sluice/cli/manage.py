@@ -74,6 +74,7 @@ PREDEFINED: dict[str, str] = {
     "jdbc-sink": "connect-jdbc-sink.properties",
     "hdfs-sink": "connect-hdfs-sink.properties",
     "s3-sink": "connect-s3-sink.properties",
+    "elasticsearch-sink": "connect-elasticsearch-sink.properties",
 }
 
 # A Connect worker answers each request within 90 s (its own request timeout), so the

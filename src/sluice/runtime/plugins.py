@@ -95,6 +95,9 @@ KAFKA_CLASS_NAMES = {
     "sluice.connectors.jdbc.source.JdbcSourceConnector": "io.confluent.connect.jdbc.JdbcSourceConnector",
     "sluice.connectors.storage.s3.S3SinkConnector": "io.confluent.connect.s3.S3SinkConnector",
     "sluice.connectors.storage.hdfs.HdfsSinkConnector": "io.confluent.connect.hdfs.HdfsSinkConnector",
+    "sluice.connectors.elasticsearch.task.ElasticsearchSinkConnector": (
+        "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector"
+    ),
     "sluice.converters.string.StringConverter": "org.apache.kafka.connect.storage.StringConverter",
     "sluice.converters.bytearray.ByteArrayConverter": "org.apache.kafka.connect.converters.ByteArrayConverter",
     "sluice.converters.json.JsonConverter": "org.apache.kafka.connect.json.JsonConverter",

@@ -287,11 +287,9 @@ class RecordPipeline:
                 self._dead_row(cols, i, step, dead)
                 return
 
-    def dead_letter_for(
-        self, cols: dict[str, list[Any]], record: SinkRecord, error: BaseException, dead: list[DeadLetter]
-    ) -> None:
-        """``ErrantRecordReporter.report``: the record's raw row, stage TASK_PUT."""
-        self._dead_sink(cols, record, FailedStep(Stage.TASK_PUT, "SinkTask", error), dead)
+    def dead_letter_row(self, cols: dict[str, list[Any]], i: int, error: BaseException, dead: list[DeadLetter]) -> None:
+        """``ErrantRecordReporter.report``: raw row ``i`` of ``cols``, stage TASK_PUT."""
+        self._dead_row(cols, i, FailedStep(Stage.TASK_PUT, "SinkTask", error), dead)
 
     def _dead_row(self, cols: dict[str, list[Any]], i: int, step: FailedStep, dead: list[DeadLetter]) -> None:
         if not self.policy.dead_letter_topic:

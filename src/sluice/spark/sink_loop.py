@@ -74,8 +74,10 @@ class SinkLoop(TaskLoop):
         self.control = control
         self.pipeline = make_pipeline(spec)
         self.task_class = spec.task_class
-        # what DeadLetterReporter reads: the columns of the batch being put, dead letters so far
+        # what DeadLetterReporter reads: the columns of the batch being put and of the one
+        # before (a sink writing asynchronously reports a record one put later), dead letters so far
         self.batch_columns: dict[str, list[Any]] = {}
+        self.previous_batch_columns: dict[str, list[Any]] = {}
         self.dead: list[DeadLetter] = []
         self.positions: dict[TopicPartitionKey, int] = {}
         self.committed: dict[TopicPartitionKey, int] = dict(launch.assignment)
@@ -173,6 +175,7 @@ class SinkLoop(TaskLoop):
             if new_topics:  # the task's topics, once a record of theirs is read (before put)
                 self.topics_seen |= new_topics
                 self.control.send(TopicsSeen(sorted(new_topics)))
+            self.previous_batch_columns = self.batch_columns
             self.batch_columns = cols
             try:
                 records = self.pipeline.sink_records(None, self.dead, cols)
@@ -419,21 +422,45 @@ class SinkContext(SinkTaskContext):
 
 class DeadLetterReporter(ErrantRecordReporter):
     """Reports a record the task could not handle: dead-lettered (raw, as consumed) and
-    tolerated, or, with ``errors.tolerance=none``, the task fails (``put`` raises)."""
+    tolerated, or, with ``errors.tolerance=none``, the task fails (``put`` raises). The record
+    is looked up among the raw rows of the current put and of the one before."""
 
     def __init__(self, host: SinkLoop) -> None:
         self.host = host
+        # the rows of the current and the previous put by (topic, partition, offset), built
+        # on a first report
+        self._rows: list[tuple[dict[str, list[Any]], dict[tuple[str, int, int], int]]] = []
 
     def report(self, record: SinkRecord, error: BaseException) -> None:
         host = self.host
-        cols = host.batch_columns
+        where = (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
+        found = None
+        for cols in (host.batch_columns, host.previous_batch_columns):
+            row = self._rows_of(cols).get(where)
+            if row is not None:
+                found = (cols, row)
+                break
         pipeline = host.pipeline
-        pipeline.operator.execute(
-            Stage.TASK_PUT,
-            host.task_class,
-            lambda: (_ for _ in ()).throw(error),
-            lambda step: pipeline.dead_letter_for(cols, record, step.error, host.dead),
-        )
+
+        def dead_letter(step: Any) -> None:
+            if found is not None:
+                pipeline.dead_letter_row(found[0], found[1], step.error, host.dead)
+
+        pipeline.operator.execute(Stage.TASK_PUT, host.task_class, lambda: (_ for _ in ()).throw(error), dead_letter)
+
+    def _rows_of(self, cols: dict[str, list[Any]]) -> dict[tuple[str, int, int], int]:
+        for known, rows in self._rows:
+            if known is cols:
+                return rows
+        rows = {
+            where: i
+            for i, where in enumerate(
+                zip(cols.get("topic") or [], cols.get("partition") or [], cols.get("offset") or [], strict=False)
+            )
+        }
+        live = (self.host.batch_columns, self.host.previous_batch_columns)
+        self._rows = [(known, r) for known, r in self._rows if any(known is c for c in live)] + [(cols, rows)]
+        return rows
 
 
 RETRIABLE_PUT_ATTEMPTS = 10
