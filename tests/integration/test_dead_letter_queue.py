@@ -137,3 +137,49 @@ def _committed(bootstrap: str, group: str, topic: str) -> int:
         return consumer.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
     finally:
         consumer.close()
+
+
+def test_a_record_reported_one_put_later_reaches_the_dead_letter_queue(worker, kafka_bootstrap, unique_name, tmp_path):
+    """A sink that writes asynchronously learns that a record was refused during the next
+    put; the reporter still finds that record's raw bytes (those of the put before)."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, dlq, record_file = f"{unique_name}-in", f"{unique_name}-dlq", tmp_path / "records.jsonl"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    _create(
+        worker,
+        unique_name,
+        {
+            "connector.class": "sluice_test_plugins.RecordingSinkConnector",
+            "topics": topic,
+            "record.file": str(record_file),
+            "report.late": "true",
+            "value.converter": JSON,
+            "value.converter.schemas.enable": "false",
+            "key.converter": STRING,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        },
+    )
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+
+    def put_so_far() -> int:
+        return len(record_file.read_text().splitlines()) if record_file.exists() else 0
+
+    producer.produce(topic, value=b'{"bad": true, "n": 0}')
+    assert producer.flush(30) == 0
+    wait_until(
+        lambda: put_so_far() == 1, timeout=90, message=lambda: worker.get(f"/connectors/{unique_name}/status").text
+    )
+    producer.produce(topic, value=b'{"n": 1}')  # the next put, which reports the first record
+    assert producer.flush(30) == 0
+    dead = read_topic(kafka_bootstrap, dlq, 1)
+    assert dead[0].value() == b'{"bad": true, "n": 0}'
+    headers = dict(dead[0].headers())
+    assert headers["__connect.errors.stage"] == b"TASK_PUT" and headers["__connect.errors.offset"] == b"0"
+    assert b"refused late: offset 0" in headers["__connect.errors.exception.message"]
+    assert worker.get(f"/connectors/{unique_name}/status").json()["tasks"][0]["state"] == "RUNNING"

@@ -153,7 +153,10 @@ class RecordingSinkTask(SinkTask):
 
     With ``hold.file``, a ``put`` with records first waits (up to two minutes) until that
     file exists: a test can look at the worker while records are in the task's hands.
-    With ``lifecycle.file``, ``close`` and ``stop`` each append a line naming themselves."""
+    With ``lifecycle.file``, ``close`` and ``stop`` each append a line naming themselves.
+    With ``report.late=true``, a record whose value is a map with ``"bad": true`` is reported
+    to the errant record reporter by the next ``put`` that has records, as a sink writing
+    asynchronously learns of a refused record one ``put`` later."""
 
     HOLD_LIMIT_S = 120.0
 
@@ -161,6 +164,8 @@ class RecordingSinkTask(SinkTask):
         self.path = props["record.file"]
         self.hold = props.get("hold.file")
         self.lifecycle = props.get("lifecycle.file")
+        self.report_late = props.get("report.late", "false").lower() == "true"
+        self.refused: list[SinkRecord] = []
 
     def _note(self, event: str) -> None:
         if self.lifecycle:
@@ -171,6 +176,14 @@ class RecordingSinkTask(SinkTask):
         self._note("close " + ",".join(f"{p.topic}-{p.partition}" for p in sorted(partitions)))
 
     def put(self, records: list[SinkRecord]) -> None:
+        if records and self.refused:
+            reporter = self.context.errant_record_reporter()
+            assert reporter is not None
+            for refused in self.refused:
+                reporter.report(refused, ValueError(f"refused late: offset {refused.kafka_offset}"))
+            self.refused = []
+        if self.report_late:
+            self.refused = [r for r in records if isinstance(r.value, dict) and r.value.get("bad")]
         if records and self.hold:
             deadline = time.monotonic() + self.HOLD_LIMIT_S
             while not os.path.exists(self.hold) and time.monotonic() < deadline:
@@ -234,5 +247,12 @@ class RecordingSinkConnector(SinkConnector):
                 None,
                 importance=Importance.LOW,
                 documentation="If set, close() and stop() each append a line naming themselves.",
+            )
+            .define(
+                "report.late",
+                ConfigType.BOOLEAN,
+                False,
+                importance=Importance.LOW,
+                documentation="Report records with a value {'bad': true} in the next put with records.",
             )
         )
