@@ -22,12 +22,14 @@ import pytest
 if TYPE_CHECKING:
     from sluice_devtools.kafka import KafkaBroker
 
-# schema_registry, postgres_server, mariadb_server, s3_server, hdfs_cluster: real servers,
-# started only for the tests that use them.
+# schema_registry, postgres_server, mariadb_server, s3_server, hdfs_cluster,
+# opensearch_server, elasticsearch_server: real servers, started only for the tests that
+# use them.
 pytest_plugins = [
     "tests.integration.conftest_registry",
     "tests.integration.conftest_databases",
     "tests.integration.conftest_storage",
+    "tests.integration.conftest_search",
 ]
 
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"

@@ -22,11 +22,16 @@
                                               (NameNode and DataNode, formatted at each start);
                                               start prints its URL (fs.defaultFS), then its
                                               WebHDFS URL
+    sluice dev opensearch start|stop|status [--dir D] [--port P]   a single-node OpenSearch
+                                              (plain HTTP, no security); start prints its URL
+                                              (connection.url), then its version
+    sluice dev elasticsearch start|stop|status [--dir D] [--port P]   the same for
+                                              Elasticsearch (security off)
 
 The default directories are ``<cache>/run/kafka``, ``<cache>/run/spark``,
 ``<cache>/run/registry``, ``<cache>/run/postgres``, ``<cache>/run/mariadb``,
-``<cache>/run/s3`` and ``<cache>/run/hdfs``. Also runnable as
-``python -m sluice_devtools.cli ...``.
+``<cache>/run/s3``, ``<cache>/run/hdfs``, ``<cache>/run/opensearch`` and
+``<cache>/run/elasticsearch``. Also runnable as ``python -m sluice_devtools.cli ...``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ S3_DEFAULT_PORT = 9000
 S3_DEFAULT_BUCKET = "sluice"
 HDFS_DEFAULT_PORT = 8020
 HDFS_DEFAULT_HTTP_PORT = 9870
+# etc/connect-elasticsearch-sink.properties: connection.url=http://localhost:9200
+SEARCH_DEFAULT_PORT = 9200
+SEARCH_COMMANDS = ("opensearch", "elasticsearch")
 
 __all__ = ["dev_main"]
 
@@ -57,7 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sluice dev", description="Local services for developing and testing Sluice.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    commands.add_parser("fetch", help="fetch (once) every JVM jar the project uses into the cache")
+    commands.add_parser(
+        "fetch", help="fetch (once) every JVM jar and server distribution the project uses into the cache"
+    )
 
     kafka = commands.add_parser("kafka", help="a local single-node Kafka broker (KRaft)")
     actions = kafka.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -182,6 +192,30 @@ def _parser() -> argparse.ArgumentParser:
                 action.add_argument("--timeout", type=float, default=start_timeout, help="seconds to wait for start-up")
             if name == "stop":
                 action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+
+    for command, label in (("opensearch", "OpenSearch"), ("elasticsearch", "Elasticsearch")):
+        search = commands.add_parser(command, help=f"a local single-node {label} cluster (plain HTTP, no security)")
+        actions = search.add_subparsers(dest="action", required=True, metavar="ACTION")
+        for name, text in (
+            ("start", f"start {label} (if not running) and print its URL (connection.url) and version"),
+            ("stop", f"stop {label}"),
+            ("status", f"print whether {label} runs; exit code 0 if it does, 1 if not"),
+        ):
+            action = actions.add_parser(name, help=text, description=text)
+            action.add_argument(
+                "--dir", type=Path, default=None, help=f"the server's work directory (default: <cache>/run/{command})"
+            )
+            if name == "start":
+                action.add_argument(
+                    "--port",
+                    type=int,
+                    default=None,
+                    help=f"HTTP port (default: {SEARCH_DEFAULT_PORT} if free, else a free one)",
+                )
+                action.add_argument("--heap", default="512m", help="the JVM's heap (default 512m)")
+                action.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for start-up")
+            if name == "stop":
+                action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
     return parser
 
 
@@ -189,6 +223,7 @@ def dev_main(argv: Sequence[str]) -> int:
     """Run ``sluice dev`` with the arguments after ``dev``; returns the exit code."""
     args = _parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request otherwise
     try:
         if args.command == "fetch":
             return _fetch()
@@ -199,11 +234,13 @@ def dev_main(argv: Sequence[str]) -> int:
 
 
 def _fetch() -> int:
-    from sluice_devtools.jars import fetch_all
+    from sluice_devtools.jars import fetch_all, fetch_archives
 
     started = time.monotonic()
     for name, jars in fetch_all().items():
         print(f"{name}: {len(jars)} jars in {jars[0].parent}")
+    for name, home in fetch_archives().items():
+        print(f"{name}: {home}")
     elapsed = time.monotonic() - started
     if elapsed > 1:
         print(f"fetched in {elapsed:.1f}s", file=sys.stderr)
@@ -228,6 +265,10 @@ def _service_class(command: str) -> type:
         from sluice_devtools.storage_servers import HdfsCluster, S3Server
 
         return S3Server if command == "s3" else HdfsCluster
+    if command in SEARCH_COMMANDS:
+        from sluice_devtools.search_servers import ElasticsearchServer, OpenSearchServer
+
+        return OpenSearchServer if command == "opensearch" else ElasticsearchServer
     from sluice_devtools.databases import MariaDbServer, PostgresServer
 
     return PostgresServer if command == "postgres" else MariaDbServer
@@ -247,6 +288,11 @@ def _service(args: argparse.Namespace) -> int:
             }
         elif args.command == "s3":  # etc/connect-s3-sink.properties expects this port when it was free
             options = {"port": args.port if args.port is not None else port_if_free(S3_DEFAULT_PORT)}
+        elif args.command in SEARCH_COMMANDS:  # etc/connect-elasticsearch-sink.properties: port 9200
+            options = {
+                "port": args.port if args.port is not None else port_if_free(SEARCH_DEFAULT_PORT),
+                "heap": args.heap,
+            }
         else:
             options = {"port": args.port}
         service = service_class(work_dir, **options)
@@ -259,6 +305,8 @@ def _service(args: argparse.Namespace) -> int:
             print(f"region: {service.region}")
         elif args.command == "hdfs":
             print(f"webhdfs: {service.webhdfs_url}")
+        elif args.command in SEARCH_COMMANDS:
+            print(f"version: {service.distribution} {service.version()}")
         return 0
     service = service_class(work_dir)
     if args.action == "stop":

@@ -64,12 +64,10 @@ import fcntl
 import hashlib
 import logging
 import os
-import pwd
 import re
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import tempfile
 import time
@@ -90,6 +88,11 @@ from sluice_devtools.processes import (
 from sluice_devtools.processes import (
     STATE_FILE as _STATE,
 )
+from sluice_devtools.processes import Account as _Account
+from sluice_devtools.processes import as_account as _as_account
+from sluice_devtools.processes import grant_traverse as _grant_traverse
+from sluice_devtools.processes import private_dir as _private_dir
+from sluice_devtools.processes import service_account as _service_account
 
 __all__ = [
     "DatabaseEndpoint",
@@ -390,81 +393,6 @@ def _run_quietly(command: list[str]) -> bool:
         return subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-
-
-# ---------------------------------------------------------------------------- accounts
-
-
-@dataclasses.dataclass(frozen=True)
-class _Account:
-    """The OS user a server runs as when we are root."""
-
-    name: str
-    uid: int
-    gid: int
-    groups: frozenset[int]
-
-
-def _service_account(name: str) -> _Account | None:
-    """``None`` when not root (the server runs as us); else the system user, created if missing."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        log.info("creating the system user %s", name)
-        proc = subprocess.run(
-            ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if proc.returncode != 0:
-            raise DevToolsError(
-                f"Could not create the system user {name}:\n{tail(proc.stdout + proc.stderr)}"
-            ) from None
-        entry = pwd.getpwnam(name)
-    groups = frozenset(os.getgrouplist(name, entry.pw_gid))
-    return _Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
-
-
-def _can_search(info: os.stat_result, account: _Account) -> bool:
-    if info.st_uid == account.uid:
-        return bool(info.st_mode & stat.S_IXUSR)
-    if info.st_gid in account.groups:
-        return bool(info.st_mode & stat.S_IXGRP)
-    return bool(info.st_mode & stat.S_IXOTH)
-
-
-def _grant_traverse(path: Path, account: _Account) -> None:
-    """Let ``account`` reach ``path``: add search permission (o+x) where it lacks it."""
-    for directory in [*reversed(path.parents), path]:
-        info = directory.stat()
-        if not _can_search(info, account):
-            os.chmod(directory, stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
-            log.info("gave others search permission (o+x) on %s so that %s can reach %s", directory, account.name, path)
-
-
-def _chown(path: Path, account: _Account | None) -> None:
-    if account is not None:
-        os.chown(path, account.uid, account.gid)
-
-
-def _private_dir(path: Path, account: _Account | None) -> None:
-    """``path`` as a directory owned by the server's user, mode 0700."""
-    if path.is_symlink():
-        raise DevToolsError(f"{path} is a symbolic link; remove it (a server's private directory must be a directory).")
-    path.mkdir(parents=True, exist_ok=True)
-    _chown(path, account)
-    os.chmod(path, 0o700)
-
-
-def _as_account(account: _Account | None) -> dict[str, Any]:
-    """Popen arguments that run the child as ``account`` (nothing when not root)."""
-    if account is None:
-        return {}
-    return {"user": account.uid, "group": account.gid, "extra_groups": []}
 
 
 # ---------------------------------------------------------------------------- servers

@@ -2,9 +2,9 @@
 
 Apache Kafka's broker and tools, Apache Kafka Connect (the benchmarks' and parity tests'
 reference), the storage servers (s3proxy, Hadoop's HDFS minicluster) and single archives
-(the Schema Registry's distribution), resolved with the Ivy
-machinery of :mod:`sluice.jvm.jars` into the same cache, under the same file lock and with
-the same all-or-nothing directories.
+(the Schema Registry's distribution; OpenSearch's and Elasticsearch's, unpacked with their
+files' Unix modes), resolved with the Ivy machinery of :mod:`sluice.jvm.jars` into the same
+cache, under the same file lock and with the same all-or-nothing directories.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -24,19 +26,24 @@ from sluice.jvm.cache import jvm_dir
 from sluice.jvm.jars import COMPLETE_MARKER, Module, fetch_lock, jar_set, run_ivy, spark_kafka_jars
 
 __all__ = [
+    "ELASTICSEARCH_VERSION",
     "HADOOP_VERSION",
     "HDFS_MINICLUSTER_MODULES",
     "KAFKA_BROKER_MODULES",
     "KAFKA_CONNECT_MODULES",
     "KAFKA_VERSION",
     "LOG4J_VERSION",
+    "OPENSEARCH_VERSION",
     "S3PROXY_MODULES",
     "S3PROXY_VERSION",
+    "elasticsearch_home",
     "fetch_all",
+    "fetch_archives",
     "hdfs_minicluster_classpath",
     "kafka_broker_classpath",
     "kafka_connect_classpath",
     "maven_archive",
+    "opensearch_home",
     "s3proxy_classpath",
 ]
 
@@ -78,6 +85,18 @@ S3PROXY_MODULES: tuple[Module, ...] = (("org.gaul", "s3proxy", S3PROXY_VERSION),
 # (hadoop-mapreduce-client-jobclient's test jar) and MiniDFSCluster (hadoop-hdfs' test jar).
 HADOOP_VERSION = "3.5.0"
 HDFS_MINICLUSTER_MODULES: tuple[Module, ...] = (("org.apache.hadoop", "hadoop-minicluster", HADOOP_VERSION),)
+
+# The search servers of sluice_devtools.search_servers: the "integ-test" distributions
+# (the server and its transport module, Elasticsearch's also x-pack-core/security and apm;
+# no plugins, no bundled JDK; Java 17), one zip each, unpacked once into the cache.
+OPENSEARCH_VERSION = "2.19.6"
+OPENSEARCH_ARCHIVE: Module = ("org.opensearch.distribution.integ-test-zip", "opensearch", OPENSEARCH_VERSION)
+ELASTICSEARCH_VERSION = "8.19.21"
+ELASTICSEARCH_ARCHIVE: Module = (
+    "org.elasticsearch.distribution.integ-test-zip",
+    "elasticsearch",
+    ELASTICSEARCH_VERSION,
+)
 
 
 def kafka_broker_classpath() -> list[Path]:
@@ -122,6 +141,31 @@ def fetch_all() -> dict[str, list[Path]]:
         "s3proxy": s3proxy_classpath(),
         "hdfs-minicluster": hdfs_minicluster_classpath(),
     }
+
+
+def opensearch_home() -> Path:
+    """OpenSearch's distribution (``OPENSEARCH_HOME``: ``bin/``, ``config/``, ``lib/``), fetched on first use."""
+    return _distribution_home(OPENSEARCH_ARCHIVE)
+
+
+def elasticsearch_home() -> Path:
+    """Elasticsearch's distribution (``ES_HOME``: ``bin/``, ``config/``, ``lib/``), fetched on first use."""
+    return _distribution_home(ELASTICSEARCH_ARCHIVE)
+
+
+def fetch_archives() -> dict[str, Path]:
+    """Fetch the search servers' distributions (about 170 MB unpacked); a no-op once cached."""
+    return {"opensearch": opensearch_home(), "elasticsearch": elasticsearch_home()}
+
+
+def _distribution_home(module: Module) -> Path:
+    """The one top directory (``<artifact>-<version>/``) of an unpacked distribution zip."""
+    organisation, artifact, revision = module
+    unpacked = maven_archive(organisation, artifact, revision, ext="zip")
+    home = unpacked / f"{artifact}-{revision}"
+    if not (home / "bin" / artifact).is_file():
+        raise JvmArtifactError(f"{unpacked} holds no {artifact}-{revision}/bin/{artifact}; delete it and retry.")
+    return home
 
 
 # ----------------------------------------------------------------------- archives
@@ -190,7 +234,6 @@ def _archive_complete(dest: Path, identity: Mapping[str, object]) -> bool:
 
 def _unpack(archive: Path, ext: str, out: Path) -> None:
     import tarfile
-    import zipfile
 
     try:
         if ext == "zip":
@@ -198,11 +241,23 @@ def _unpack(archive: Path, ext: str, out: Path) -> None:
                 for member in zf.namelist():
                     _check_member(member, out)
                 zf.extractall(out)
+                _apply_zip_modes(zf, out)
         else:
             with tarfile.open(archive) as tf:
                 tf.extractall(out, filter="data")
     except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
         raise JvmArtifactError(f"Could not unpack {archive.name}: {exc}") from exc
+
+
+def _apply_zip_modes(zf: zipfile.ZipFile, out: Path) -> None:
+    """Give the unpacked files the Unix permissions the zip records (``zipfile`` drops them:
+    launch scripts would lose their exec bits). The owner keeps read and write access."""
+    for info in zf.infolist():
+        mode = info.external_attr >> 16
+        if info.create_system != 3 or not mode or stat.S_ISLNK(mode):  # not from Unix, or no mode
+            continue
+        owner = 0o700 if info.is_dir() else 0o600
+        os.chmod(out / info.filename, stat.S_IMODE(mode) & 0o777 | owner)
 
 
 def _check_member(member: str, out: Path) -> None:

@@ -1,41 +1,62 @@
 """What the local services of the tooling (Kafka broker, Schema Registry, databases, Spark
-cluster) share: free loopback ports, process checks by pid, the work dir's state file.
+cluster, search servers) share: free loopback ports, process checks by pid, the work dir's
+state file, and the system user a server that refuses root runs as.
 
 Services are stopped by the pid they were started with, never by name; before signalling a
 pid recorded by another process, :meth:`LocalService._is_running` checks that it is still
 the work dir's own process (pids are reused).
+
+**Service accounts.** Servers that refuse to run as root (PostgreSQL, OpenSearch,
+Elasticsearch) run, when we are root, as a system user (:func:`service_account`, created
+with ``useradd --system`` if missing): :func:`private_dir` makes the directories it writes
+its own (mode 0700), :func:`grant_traverse` gives others search permission (``o+x``, never
+read; logged) on the directories above a path that it cannot traverse, and
+:func:`as_account` holds the ``Popen`` arguments that start the child as that user.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import logging
 import os
+import pwd
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Self
 
+from sluice_devtools import DevToolsError
+
 __all__ = [
     "LOOPBACK",
     "STATE_FILE",
+    "Account",
     "LocalService",
+    "as_account",
     "can_connect",
     "free_port",
+    "grant_traverse",
     "has_exited",
     "port_if_free",
+    "private_dir",
     "process_info",
     "read_state",
     "reap_if_child",
     "send_signal",
+    "service_account",
     "tail",
     "wait_exit",
     "write_atomic",
     "write_state",
 ]
+
+log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 STATE_FILE = "state.json"
@@ -166,6 +187,84 @@ def write_atomic(path: Path, text: str) -> None:
 
 def tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------------------- accounts
+
+
+@dataclasses.dataclass(frozen=True)
+class Account:
+    """The OS user a server runs as when we are root."""
+
+    name: str
+    uid: int
+    gid: int
+    groups: frozenset[int]
+
+
+def service_account(name: str) -> Account | None:
+    """``None`` when not root (the server runs as us); else the system user, created if missing."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        log.info("creating the system user %s", name)
+        proc = subprocess.run(
+            ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if proc.returncode != 0:
+            raise DevToolsError(
+                f"Could not create the system user {name}:\n{tail(proc.stdout + proc.stderr)}"
+            ) from None
+        entry = pwd.getpwnam(name)
+    groups = frozenset(os.getgrouplist(name, entry.pw_gid))
+    return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
+
+
+def _can_search(info: os.stat_result, account: Account) -> bool:
+    if info.st_uid == account.uid:
+        return bool(info.st_mode & stat.S_IXUSR)
+    if info.st_gid in account.groups:
+        return bool(info.st_mode & stat.S_IXGRP)
+    return bool(info.st_mode & stat.S_IXOTH)
+
+
+def grant_traverse(path: Path, account: Account) -> None:
+    """Let ``account`` reach ``path``: add search permission (o+x) where it lacks it."""
+    for directory in [*reversed(path.parents), path]:
+        info = directory.stat()
+        if not _can_search(info, account):
+            os.chmod(directory, stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
+            log.info("gave others search permission (o+x) on %s so that %s can reach %s", directory, account.name, path)
+
+
+def _chown(path: Path, account: Account | None) -> None:
+    if account is not None:
+        os.chown(path, account.uid, account.gid)
+
+
+def private_dir(path: Path, account: Account | None) -> None:
+    """``path`` as a directory owned by the server's user, mode 0700."""
+    if path.is_symlink():
+        raise DevToolsError(f"{path} is a symbolic link; remove it (a server's private directory must be a directory).")
+    path.mkdir(parents=True, exist_ok=True)
+    _chown(path, account)
+    os.chmod(path, 0o700)
+
+
+def as_account(account: Account | None) -> dict[str, Any]:
+    """Popen arguments that run the child as ``account`` (nothing when not root)."""
+    if account is None:
+        return {}
+    return {"user": account.uid, "group": account.gid, "extra_groups": []}
+
+
+# ---------------------------------------------------------------------------- services
 
 
 class LocalService:

@@ -99,11 +99,12 @@ class HdfsStatus:
         return f"stopped dir={self.work_dir}"
 
 
-class _JavaServer(LocalService):
+class JavaServer(LocalService):
     """One JVM server of ``work_dir``: ports, launch, readiness, stop, the state file.
 
     Subclasses name their ports (``_port_names``; the first is the one clients need), the
-    main class, the classpath, the program's arguments and its readiness check.
+    main class, the classpath, the program's arguments and its readiness check. (The
+    search servers of :mod:`sluice_devtools.search_servers` build on it too.)
     """
 
     _label: ClassVar[str]  # for messages: "S3 server"
@@ -339,7 +340,7 @@ def _reusable(port: int) -> bool:
     return True
 
 
-def _http_status(url: str, timeout: float = 2.0) -> tuple[int, bytes] | None:
+def http_status(url: str, timeout: float = 2.0) -> tuple[int, bytes] | None:
     """(status, body) of a GET request (error statuses too), None when unreachable."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -353,7 +354,7 @@ def _http_status(url: str, timeout: float = 2.0) -> tuple[int, bytes] | None:
 # ----------------------------------------------------------------------------- S3
 
 
-class S3Server(_JavaServer):
+class S3Server(JavaServer):
     """One local S3 API server (s3proxy) whose objects live in ``work_dir/data``.
 
     ``port`` fixes the HTTP port (default: a free loopback port, the previous one when
@@ -464,7 +465,7 @@ class S3Server(_JavaServer):
 
     def _ready(self) -> bool:
         # An anonymous request: s3proxy's S3 handler refuses it with an S3 error document.
-        answer = _http_status(self.endpoint_url + "/")
+        answer = http_status(self.endpoint_url + "/")
         return answer is not None and (answer[0] == 200 or b"<Error>" in answer[1])
 
 
@@ -477,7 +478,7 @@ def _escape_property(value: str) -> str:
 # ----------------------------------------------------------------------------- HDFS
 
 
-class HdfsCluster(_JavaServer):
+class HdfsCluster(JavaServer):
     """One local HDFS cluster (a NameNode and one DataNode in one JVM) in ``work_dir``.
 
     ``port`` fixes the NameNode's RPC port and ``http_port`` its HTTP (WebHDFS) port
@@ -601,7 +602,7 @@ class HdfsCluster(_JavaServer):
         }
 
     def _jmx(self, query: str) -> list[dict[str, Any]] | None:
-        answer = _http_status(f"{self.webhdfs_url}/jmx?qry={urllib.parse.quote(query)}")
+        answer = http_status(f"{self.webhdfs_url}/jmx?qry={urllib.parse.quote(query)}")
         if answer is None or answer[0] != 200:
             return None
         try:
@@ -618,5 +619,5 @@ class HdfsCluster(_JavaServer):
             return False
         if not self.live_datanodes():
             return False
-        answer = _http_status(f"{self.webhdfs_url}/webhdfs/v1/?op=GETFILESTATUS")
+        answer = http_status(f"{self.webhdfs_url}/webhdfs/v1/?op=GETFILESTATUS")
         return answer is not None and answer[0] == 200

@@ -200,3 +200,22 @@ def test_config_cross_checks() -> None:
         settings(**{"connection.url": "ftp://x"})
     keys = {key.name for key in CONFIG_DEF.config_keys().values()}
     assert {"batch.size", "max.in.flight.requests", "linger.ms", "flush.timeout.ms", "read.timeout.ms"} <= keys
+
+
+def test_confluent_features_not_implemented_are_refused_not_ignored() -> None:
+    with pytest.raises(ConfigError, match="proxy.host is not supported"):
+        settings(**{"proxy.host": "proxy.example"})
+    assert settings(**{"external.resource.usage": "DISABLED"}).urls == ("http://127.0.0.1:9200",)
+
+
+def test_validate_puts_errors_beside_their_keys() -> None:
+    from sluice.connectors.elasticsearch import ElasticsearchSinkConnector
+
+    result = ElasticsearchSinkConnector().validate(
+        {"connection.url": "http://127.0.0.1:9200", "data.stream.type": "LOGS", "proxy.host": "p"}
+    )
+    errors = {cv.name: cv.error_messages for cv in result.config_values if cv.error_messages}
+    assert errors == {
+        "data.stream.dataset": ["data.stream.dataset is required with data.stream.type."],
+        "proxy.host": ["proxy.host is not supported by Sluice's Elasticsearch sink (docs/compatibility.md)."],
+    }

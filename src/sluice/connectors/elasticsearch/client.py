@@ -159,12 +159,14 @@ class ClusterClient:
     # -- cluster metadata ------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
-        """``GET /``: the cluster's name and version (checks the nodes can be reached)."""
+        """``GET /``: the cluster's name and version; checks that a node answers and takes the
+        credentials. ``{}`` when a node answers without that endpoint (a build without it)."""
         status, body = self.request("GET", "/")
         if status == 401 or status == 403:
             raise ConnectError(f"Elasticsearch refused the credentials (HTTP {status}): {body}")
         if status != 200 or not isinstance(body, dict):
-            raise ConnectError(f"GET / answered HTTP {status}: {body}")
+            log.info("GET / answered HTTP %s; the node's version is unknown", status)
+            return {}
         return body
 
     def ensure_index(self, index: str, mapping: dict[str, Any] | None) -> None:
@@ -185,6 +187,8 @@ class ClusterClient:
 
     def ensure_data_stream(self, name: str, mapping: dict[str, Any] | None) -> None:
         status, body = self.request("GET", f"/_data_stream/{_quote(name)}")
+        if status in (400, 405):  # no data stream API: the first write creates it from its template
+            return
         if status == 404:
             status, body = self.request("PUT", f"/_data_stream/{_quote(name)}")
             if status not in (200, 201) and _error_type(body) != "resource_already_exists_exception":

@@ -429,9 +429,37 @@ def _config_def() -> ConfigDef:
 CONFIG_DEF = _config_def()
 
 
+# Confluent keys this sink does not implement: refused when set, rather than ignored.
+UNSUPPORTED = (
+    "proxy.host",
+    "proxy.port",
+    "proxy.username",
+    "proxy.password",
+    "kerberos.user.principal",
+    "kerberos.keytab.path",
+    "elastic.https.ssl.keystore.location",
+    "elastic.https.ssl.keystore.password",
+    "elastic.https.ssl.key.password",
+    "external.resource.usage",
+    "topic.to.external.resource.mapping",
+)
+
+
+def unsupported(props: Mapping[str, Any]) -> list[str]:
+    """The keys of ``props`` that name a Confluent feature this sink lacks (set, not empty)."""
+    return [
+        key
+        for key in UNSUPPORTED
+        if props.get(key) not in (None, "") and not (key == "external.resource.usage" and props[key] == "DISABLED")
+    ]
+
+
 def cross_check(values: Mapping[str, Any]) -> list[tuple[tuple[str, ...], str]]:
-    """Errors that involve several keys, as ``(keys, message)``."""
-    errors: list[tuple[tuple[str, ...], str]] = []
+    """Errors that involve several keys (or keys this sink does not implement), as ``(keys, message)``."""
+    errors: list[tuple[tuple[str, ...], str]] = [
+        ((key,), f"{key} is not supported by Sluice's Elasticsearch sink (docs/compatibility.md).")
+        for key in unsupported(values)
+    ]
     stream = str(values.get(DATA_STREAM_TYPE) or "NONE").upper()
     upsert = str(values.get(WRITE_METHOD) or "INSERT").upper() == "UPSERT"
     if stream != "NONE":
@@ -499,7 +527,7 @@ class Settings:
     @staticmethod
     def parse(props: Mapping[str, str]) -> Settings:
         v = CONFIG_DEF.parse(props)
-        problems = cross_check(v)
+        problems = cross_check({**{key: props.get(key) for key in UNSUPPORTED}, **v})
         if problems:
             raise ConfigError("; ".join(message for _, message in problems))
         password = v[CONNECTION_PASSWORD]

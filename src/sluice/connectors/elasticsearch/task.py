@@ -31,9 +31,9 @@ from sluice.api import (
     Task,
     TopicPartition,
 )
-from sluice.api.config import Config
+from sluice.api.config import Config, ConfigValue
 from sluice.connectors.elasticsearch.client import BulkOutcome, ClusterClient, ItemFailure
-from sluice.connectors.elasticsearch.config import CONFIG_DEF, CONNECTION_URL, Settings, cross_check
+from sluice.connectors.elasticsearch.config import CONFIG_DEF, CONNECTION_URL, Settings, cross_check, unsupported
 from sluice.connectors.elasticsearch.documents import Action, DocumentMaker, mapping_for
 
 __all__ = ["ElasticsearchSinkConnector", "ElasticsearchSinkTask"]
@@ -69,6 +69,9 @@ class ElasticsearchSinkConnector(SinkConnector):
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         result = super().validate(connector_configs)
+        for key in unsupported(connector_configs):  # not defined, so not among the values yet
+            if all(cv.name != key for cv in result.config_values):
+                result.config_values.append(ConfigValue(key, connector_configs[key]))
         by_name = {cv.name: cv for cv in result.config_values}
         for keys, message in cross_check({name: cv.value for name, cv in by_name.items()}):
             for key in keys:
@@ -258,17 +261,16 @@ class ElasticsearchSinkTask(SinkTask):
             log.debug("Ignoring a malformed document, %s: %s", where, failure.describe())
         error = ConnectError(f"Indexing record failed: {failure.describe()}")
         reporter = self.context.errant_record_reporter()
+        tolerance: ConnectError | None = None
         if reporter is not None:
             try:
                 reporter.report(record, error)
-            except ConnectError:
-                if behavior == "FAIL":
-                    raise
-                # errors.tolerance=none, but the connector was told to skip malformed documents
+            except ConnectError as e:  # errors.tolerance=none: fails the task unless told to skip
+                tolerance = e
         if behavior == "FAIL":
             raise ConnectError(
                 f"Indexing {where} failed: {failure.describe()} (behavior.on.malformed.documents=fail)"
-            ) from None
+            ) from tolerance
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         sent = self.under_way
