@@ -38,6 +38,10 @@ MALFORMED_ERRORS = (
 )
 VERSION_CONFLICT = "version_conflict_engine_exception"
 _NDJSON = "application/x-ndjson"
+# Only what the sink reads of a bulk answer (an item's status and error, in action order):
+# a tenth of the full answer to receive and parse.
+_BULK_PATH = "/_bulk?filter_path=errors,items.*.status,items.*.error"
+_NO_ERRORS = b'"errors":false'
 
 
 class Unreachable(ConnectError):
@@ -225,7 +229,7 @@ class ClusterClient:
                 a.header + "\n" + a.source + "\n" if a.source is not None else a.header + "\n" for a in pending
             ).encode("utf-8")
             try:
-                response = self._send_once("POST", "/_bulk", body, _NDJSON)
+                response = self._send_once("POST", _BULK_PATH, body, _NDJSON)
             except Unreachable as e:
                 retry_why: str | None = str(e)
                 retry_items = pending
@@ -238,6 +242,8 @@ class ClusterClient:
                     return BulkOutcome(
                         failures, ConnectError(f"Bulk request refused: HTTP {status}: {_text(response)}")
                     )
+                elif _NO_ERRORS in response.content[:32]:  # all acknowledged: no need to read the items
+                    retry_items = []
                 else:
                     retry_items = self._item_results(pending, _json(response), failures)
                     retry_why = f"{len(retry_items)} items rejected (HTTP 429)" if retry_items else None
