@@ -80,23 +80,23 @@ from sluice_devtools import DevToolsError
 from sluice_devtools.cache import run_dir
 from sluice_devtools.processes import (
     LOOPBACK,
+    Account,
     LocalService,
+    ServiceStatus,
+    as_account,
     free_port,
+    grant_traverse,
+    private_dir,
+    service_account,
     tail,
     write_atomic,
 )
 from sluice_devtools.processes import (
     STATE_FILE as _STATE,
 )
-from sluice_devtools.processes import Account as _Account
-from sluice_devtools.processes import as_account as _as_account
-from sluice_devtools.processes import grant_traverse as _grant_traverse
-from sluice_devtools.processes import private_dir as _private_dir
-from sluice_devtools.processes import service_account as _service_account
 
 __all__ = [
     "DatabaseEndpoint",
-    "DatabaseStatus",
     "MariaDbBinaries",
     "MariaDbServer",
     "PostgresBinaries",
@@ -197,22 +197,6 @@ def _connect(kind: str, host: str, port: int, database: str, user: str, password
 
     options = {"connect_timeout": 10, "charset": "utf8mb4", **kwargs}
     return pymysql.connect(host=host, port=port, database=database, user=user, password=password, **options)
-
-
-@dataclasses.dataclass(frozen=True)
-class DatabaseStatus:
-    """What ``status()`` reports."""
-
-    name: str
-    running: bool
-    pid: int | None
-    url: str | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            return f"running pid={self.pid} url={self.url} dir={self.work_dir}"
-        return f"stopped dir={self.work_dir}"
 
 
 # ---------------------------------------------------------------------------- binaries
@@ -504,17 +488,17 @@ class _LocalDatabase(LocalService):
         if self.port_option is not None:
             self._choose_port(None)  # fail before installing or initialising anything
         binaries = self._binaries()
-        account = _service_account(self.service_user)
+        account = service_account(self.service_user)
         (self.work_dir / "logs").mkdir(parents=True, exist_ok=True)
         if account is not None:
-            _grant_traverse(self.work_dir, account)
+            grant_traverse(self.work_dir, account)
         if not (self.work_dir / _INITIALIZED).is_file():
             started = time.monotonic()
             self._initialize(binaries, account)
             write_atomic(self.work_dir / _INITIALIZED, f"{self._version}\n")
             log.info("%s data directory initialised in %.1fs", self.name, time.monotonic() - started)
         self._socket_dir = self._choose_socket_dir()
-        _private_dir(self._socket_dir, account)
+        private_dir(self._socket_dir, account)
         previous = (self._read_state() or {}).get("port")
         for attempt in range(1, _PORT_ATTEMPTS + 1):
             port = self._choose_port(previous)
@@ -562,26 +546,21 @@ class _LocalDatabase(LocalService):
         self._forget_process()
         return True
 
-    def status(self) -> DatabaseStatus:
+    def status(self) -> ServiceStatus:
         self._adopt_from_state()
         running = self._pid is not None and self._is_running(self._pid)
-        return DatabaseStatus(
-            name=self.name,
-            running=running,
-            pid=self._pid if running else None,
-            url=self.url if running and self._port is not None else None,
-            work_dir=self.work_dir,
-        )
+        url = self.url if running and self._port is not None else None
+        return ServiceStatus(running, self._pid if running else None, self.work_dir, (("url", url),))
 
     # ------------------------------------------------------------------ per-database parts
 
     def _binaries(self) -> Any:
         raise NotImplementedError
 
-    def _initialize(self, binaries: Any, account: _Account | None) -> None:
+    def _initialize(self, binaries: Any, account: Account | None) -> None:
         raise NotImplementedError
 
-    def _command(self, binaries: Any, account: _Account | None, port: int) -> list[str]:
+    def _command(self, binaries: Any, account: Account | None, port: int) -> list[str]:
         raise NotImplementedError
 
     @contextlib.contextmanager
@@ -615,7 +594,7 @@ class _LocalDatabase(LocalService):
             return self.port_option
         return _reusable_port(previous) or free_port()
 
-    def _launch(self, binaries: Any, account: _Account | None, port: int) -> None:
+    def _launch(self, binaries: Any, account: Account | None, port: int) -> None:
         command = self._command(binaries, account, port)
         with open(self.log_file, "wb") as out:
             self._proc = subprocess.Popen(
@@ -627,7 +606,7 @@ class _LocalDatabase(LocalService):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
-                **_as_account(account),
+                **as_account(account),
             )
         self._pid = self._proc.pid
         self._port = port
@@ -716,7 +695,7 @@ class _LocalDatabase(LocalService):
             state["url"] = None
             self._write_state(state)
 
-    def _run_tool(self, command: list[str], account: _Account | None, what: str, *, as_account: bool) -> None:
+    def _run_tool(self, command: list[str], account: Account | None, what: str, *, as_server_user: bool) -> None:
         proc = subprocess.run(
             command,
             cwd=self.work_dir,
@@ -725,18 +704,18 @@ class _LocalDatabase(LocalService):
             capture_output=True,
             text=True,
             timeout=300,
-            **(_as_account(account) if as_account else {}),
+            **(as_account(account) if as_server_user else {}),
         )
         if proc.returncode != 0:
             raise DevToolsError(
                 f"{what} in {self.data_dir} failed (exit code {proc.returncode}):\n{tail(proc.stdout + proc.stderr)}"
             )
 
-    def _reset_data_dir(self, account: _Account | None) -> None:
+    def _reset_data_dir(self, account: Account | None) -> None:
         """An empty ``data/`` owned by the server's user (an earlier init may not have finished)."""
         if self.data_dir.exists():
             shutil.rmtree(self.data_dir)
-        _private_dir(self.data_dir, account)
+        private_dir(self.data_dir, account)
 
 
 def _reusable_port(port: int | None) -> int | None:
@@ -788,7 +767,7 @@ class PostgresServer(_LocalDatabase):
         self._version = binaries.version
         return binaries
 
-    def _initialize(self, binaries: PostgresBinaries, account: _Account | None) -> None:
+    def _initialize(self, binaries: PostgresBinaries, account: Account | None) -> None:
         self._reset_data_dir(account)
         self._run_tool(
             [
@@ -806,10 +785,10 @@ class PostgresServer(_LocalDatabase):
             ],
             account,
             "initdb",
-            as_account=True,
+            as_server_user=True,
         )
 
-    def _command(self, binaries: PostgresBinaries, account: _Account | None, port: int) -> list[str]:
+    def _command(self, binaries: PostgresBinaries, account: Account | None, port: int) -> list[str]:
         settings = {
             **self.DEFAULT_SETTINGS,
             **self.settings,
@@ -894,7 +873,7 @@ class MariaDbServer(_LocalDatabase):
         self._version = binaries.version
         return binaries
 
-    def _initialize(self, binaries: MariaDbBinaries, account: _Account | None) -> None:
+    def _initialize(self, binaries: MariaDbBinaries, account: Account | None) -> None:
         self._reset_data_dir(account)
         command = [
             str(binaries.install_db),
@@ -906,9 +885,9 @@ class MariaDbServer(_LocalDatabase):
         ]
         if account is not None:
             command.append(f"--user={account.name}")
-        self._run_tool(command, account, "mariadb-install-db", as_account=False)
+        self._run_tool(command, account, "mariadb-install-db", as_server_user=False)
 
-    def _command(self, binaries: MariaDbBinaries, account: _Account | None, port: int) -> list[str]:
+    def _command(self, binaries: MariaDbBinaries, account: Account | None, port: int) -> list[str]:
         settings = {
             **self.DEFAULT_SETTINGS,
             **self.settings,

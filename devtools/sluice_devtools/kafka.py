@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import dataclasses
 import logging
 import os
 import shutil
@@ -41,6 +40,7 @@ from sluice_devtools.jars import KAFKA_VERSION, kafka_broker_classpath
 from sluice_devtools.processes import (
     LOOPBACK,
     LocalService,
+    ServiceStatus,
     can_connect,
     free_port,
     port_if_free,
@@ -51,7 +51,7 @@ from sluice_devtools.processes import (
     STATE_FILE as _STATE,
 )
 
-__all__ = ["BrokerStatus", "KafkaBroker", "create_topic", "quiet_client_logger"]
+__all__ = ["KafkaBroker", "create_topic", "quiet_client_logger"]
 
 log = logging.getLogger(__name__)
 
@@ -69,21 +69,6 @@ def quiet_client_logger() -> logging.Logger:
         quiet.addHandler(logging.NullHandler())
         quiet.propagate = False
     return quiet
-
-
-@dataclasses.dataclass(frozen=True)
-class BrokerStatus:
-    """What ``KafkaBroker.status()`` reports."""
-
-    running: bool
-    pid: int | None
-    bootstrap: str | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            return f"running pid={self.pid} bootstrap={self.bootstrap} dir={self.work_dir}"
-        return f"stopped dir={self.work_dir}"
 
 
 class KafkaBroker(LocalService):
@@ -200,15 +185,11 @@ class KafkaBroker(LocalService):
         self._forget_process()
         return True
 
-    def status(self) -> BrokerStatus:
+    def status(self) -> ServiceStatus:
         self._adopt_from_state()
         running = self._pid is not None and self._is_running(self._pid)
-        return BrokerStatus(
-            running=running,
-            pid=self._pid if running else None,
-            bootstrap=self._bootstrap if running else None,
-            work_dir=self.work_dir,
-        )
+        bootstrap = self._bootstrap if running else None
+        return ServiceStatus(running, self._pid if running else None, self.work_dir, (("bootstrap", bootstrap),))
 
     # ------------------------------------------------------------------ admin helpers
 

@@ -38,6 +38,7 @@ __all__ = [
     "STATE_FILE",
     "Account",
     "LocalService",
+    "ServiceStatus",
     "as_account",
     "can_connect",
     "free_port",
@@ -57,6 +58,30 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class ServiceStatus:
+    """What a dev service's ``status()`` reports: whether it runs, its process, where
+    clients reach it (``addresses``: name → value, as ``./dev … status`` prints them) and its
+    directory."""
+
+    running: bool
+    pid: int | None
+    work_dir: Path
+    addresses: tuple[tuple[str, object], ...] = ()
+
+    def address(self, name: str) -> object:
+        """The address (or other detail) named ``name``; ``None`` when not running."""
+        return dict(self.addresses).get(name) if self.running else None
+
+    def __str__(self) -> str:
+        if not self.running:
+            return f"stopped dir={self.work_dir}"
+        details = "".join(f" {name}={value}" for name, value in self.addresses if value is not None)
+        pid = f" pid={self.pid}" if self.pid is not None else ""
+        return f"running{pid}{details} dir={self.work_dir}"
+
 
 LOOPBACK = "127.0.0.1"
 STATE_FILE = "state.json"

@@ -34,7 +34,6 @@ Files in ``work_dir``: ``state.json`` and ``logs/registry.out`` (the JVM's outpu
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import logging
@@ -55,6 +54,7 @@ from sluice_devtools.jars import maven_archive
 from sluice_devtools.processes import (
     LOOPBACK,
     LocalService,
+    ServiceStatus,
     can_connect,
     free_port,
     port_if_free,
@@ -64,7 +64,7 @@ from sluice_devtools.processes import (
     STATE_FILE as _STATE,
 )
 
-__all__ = ["APICURIO_VERSION", "DEFAULT_PROPERTIES", "RegistryStatus", "SchemaRegistry", "registry_java"]
+__all__ = ["APICURIO_VERSION", "DEFAULT_PROPERTIES", "SchemaRegistry", "registry_java"]
 
 log = logging.getLogger(__name__)
 
@@ -104,21 +104,6 @@ def _required_java(version: str) -> int:
     except ValueError:
         return 21
     return 21 if (major, minor) >= (3, 2) else 17
-
-
-@dataclasses.dataclass(frozen=True)
-class RegistryStatus:
-    """What ``SchemaRegistry.status()`` reports."""
-
-    running: bool
-    pid: int | None
-    url: str | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            return f"running pid={self.pid} url={self.url} dir={self.work_dir}"
-        return f"stopped dir={self.work_dir}"
 
 
 class SchemaRegistry(LocalService):
@@ -239,15 +224,11 @@ class SchemaRegistry(LocalService):
         self._forget_process()
         return True
 
-    def status(self) -> RegistryStatus:
+    def status(self) -> ServiceStatus:
         self._adopt_from_state()
         running = self._pid is not None and self._is_running(self._pid)
-        return RegistryStatus(
-            running=running,
-            pid=self._pid if running else None,
-            url=self.url if running and self._base else None,
-            work_dir=self.work_dir,
-        )
+        url = self.url if running and self._base else None
+        return ServiceStatus(running, self._pid if running else None, self.work_dir, (("url", url),))
 
     # ------------------------------------------------------------------ internals
 

@@ -75,7 +75,6 @@ out), :meth:`~_SearchServer.refresh`, :meth:`~_SearchServer.count`,
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -95,6 +94,7 @@ from sluice_devtools.jars import ELASTICSEARCH_VERSION, OPENSEARCH_VERSION, elas
 from sluice_devtools.processes import (
     LOOPBACK,
     Account,
+    ServiceStatus,
     as_account,
     grant_traverse,
     private_dir,
@@ -103,7 +103,7 @@ from sluice_devtools.processes import (
 )
 from sluice_devtools.storage_servers import JavaServer, http_status
 
-__all__ = ["ElasticsearchServer", "OpenSearchServer", "SearchStatus"]
+__all__ = ["ElasticsearchServer", "OpenSearchServer"]
 
 log = logging.getLogger(__name__)
 
@@ -120,24 +120,6 @@ _HEAP_DUMP_LINE = re.compile(r"^((?:[0-9-]+:)?-XX:HeapDumpPath=.*)$", re.MULTILI
 _ERROR_FILE = re.compile(r"^((?:[0-9-]+:)?-XX:ErrorFile=).*$", re.MULTILINE)
 _GC_LOG = re.compile(r"^((?:[0-9-]+:)?-Xlog:gc[^\n]*?:file=)[^:\n]*", re.MULTILINE)
 _OLD_GC_LOG = re.compile(r"^((?:[0-9-]+:)?-Xloggc:).*$", re.MULTILINE)
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchStatus:
-    """What ``status()`` of a search server reports."""
-
-    distribution: str  # "opensearch" / "elasticsearch"
-    running: bool
-    pid: int | None  # the launched process (Elasticsearch: its CLI JVM)
-    server_pid: int | None  # the server JVM (OpenSearch: the same as pid)
-    url: str | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            server = f" server_pid={self.server_pid}" if self.server_pid not in (None, self.pid) else ""
-            return f"running pid={self.pid}{server} url={self.url} dir={self.work_dir}"
-        return f"stopped dir={self.work_dir}"
 
 
 class _SearchServer(JavaServer):
@@ -238,16 +220,12 @@ class _SearchServer(JavaServer):
         self._forget_process()
         return True
 
-    def status(self) -> SearchStatus:
+    def status(self) -> ServiceStatus:
         running = self._running()
-        return SearchStatus(
-            distribution=self.distribution,
-            running=running,
-            pid=self._pid if running else None,
-            server_pid=self._server_pid if running else None,
-            url=self.url if running and self._ports else None,
-            work_dir=self.work_dir,
-        )
+        pid = self._pid if running else None
+        server_pid = self._server_pid if running and self._server_pid != self._pid else None
+        url = self.url if running and self._ports else None
+        return ServiceStatus(running, pid, self.work_dir, (("server_pid", server_pid), ("url", url)))
 
     # ------------------------------------------------------------------ HTTP helpers
 

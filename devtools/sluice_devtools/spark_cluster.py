@@ -29,7 +29,6 @@ executor's ``stdout`` and ``stderr``) and ``local/`` (executors' scratch space).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -49,6 +48,7 @@ from sluice.jvm.java import java_executable
 from sluice_devtools import DevToolsError
 from sluice_devtools.processes import (
     LOOPBACK,
+    ServiceStatus,
     free_port,
     process_info,
     read_state,
@@ -59,7 +59,7 @@ from sluice_devtools.processes import (
     write_state,
 )
 
-__all__ = ["ClusterStatus", "SparkStandaloneCluster"]
+__all__ = ["SparkStandaloneCluster"]
 
 log = logging.getLogger(__name__)
 
@@ -67,26 +67,6 @@ _HOST = LOOPBACK
 _PORT_ATTEMPTS = 3
 _MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 _WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
-
-
-@dataclasses.dataclass(frozen=True)
-class ClusterStatus:
-    """What ``SparkStandaloneCluster.status()`` reports."""
-
-    running: bool
-    master_url: str | None
-    web_url: str | None
-    master_pid: int | None
-    worker_pid: int | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            return (
-                f"running master={self.master_url} ui={self.web_url} "
-                f"master_pid={self.master_pid} worker_pid={self.worker_pid} dir={self.work_dir}"
-            )
-        return f"stopped dir={self.work_dir}"
 
 
 class SparkStandaloneCluster:
@@ -271,16 +251,20 @@ class SparkStandaloneCluster:
         self._forget_processes()
         return stopped
 
-    def status(self) -> ClusterStatus:
+    def status(self) -> ServiceStatus:
         self._adopt_from_state()
         running = self._daemons_running()
-        return ClusterStatus(
-            running=running,
-            master_url=self._state.get("master_url") if running else None,
-            web_url=self._state.get("web_url") if running else None,
-            master_pid=self._state.get("master_pid") if running else None,
-            worker_pid=self._state.get("worker_pid") if running else None,
-            work_dir=self.work_dir,
+        state = self._state if running else {}
+        return ServiceStatus(
+            running,
+            None,
+            self.work_dir,
+            (
+                ("master", state.get("master_url")),
+                ("ui", state.get("web_url")),
+                ("master_pid", state.get("master_pid")),
+                ("worker_pid", state.get("worker_pid")),
+            ),
         )
 
     # ------------------------------------------------------------------ inspection

@@ -32,7 +32,6 @@ Files in ``work_dir``: ``state.json``, ``logs/<server>.out`` (the JVM's output),
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -54,49 +53,19 @@ from sluice_devtools.processes import (
     LOOPBACK,
     STATE_FILE,
     LocalService,
+    ServiceStatus,
     free_port,
     port_if_free,
     tail,
 )
 
-__all__ = ["HdfsCluster", "HdfsStatus", "S3Server", "S3Status"]
+__all__ = ["HdfsCluster", "S3Server"]
 
 log = logging.getLogger(__name__)
 
 _HOST = LOOPBACK
 _PORT_ATTEMPTS = 3
 _BIND_ERRORS = ("Address already in use", "BindException")
-
-
-@dataclasses.dataclass(frozen=True)
-class S3Status:
-    """What ``S3Server.status()`` reports."""
-
-    running: bool
-    pid: int | None
-    endpoint_url: str | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            return f"running pid={self.pid} endpoint={self.endpoint_url} dir={self.work_dir}"
-        return f"stopped dir={self.work_dir}"
-
-
-@dataclasses.dataclass(frozen=True)
-class HdfsStatus:
-    """What ``HdfsCluster.status()`` reports."""
-
-    running: bool
-    pid: int | None
-    hdfs_url: str | None
-    webhdfs_url: str | None
-    work_dir: Path
-
-    def __str__(self) -> str:
-        if self.running:
-            return f"running pid={self.pid} hdfs={self.hdfs_url} webhdfs={self.webhdfs_url} dir={self.work_dir}"
-        return f"stopped dir={self.work_dir}"
 
 
 class JavaServer(LocalService):
@@ -390,14 +359,10 @@ class S3Server(JavaServer):
         """Start the server (a no-op if it already runs) and return :attr:`endpoint_url`."""
         return super().start(timeout)
 
-    def status(self) -> S3Status:
+    def status(self) -> ServiceStatus:
         running = self._running()
-        return S3Status(
-            running=running,
-            pid=self._pid if running else None,
-            endpoint_url=self.endpoint_url if running and self._ports else None,
-            work_dir=self.work_dir,
-        )
+        endpoint = self.endpoint_url if running and self._ports else None
+        return ServiceStatus(running, self._pid if running else None, self.work_dir, (("endpoint", endpoint),))
 
     def client(self) -> Any:
         """A boto3 S3 client for this server (path-style addressing, its keys and region)."""
@@ -529,16 +494,11 @@ class HdfsCluster(JavaServer):
         """
         return super().start(timeout)
 
-    def status(self) -> HdfsStatus:
+    def status(self) -> ServiceStatus:
         running = self._running()
         up = running and self._ports is not None
-        return HdfsStatus(
-            running=running,
-            pid=self._pid if running else None,
-            hdfs_url=self.hdfs_url if up else None,
-            webhdfs_url=self.webhdfs_url if up else None,
-            work_dir=self.work_dir,
-        )
+        addresses = (("hdfs", self.hdfs_url if up else None), ("webhdfs", self.webhdfs_url if up else None))
+        return ServiceStatus(running, self._pid if running else None, self.work_dir, addresses)
 
     def live_datanodes(self) -> int | None:
         """The NameNode's count of live DataNodes (from its JMX servlet), None if it does not answer."""

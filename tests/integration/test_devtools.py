@@ -79,7 +79,7 @@ def test_stop_ends_the_process_and_a_restart_keeps_data_and_port(tmp_path: Path)
         # A second object, as another process would build it, sees and stops the broker.
         other = KafkaBroker.from_state(work_dir)
         status = other.status()
-        assert (status.running, status.pid, status.bootstrap) == (True, pid, bootstrap)
+        assert (status.running, status.pid, status.address("bootstrap")) == (True, pid, bootstrap)
         assert other.stop() is True
         assert _process_gone(pid)
         assert not broker.status().running

@@ -168,7 +168,7 @@ def test_hdfs_status_before_and_after_stop_and_the_cli(tmp_path: Path) -> None:
         cluster = HdfsCluster.from_state(work_dir)  # as another process sees it
         status = cluster.status()
         assert status.running and status.pid is not None
-        assert (status.hdfs_url, f"webhdfs: {status.webhdfs_url}") == (hdfs_url, webhdfs_line)
+        assert (status.address("hdfs"), f"webhdfs: {status.address('webhdfs')}") == (hdfs_url, webhdfs_line)
         assert cluster.live_datanodes() == 1
         port = hdfs_url.rsplit(":", 1)[1]
         default_fs = re.search(r"<name>fs.defaultFS</name><value>([^<]*)</value>", cluster.config_file.read_text())
@@ -181,7 +181,7 @@ def test_hdfs_status_before_and_after_stop_and_the_cli(tmp_path: Path) -> None:
         assert cluster.stop() is True
         assert has_exited(status.pid)
         after = cluster.status()
-        assert (after.running, after.pid, after.hdfs_url, after.webhdfs_url) == (False, None, None, None)
+        assert (after.running, after.pid, after.address("hdfs"), after.address("webhdfs")) == (False, None, None, None)
         assert HdfsCluster(work_dir).status().running is False
         assert cluster.stop() is False  # idempotent
         cli_status = _cli("hdfs", "status", "--dir", str(work_dir))

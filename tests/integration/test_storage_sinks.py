@@ -353,8 +353,8 @@ def test_hdfs_recovers_a_commit_cut_short(hdfs_cluster):
     renames_done: list[tuple[str, str]] = []
     real_apply = store._apply
 
-    def crash_after_first_rename(renames):
-        real_apply(list(renames)[:1])
+    def crash_after_first_rename(renames, **kwargs):
+        real_apply(list(renames)[:1], **kwargs)
         renames_done.extend(list(renames)[:1])
         raise RuntimeError("worker killed")
 

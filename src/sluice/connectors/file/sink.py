@@ -11,6 +11,7 @@ import logging
 import sys
 from typing import Any, TextIO
 
+from sluice import __version__
 from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.connector import Task
 from sluice.api.data import java_string
@@ -33,15 +34,6 @@ CONFIG_DEF = ConfigDef().define(
 )
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("sluice")
-    except Exception:
-        return "unknown"
-
-
 class FileStreamSinkConnector(SinkConnector):
     """Writes record values to a file (or stdout), one line per record."""
 
@@ -49,7 +41,7 @@ class FileStreamSinkConnector(SinkConnector):
         self._props: dict[str, str] = {}
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
@@ -82,7 +74,7 @@ class FileStreamSinkTask(SinkTask):
         self._owns_out = False
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def start(self, props: dict[str, str]) -> None:
         self._filename = CONFIG_DEF.parse(props)[FILE_CONFIG]

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any, BinaryIO
 
+from sluice import __version__
 from sluice.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
 from sluice.api.connector import Task
 from sluice.api.data import Schema
@@ -74,15 +75,6 @@ _IDLE_READ_WAIT_SECONDS = 0.05
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("sluice")
-    except Exception:
-        return "unknown"
-
-
 def _file_of(config: dict[str, str]) -> str | None:
     return CONFIG_DEF.parse(config)[FILE_CONFIG]
 
@@ -94,7 +86,7 @@ class FileStreamSourceConnector(SourceConnector):
         self._props: dict[str, str] = {}
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
@@ -186,7 +178,7 @@ class FileStreamSourceTask(SourceTask):
         self._lock = threading.Lock()
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def start(self, props: dict[str, str]) -> None:
         self._stop_event = threading.Event()

@@ -57,6 +57,7 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from sluice import __version__
 from sluice.api import (
     NO_DEFAULT,
     Config,
@@ -396,15 +397,6 @@ CONFIG_DEF = (
 )
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("sluice")
-    except Exception:
-        return "unknown"
-
-
 class TableAlterOrCreateError(ConnectError):
     """A table is missing or lacks columns and cannot be created or altered."""
 
@@ -477,7 +469,7 @@ class JdbcSinkConnector(SinkConnector):
         self._props: dict[str, str] = {}
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def start(self, props: dict[str, str]) -> None:
         _Settings(props)  # fail fast on a bad config
@@ -582,7 +574,7 @@ class JdbcSinkTask(SinkTask):
         self.stats: collections.Counter[str] = collections.Counter()
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     # -- lifecycle -----------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from sluice import __version__
 from sluice.api.config import Config, ConfigDef
 from sluice.api.connector import Task
 from sluice.api.errors import ConfigError, ConnectError, DataError
@@ -91,15 +92,6 @@ STARTUP_LIST_TIMEOUT_S = 10.0
 # primary key types a bulk read may be split on (database base type names, lower case)
 _INTEGER_TYPES = frozenset({"smallint", "integer", "bigint", "int", "int2", "int4", "int8", "tinyint", "mediumint"})
 _MAX_IDLE_WAIT_S = 1.0  # poll() blocks at most this long when nothing is due
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("sluice")
-    except Exception:  # noqa: BLE001
-        return "unknown"
 
 
 def _dialect(settings: SourceSettings) -> Dialect:
@@ -288,7 +280,7 @@ class JdbcSourceConnector(SourceConnector):
         self._session_lock = threading.Lock()
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
@@ -437,7 +429,7 @@ class JdbcSourceTask(SourceTask):
         self._split_keys: dict[TableId, str | None] = {}  # a table's split key column, None: none
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     def start(self, props: dict[str, str]) -> None:
         log.info("Starting JDBC source task")

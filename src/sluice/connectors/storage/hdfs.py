@@ -157,6 +157,7 @@ class HdfsStore(FileStore):
         self.extension = extension
         self.topics_dir = posixpath.join(prefix or "/", settings.topics_dir.strip("/"))
         self.logs_dir = posixpath.join(prefix or "/", str(values[LOGS_DIR]).strip("/"))
+        self._directories: set[str] = set()  # made by this store: a commit need not make them again
         try:
             self.client.mkdirs(self.topics_dir)
             self.client.mkdirs(self.logs_dir)
@@ -194,17 +195,24 @@ class HdfsStore(FileStore):
             renames.append((temp, self.committed_path(tp, file)))
         log_entry = json.dumps({"version": 1, "renames": renames, "next_offset": next_offset}).encode()
         self.client.create(self.wal_path(tp), log_entry, overwrite=True)
-        self._apply(renames)
+        self._apply(renames, recovering=False)
 
-    def _apply(self, renames: list[list[str]] | list[tuple[str, str]]) -> None:
+    def _apply(self, renames: list[list[str]] | list[tuple[str, str]], *, recovering: bool = True) -> None:
+        """Rename the temporary files to their final names. ``recovering``: some renames of
+        the log may have been done before a crash (each is checked first)."""
         for temp, final in renames:
-            if self.client.status(final) is not None:  # done before a crash
+            if recovering and self.client.status(final) is not None:  # done before the crash
                 if self.client.status(temp) is not None:
                     self.client.delete(temp)
                 continue
-            self.client.mkdirs(posixpath.dirname(final))
+            directory = posixpath.dirname(final)
+            if directory not in self._directories:
+                self.client.mkdirs(directory)
+                self._directories.add(directory)
             if not self.client.rename(temp, final):
-                raise HdfsError(f"Renaming {temp} to {final} failed")
+                self.client.mkdirs(directory)  # removed since it was made here?
+                if not self.client.rename(temp, final):
+                    raise HdfsError(f"Renaming {temp} to {final} failed")
             log.debug("Committed %s", final)
 
     def recover(self, tp: TopicPartition) -> int | None:

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from sluice import __version__
 from sluice.api import ConfigDef, SinkConnector, SinkRecord, SinkTask, Task, TopicPartition
 from sluice.connectors.storage.config import FORMAT_CLASS, ROTATE_INTERVAL_MS, StorageSettings
 from sluice.connectors.storage.formats import Format, format_for
@@ -33,15 +34,6 @@ __all__ = ["StorageSinkConnector", "StorageSinkTask"]
 log = logging.getLogger(__name__)
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("sluice")
-    except Exception:  # noqa: BLE001 - running from a source tree
-        return "unknown"
-
-
 class StorageSinkConnector(SinkConnector):
     """A storage sink connector: checks the config at start, gives every task the same."""
 
@@ -51,7 +43,7 @@ class StorageSinkConnector(SinkConnector):
         self._props: dict[str, str] = {}
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     @abstractmethod
     def config(self) -> ConfigDef: ...
@@ -85,7 +77,7 @@ class StorageSinkTask(SinkTask):
         self.uploads: ThreadPoolExecutor | None = None
 
     def version(self) -> str:
-        return _version()
+        return __version__
 
     @abstractmethod
     def config_def(self) -> ConfigDef: ...
