@@ -582,6 +582,32 @@ JSON_INPUTS = [
 ]
 
 
+@pytest.mark.parametrize(("configs", "is_key"), JSON_CONFIGS[:4])
+def test_json_converter_writes_lone_surrogates_as_kafka_does(
+    ref: KafkaReference, configs: dict[str, Any], is_key: bool
+) -> None:
+    """Unpaired UTF-16 surrogates (what JSON's "\\ud800" decodes to) in strings, map keys and
+    struct values: the bytes are Kafka's. Only this direction: the harness carries Java's
+    strings back as UTF-8, which cannot hold a lone surrogate."""
+    struct_schema = SchemaBuilder.struct().field("s", Schema.STRING_SCHEMA).build()
+    struct = Struct(struct_schema).put("s", "x\udfff")
+    map_schema = SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build()
+    items = [
+        ("string", Schema.STRING_SCHEMA, "lone \ud800 and \udfff, a pair \U0001f600"),
+        ("map", map_schema, {"k\ud801": "v\udc00"}),
+        ("struct", struct_schema, struct),
+        ("schemaless", None, ["\ud800"]),
+    ]
+    ours = JsonConverter()
+    ours.configure(dict(configs), is_key)
+    problems: list[str] = []
+    for label, schema, value in items:
+        mine = Outcome(ours.from_connect_data, TOPIC, schema, value)
+        theirs = Outcome(ref.from_connect, JSON, configs, schema, value, is_key=is_key, topic=TOPIC)
+        _check_pair(problems, f"{label} fromConnect", mine, theirs, check_messages=True)
+    assert not problems, report(problems)
+
+
 @pytest.mark.parametrize(
     "configs",
     [{}, {"schemas.enable": "false"}, {"decimal.format": "NUMERIC"}],

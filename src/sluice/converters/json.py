@@ -42,6 +42,7 @@ import datetime as _dt
 import decimal
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,6 @@ ENVELOPE_ERROR = (
     "configuration."
 )
 DESERIALIZE_ERROR = "Converting byte[] to Kafka Connect data failed due to serialization error: "
-SERIALIZE_ERROR = "Converting Kafka Connect data to byte[] failed due to serialization error: "
 
 
 def _config_def() -> ConfigDef:
@@ -169,6 +169,18 @@ def _text_and_decoder(value: bytes | bytearray | memoryview) -> tuple[str, Any]:
 # as escaped surrogate pairs (\uD83D\uDE00); a lone surrogate is left as it is, so encoding
 # the text as UTF-8 refuses it (a DataError), where Jackson would write it escaped.
 _jstr = jackson_quoter("pairs")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Jackson refuses an object key with an unpaired surrogate, and Kafka's fromConnectData
+# reports it with its toConnectData message.
+JACKSON_FIELD_NAME_ERROR = DESERIALIZE_ERROR
+
+
+def _escaped_lone_surrogates(text: str) -> bytes:
+    """``text`` as UTF-8, its lone UTF-16 surrogates (which only string literals hold: the
+    quoter writes them as they are) as ``\\uD800`` escapes, as Jackson writes them."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04X}", text).encode("utf-8")
 
 
 def _double(value: float) -> str:
@@ -422,8 +434,8 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             text = self._to_json(schema, value)
         try:
             return text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise DataError(SERIALIZE_ERROR) from e
+        except UnicodeEncodeError:
+            return _escaped_lone_surrogates(text)
 
     def from_connect_batch(
         self, topic: str, schemas: list[Schema | None], values: list[Any]
@@ -436,8 +448,8 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
                 None if s is None and v is None else to_json(s, v).encode("utf-8")
                 for s, v in zip(schemas, values, strict=True)
             ]
-        except UnicodeEncodeError as e:
-            raise DataError(SERIALIZE_ERROR) from e
+        except UnicodeEncodeError:  # a lone surrogate somewhere: the batch again, the slow way
+            return [self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)]
 
     def as_json_schema(self, schema: Schema | None) -> dict[str, Any] | None:
         """The schema's JSON form as a dict (``asJsonSchema``)."""
@@ -516,6 +528,8 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
     def _struct_fields(self, schema: Schema) -> list[tuple[Any, str]]:
         cached = self._field_cache.get(schema)
         if cached is None:
+            if any(_LONE_SURROGATE.search(f.name) for f in schema.fields()):
+                raise DataError(JACKSON_FIELD_NAME_ERROR)
             cached = [(f, _jstr(f.name) + ":") for f in schema.fields()]
             self._cache_put(self._field_cache, schema, cached)
         return cached
@@ -877,7 +891,10 @@ def _map_to_json(conv: JsonConverter, schema: Schema | None, value: Any) -> str:
     if object_mode:
         entries: dict[str, str] = {}
         for k, v in value.items():
-            entries[_map_key_text(conv, ks, k)] = conv._to_json(vs, v)
+            key = _map_key_text(conv, ks, k)
+            if not key.isascii() and _LONE_SURROGATE.search(key):
+                raise DataError(JACKSON_FIELD_NAME_ERROR)
+            entries[key] = conv._to_json(vs, v)
         return "{" + ",".join(_jstr(k) + ":" + v for k, v in entries.items()) + "}"
     return "[" + ",".join("[" + conv._to_json(ks, k) + "," + conv._to_json(vs, v) + "]" for k, v in value.items()) + "]"
 

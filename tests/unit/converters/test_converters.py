@@ -557,3 +557,17 @@ def test_schema_content_applies_one_schema_to_bare_payloads() -> None:
     assert c.to_connect_batch("t", [b'{"id": 1}'])[1][0].get("id") == 1
     with pytest.raises(ConfigError, match="schema.content"):
         json_converter(schema_content="{not json")
+
+
+def test_json_lone_surrogates_are_written_as_jackson_escapes() -> None:
+    """A string with an unpaired UTF-16 surrogate (JSON's "\\ud800" decodes to one) is
+    written as Jackson writes it, an escape, and reads back as the same string."""
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "false"}, is_key=False)
+    text = "a\ud800b \U0001f600 \udfff"
+    assert conv.from_connect_data("t", Schema.STRING_SCHEMA, text) == b'"a\\uD800b \\uD83D\\uDE00 \\uDFFF"'
+    batch = conv.from_connect_batch("t", [Schema.STRING_SCHEMA, None], ["ok", ["\ud801"]])
+    assert batch == [b'"ok"', b'["\\uD801"]']
+    with pytest.raises(DataError, match=re.escape(DESERIALIZE_ERROR)):  # Jackson refuses such a key
+        conv.from_connect_data("t", None, {"k\ud801": 1})
+    assert conv.to_connect_data("t", conv.from_connect_data("t", Schema.STRING_SCHEMA, text)).value == text

@@ -227,7 +227,7 @@ class ClusterClient:
         while True:
             body = "".join(
                 a.header + "\n" + a.source + "\n" if a.source is not None else a.header + "\n" for a in pending
-            ).encode("utf-8")
+            ).encode("utf-8", "backslashreplace")  # a lone surrogate (only in strings) as its JSON escape
             try:
                 response = self._send_once("POST", _BULK_PATH, body, _NDJSON)
             except Unreachable as e:
