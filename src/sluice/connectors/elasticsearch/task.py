@@ -135,14 +135,20 @@ class ElasticsearchSinkTask(SinkTask):
 
     def put(self, records: list[SinkRecord]) -> None:
         actions: list[Action] = []
-        offsets: dict[TopicPartition, int] = {}
+        next_offsets: dict[tuple[str, int], int] = {}  # by (topic, partition): no object per record
+        make_action, ready = self.documents.action, self.ready
         for record in records:
-            offsets[TopicPartition(record.original_topic, record.original_kafka_partition)] = (
-                record.original_kafka_offset + 1
-            )
-            action = self._action(record)
+            next_offsets[(record.original_topic, record.original_kafka_partition)] = record.original_kafka_offset + 1
+            try:
+                action = make_action(record)
+                if action is not None and action.index not in ready:
+                    self._prepare(action.index, record)
+            except DataError as e:
+                self._invalid(record, e)
+                continue
             if action is not None:
                 actions.append(action)
+        offsets = {TopicPartition(topic, partition): offset for (topic, partition), offset in next_offsets.items()}
         if self.under_way is not None and self.under_way.records + len(actions) > self.settings.max_buffered_records:
             self._finish_under_way()  # max.buffered.records: the earlier requests first
         sent = _Put(self._send(actions), len(actions), offsets)
@@ -151,21 +157,16 @@ class ElasticsearchSinkTask(SinkTask):
         if self.settings.flush_synchronously:
             self._finish_under_way()
 
-    def _action(self, record: SinkRecord) -> Action | None:
-        try:
-            action = self.documents.action(record)
-            if action is not None and action.index not in self.ready:
-                self._prepare(action.index, record)
-            return action
-        except DataError as e:
-            if self.settings.drop_invalid_message:
-                log.error("Dropping %s: %s", _where(record), e)
-                return None
-            reporter = self.context.errant_record_reporter()
-            if reporter is None:
-                raise
-            reporter.report(record, e)  # raises unless errors.tolerance=all
-            return None
+    def _invalid(self, record: SinkRecord, error: DataError) -> None:
+        """A record that cannot become a document: dropped (``drop.invalid.message``) or
+        reported (which raises unless ``errors.tolerance=all``)."""
+        if self.settings.drop_invalid_message:
+            log.error("Dropping %s: %s", _where(record), error)
+            return
+        reporter = self.context.errant_record_reporter()
+        if reporter is None:
+            raise error
+        reporter.report(record, error)
 
     def _prepare(self, index: str, record: SinkRecord) -> None:
         """Create the record's index or data stream (with the mapping of its schema) on first use."""
