@@ -58,7 +58,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import select
 import shlex
 import shutil
 import subprocess
@@ -76,6 +75,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.harness.bound import MARK, BoundProcess  # noqa: E402
 from bench.harness.data import end_offsets  # noqa: E402
 from bench.harness.page import load_text, log, median, merge_block, num  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
@@ -99,7 +99,6 @@ REFERENCE_LABEL = (
     "Central)"
 )
 POLL_SECONDS = 0.25
-MARK = "@@bench "  # the bulk loader's protocol lines on its standard output
 BATCH_SIZE = 2000
 MAX_IN_FLIGHT = 5
 LINGER_MS = 1
@@ -714,28 +713,6 @@ def loader_main(spec_file: str) -> int:
     return 0
 
 
-def _await_mark(proc: subprocess.Popen[str], mark: str, deadline: float, log_path: Path) -> str:
-    assert proc.stdout is not None
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise WorkerFailed(f"the bulk loader did not say {mark!r} in time\n{_tail(log_path)}")
-        ready, _, _ = select.select([proc.stdout], [], [], min(remaining, 1.0))
-        if ready:
-            line = proc.stdout.readline()
-            if not line:
-                raise WorkerFailed(f"the bulk loader exited with code {proc.wait()}\n{_tail(log_path)}")
-            if line.startswith(MARK + mark):
-                return line.strip()
-
-
-def _tail(path: Path, chars: int = 4000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return ""
-
-
 def run_loader(run_id: str, bench: Bench) -> dict[str, Any]:
     """One run of the bare bulk loader in a fresh process."""
     args, search = bench.args, bench.search
@@ -758,36 +735,18 @@ def run_loader(run_id: str, bench: Bench) -> dict[str, Any]:
     log_path = run_dir / "bulk-loader.log"
     search.delete_index(index)
     search.delete_index(warm_index)
-    command = [sys.executable, str(Path(__file__).resolve()), "--bulk-loader", str(spec_file)]
-    sampler: PeakRss | None = None
-    with log_path.open("ab") as err:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            cwd=run_dir,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            text=True,
-        )
+    loader = BoundProcess("the bulk loader", Path(__file__).resolve(), "--bulk-loader", spec_file, log_path)
     try:
-        sampler = PeakRss(proc.pid)
-        sampler.start()
-        _await_mark(proc, "ready", time.monotonic() + 600, log_path)
+        loader.await_mark("ready", time.monotonic() + 600)
         search.delete_index(warm_index)
-        measure = Measure(bench, proc.pid, sampler)
+        measure = Measure(bench, loader.pid, loader.sampler)
         measure.begin()
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-
-        def check() -> None:
-            if proc.poll() is not None:
-                raise WorkerFailed(f"the bulk loader exited with code {proc.returncode}\n{_tail(log_path)}")
-
-        done, _count = _wait_docs(search, index, args.records, measure.started + bench.timeout(), check, BULK.label)
+        loader.go()
+        done, _count = _wait_docs(
+            search, index, args.records, measure.started + bench.timeout(), loader.check_alive, BULK.label
+        )
         result.update(measure.end(done))
-        said = _await_mark(proc, "done", time.monotonic() + 120, log_path)
+        said = loader.await_mark("done", time.monotonic() + 120)
         if said != f"{MARK}done {args.records}".strip():
             raise IndexWrong(f"the bulk loader said {said!r}, expected {args.records} records")
         check_index(search, index, args.records, args.partitions)
@@ -798,19 +757,10 @@ def run_loader(run_id: str, bench: Bench) -> dict[str, Any]:
         )
     except (WorkerFailed, IndexWrong) as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
-        result["log_tail"] = _tail(log_path, 3000)
+        result["log_tail"] = loader.tail(3000)
         log(f"{run_id}: FAILED: {result['error'][:2000]}")
     finally:
-        if sampler is not None and sampler.is_alive():
-            sampler.stop()
-        if proc.poll() is None:
-            if proc.stdin is not None and not proc.stdin.closed:
-                proc.stdin.close()  # a loader still waiting for "go" stops
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        loader.close(60)
         if not args.keep_indices:
             search.delete_index(index)
     return result

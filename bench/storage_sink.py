@@ -59,10 +59,8 @@ import datetime as dt
 import io
 import json
 import os
-import select
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -76,6 +74,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.harness.bound import MARK, BoundProcess  # noqa: E402
 from bench.harness.data import produce_all  # noqa: E402
 from bench.harness.page import load_text, log, median, merge_block, num  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
@@ -93,7 +92,6 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 POLL_SECONDS = 0.25
 BUCKET = "bench"
 HDFS_ROOT = "/bench"  # every HDFS path of the benchmark is under it
-MARK = "@@bench "  # the Spark job's protocol lines on its standard output
 
 ICEBERG_VERSION = "1.12.0"
 ICEBERG_MODULES: tuple[tuple[str, str, str], ...] = (
@@ -792,28 +790,6 @@ def spark_job_main(spec_file: str) -> int:
     return 0
 
 
-def _await_mark(proc: subprocess.Popen[str], mark: str, deadline: float, log_path: Path) -> None:
-    assert proc.stdout is not None
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise WorkerFailed(f"the Spark job did not say {mark!r} in time\n{_tail(log_path)}")
-        ready, _, _ = select.select([proc.stdout], [], [], min(remaining, 1.0))
-        if ready:
-            line = proc.stdout.readline()
-            if not line:
-                raise WorkerFailed(f"the Spark job exited with code {proc.wait()}\n{_tail(log_path)}")
-            if line.strip() == MARK + mark:
-                return
-
-
-def _tail(path: Path, chars: int = 4000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return ""
-
-
 def run_spark(run_id: str, bench: Bench) -> dict[str, Any]:
     """One run of the bare Spark job in a fresh process."""
     args, store = bench.args, bench.store
@@ -842,26 +818,19 @@ def run_spark(run_id: str, bench: Bench) -> dict[str, Any]:
     spec_file = run_dir / "spark-job.json"
     spec_file.write_text(json.dumps(spec, indent=2))
     log_path = run_dir / "spark.log"
-    command = [sys.executable, str(Path(__file__).resolve()), "--spark-job", str(spec_file)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    sampler: PeakRss | None = None
-    with log_path.open("ab") as err:
-        proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=run_dir, env=env, text=True
-        )
+    env = {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    job = BoundProcess("the Spark job", Path(__file__).resolve(), "--spark-job", spec_file, log_path, env)
     try:
-        sampler = PeakRss(proc.pid)
-        sampler.start()
-        _await_mark(proc, "ready", time.monotonic() + 600, log_path)
+        job.await_mark("ready", time.monotonic() + 600)
         store.delete(f"{run_id}-warmup")
-        cpu0, store_cpu0, broker_cpu0 = bench.cpu(proc.pid), bench.cpu(store.pid), bench.cpu(bench.broker.pid)
-        assert proc.stdin is not None
+        cpu0, store_cpu0, broker_cpu0 = bench.cpu(job.pid), bench.cpu(store.pid), bench.cpu(bench.broker.pid)
         started = time.monotonic()
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-        _await_mark(proc, "done", started + bench.timeout(), log_path)
+        job.go()
+        job.await_mark("done", started + bench.timeout())
         result.update(
-            measured(bench, args.records, time.monotonic() - started, proc.pid, cpu0, store_cpu0, broker_cpu0, sampler)
+            measured(
+                bench, args.records, time.monotonic() - started, job.pid, cpu0, store_cpu0, broker_cpu0, job.sampler
+            )
         )
         files = CommittedFiles(store, f"{run_id}/spark")
         rows = files.count()
@@ -877,19 +846,10 @@ def run_spark(run_id: str, bench: Bench) -> dict[str, Any]:
         )
     except (WorkerFailed, RowsWrong) as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
-        result["log_tail"] = _tail(log_path, 3000)
+        result["log_tail"] = job.tail(3000)
         log(f"{run_id}: FAILED: {result['error'][:2000]}")
     finally:
-        if sampler is not None and sampler.is_alive():
-            sampler.stop()
-        if proc.poll() is None:
-            if proc.stdin is not None and not proc.stdin.closed:
-                proc.stdin.close()  # a job still waiting for "go" stops
-            try:
-                proc.wait(90)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        job.close(90)
         if not args.keep_files:
             store.delete(run_id)
     return result
