@@ -394,4 +394,5 @@ def test_url_from_the_environment_and_predefined_list(worker):
         "jdbc-source": "io.confluent.connect.jdbc.JdbcSourceConnector",
         "hdfs-sink": "io.confluent.connect.hdfs.HdfsSinkConnector",
         "s3-sink": "io.confluent.connect.s3.S3SinkConnector",
+        "elasticsearch-sink": "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
     }
