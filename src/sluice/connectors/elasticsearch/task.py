@@ -17,7 +17,7 @@ import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sluice import __version__
 from sluice.api import (
@@ -99,7 +99,7 @@ class _Put:
 
     futures: list[Future[BulkOutcome]]
     records: int
-    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    offsets: dict[TopicPartition, int]
 
 
 class ElasticsearchSinkTask(SinkTask):
@@ -275,10 +275,10 @@ class ElasticsearchSinkTask(SinkTask):
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         sent = self.under_way
-        if sent is not None and all(
-            f.done() and not f.result().failures and f.result().error is None for f in sent.futures
-        ):
-            self._finish_under_way()  # acknowledged in full: nothing to report
+        if sent is not None and all(f.done() for f in sent.futures):
+            outcomes = [f.result() for f in sent.futures]
+            if not any(outcome.failures or outcome.error for outcome in outcomes):
+                self._finish_under_way()  # acknowledged in full: nothing to report (that is put's job)
         return {tp: offset for tp, offset in self.acknowledged.items() if tp in current_offsets}
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
