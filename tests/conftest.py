@@ -24,12 +24,13 @@ if TYPE_CHECKING:
 
 # schema_registry, postgres_server, mariadb_server, s3_server, hdfs_cluster,
 # opensearch_server, elasticsearch_server: real servers, started only for the tests that
-# use them.
+# use them; chromium_browser, page: a headless Chromium driven by Playwright, likewise.
 pytest_plugins = [
     "tests.integration.conftest_registry",
     "tests.integration.conftest_databases",
     "tests.integration.conftest_storage",
     "tests.integration.conftest_search",
+    "tests.integration.conftest_browser",
 ]
 
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"

@@ -1,6 +1,9 @@
 """``sluice dev ...``: local services for development, tests and the quickstart.
 
     sluice dev fetch                          fetch (once) every JVM jar the project uses
+    sluice dev console-screenshots [--out D]  the web console's pictures in the docs, taken again
+    sluice dev chromium                       install (once) Debian's Chromium for the browser
+                                              tests; prints its path and version
     sluice dev kafka start [--dir D] [--port P]   start a broker, print its bootstrap address
     sluice dev kafka status [--dir D]         exit code 0 when running, 1 when not
     sluice dev kafka stop [--dir D]
@@ -67,6 +70,17 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "fetch", help="fetch (once) every JVM jar and server distribution the project uses into the cache"
+    )
+    commands.add_parser(
+        "chromium",
+        help="install (once) Debian's Chromium for the browser tests ($SLUICE_CHROMIUM overrides); "
+        "print its path and version",
+    )
+
+    commands.add_parser(
+        "console-screenshots",
+        help="take the web console's pictures in docs/images again (sluice dev console-screenshots --help)",
+        add_help=False,
     )
 
     kafka = commands.add_parser("kafka", help="a local single-node Kafka broker (KRaft)")
@@ -221,12 +235,22 @@ def _parser() -> argparse.ArgumentParser:
 
 def dev_main(argv: Sequence[str]) -> int:
     """Run ``sluice dev`` with the arguments after ``dev``; returns the exit code."""
+    if list(argv[:1]) == ["console-screenshots"]:
+        from sluice_devtools.console_screenshots import console_screenshots_main
+
+        try:
+            return console_screenshots_main(argv[1:])
+        except (DevToolsError, JvmArtifactError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     args = _parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request otherwise
     try:
         if args.command == "fetch":
             return _fetch()
+        if args.command == "chromium":
+            return _chromium()
         return _service(args)
     except (DevToolsError, JvmArtifactError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -244,6 +268,15 @@ def _fetch() -> int:
     elapsed = time.monotonic() - started
     if elapsed > 1:
         print(f"fetched in {elapsed:.1f}s", file=sys.stderr)
+    return 0
+
+
+def _chromium() -> int:
+    from sluice_devtools.browsers import chromium_version, ensure_chromium
+
+    executable = ensure_chromium()
+    print(executable)
+    print(chromium_version(executable))
     return 0
 
 

@@ -75,6 +75,11 @@ KAFKA_CONNECT_MODULES: tuple[Module, ...] = (
 # plugin.path directory. Only the connect-file jar itself is kept (its dependencies are
 # Connect's own).
 KAFKA_CONNECT_FILE_MODULE: Module = ("org.apache.kafka", "connect-file", KAFKA_VERSION)
+# Kafka's MockConnector/MockSourceConnector/MockSinkConnector (connectors that fail on
+# demand) and the verifiable and schema sources, which Kafka ships apart since 3.6. They
+# go on the worker's classpath: Connect loads org.apache.kafka.connect.tools classes from
+# its own class loader, never from a plugin.path directory.
+KAFKA_CONNECT_TEST_PLUGINS_MODULE: Module = ("org.apache.kafka", "connect-test-plugins", KAFKA_VERSION)
 
 # The S3 API server of sluice_devtools.storage_servers (Java 17).
 S3PROXY_VERSION = "4.0.0"
@@ -108,17 +113,23 @@ def kafka_connect_classpath() -> tuple[list[Path], Path]:
     """Apache Kafka Connect: the runtime's jars (``java -cp``) and a ``plugin.path`` directory.
 
     The directory holds ``connect-file-<version>.jar`` (FileStreamSource/FileStreamSink)
-    and nothing else that Connect would load. Both are fetched on first use. Run the
+    and nothing else that Connect would load; the classpath ends with Kafka's test plugins
+    (the Mock connectors). Both are fetched on first use. Run the
     worker with ``org.apache.kafka.connect.cli.ConnectStandalone`` on this classpath
     only: it must not be mixed with :func:`sluice.jvm.jars.spark_kafka_jars`.
     """
     runtime = jar_set(f"kafka-connect-{KAFKA_VERSION}", KAFKA_CONNECT_MODULES)
+    test_plugins = jar_set(
+        f"kafka-connect-test-plugins-{KAFKA_VERSION}",
+        (KAFKA_CONNECT_TEST_PLUGINS_MODULE,),
+        keep=lambda artifact: artifact == KAFKA_CONNECT_TEST_PLUGINS_MODULE[1],
+    )
     plugin = jar_set(
         f"kafka-connect-file-{KAFKA_VERSION}",
         (KAFKA_CONNECT_FILE_MODULE,),
         keep=lambda artifact: artifact == KAFKA_CONNECT_FILE_MODULE[1],
     )
-    return runtime, plugin[0].parent
+    return [*runtime, *test_plugins], plugin[0].parent
 
 
 def s3proxy_classpath() -> list[Path]:

@@ -256,3 +256,39 @@ class RecordingSinkConnector(SinkConnector):
                 documentation="Report records with a value {'bad': true} in the next put with records.",
             )
         )
+
+
+class WideConfigSourceConnector(SourceConnector):
+    """A source with 200 config keys in 8 groups (the console must draw such a plugin's
+    form); its task emits nothing."""
+
+    KEYS = 200
+    GROUPS = 8
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type[SourceTask]:
+        return SequenceSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return []
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        config = ConfigDef()
+        for i in range(self.KEYS):
+            group = f"Group {i % self.GROUPS}"
+            config.define(
+                f"wide.key.{i:03d}",
+                ConfigType.INT if i % 3 == 0 else ConfigType.BOOLEAN if i % 3 == 1 else ConfigType.STRING,
+                None if i == 7 else (i if i % 3 == 0 else i % 2 == 0 if i % 3 == 1 else f"value {i}"),
+                importance=Importance.LOW,
+                documentation=f'Wide key number {i} <b>not bold</b> & "quoted".',
+                group=group,
+                order_in_group=i // self.GROUPS,
+                display_name=f"Wide key {i}",
+            )
+        return config

@@ -29,6 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "jvm": {"_java"},
     "runtime": {"_java", "api", "spark", "storage", "jvm", "runtime"},
     "rest": {"_java", "api", "runtime.herder.base"},
+    # the web console: a client of the REST API, over HTTP only
+    "console": {"_java"},
     "cli": {
         "_java",
         "api",
@@ -36,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
         "storage",
         "runtime",
         "rest",
+        "console",
         "jvm",
         "cli",
         "connectors",

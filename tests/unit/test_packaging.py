@@ -185,6 +185,8 @@ DEVTOOLS_FILES = {
     "ConnectReference.java",
     "processes.py",
     "quickstart.py",
+    "browsers.py",
+    "console_screenshots.py",
 }
 
 
@@ -231,3 +233,5 @@ def test_the_wheel_holds_the_package_and_no_devtools(tmp_path: Path) -> None:
         names
     )
     assert "sluice/spark/log4j2.properties" in names
+    # the web console's pages and its one script
+    assert {"sluice/console/templates/base.html", "sluice/console/static/htmx.min.js"} <= set(names)

@@ -50,6 +50,7 @@ def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[
 
 def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
     """The REST server of a worker, with the worker's HTTP settings."""
+    from sluice.console.app import console_app
     from sluice.rest.app import create_app  # the cli layer wires every layer together
     from sluice.rest.server import RestServer
 
@@ -58,6 +59,7 @@ def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
         cors_allowed_origins=config.get("access.control.allow.origin") or "",
         cors_allowed_methods=config.get("access.control.allow.methods") or "",
         response_headers=config.get("response.http.headers.config") or "",
+        mounts={"/ui": console_app()} if config.get("sluice.console.enable") else None,
     )
     return RestServer(
         herder,

@@ -1,4 +1,4 @@
-"""Command line: ``sluice standalone|distributed|connector`` and the Kafka-style aliases.
+"""Command line: ``sluice standalone|distributed|connector|console`` and the Kafka-style aliases.
 
 ``connect-standalone worker.properties conn1.properties …`` behaves as Kafka's
 script: exit code 3 when a connector given on the command line cannot be created,
@@ -34,7 +34,9 @@ DEVTOOLS_COMMANDS = {
     "dev": "local services for development: sluice dev kafka|spark|registry|postgres|mariadb start|stop|status, fetch",
     "quickstart": "local broker + Spark + a file source and sink, end to end",
 }
-BUILTIN_COMMANDS = ("standalone", "distributed", "connector")
+BUILTIN_COMMANDS = ("standalone", "distributed", "connector", "console")
+CONSOLE_PORT = 9021  # Control Center's
+URL_ENV = "SLUICE_URL"
 
 
 def setup_logging(level: str = "INFO") -> None:
@@ -118,6 +120,60 @@ def _distributed(args: argparse.Namespace) -> int:
     return run_distributed(args.worker_properties)
 
 
+def run_console(urls: str, host: str, port: int, title: str, stop_event: threading.Event | None = None) -> int:
+    """Serve the web console for the Kafka Connect cluster at ``urls`` until SIGTERM/SIGINT."""
+    import socket
+
+    import uvicorn
+
+    from sluice.console.app import standalone_console_app
+
+    log = logging.getLogger("sluice")
+    try:
+        app = standalone_console_app(urls.split(","), title=title)
+    except ValueError as exc:
+        print(f"sluice console: {exc}", file=sys.stderr)
+        return 2
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        print(f"sluice console: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        sock.close()
+        return 1
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(app, log_config=None, access_log=False, http="h11", loop="asyncio", lifespan="off")
+    server = uvicorn.Server(config)
+    stop = stop_event or threading.Event()
+    if stop_event is None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+    thread = threading.Thread(target=lambda: server.run(sockets=[sock]), name="console", daemon=True)
+    thread.start()
+    # printed once it serves: scripts and tests read the address from this line
+    while not server.started and thread.is_alive():
+        stop.wait(0.05)
+    if not thread.is_alive():
+        log.error("The console did not start")
+        return 1
+    print(f"Console for {urls} at http://{shown}:{bound}/ui/", flush=True)
+    stop.wait()
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+    return 0
+
+
+def _console(args: argparse.Namespace) -> int:
+    import os
+
+    url = args.url or os.environ.get(URL_ENV) or "http://localhost:8083"
+    return run_console(url, args.host, args.port, args.title)
+
+
 def extension_commands() -> dict[str, EntryPoint]:
     """The commands other installed distributions add (``sluice.cli_commands`` entry points).
 
@@ -170,6 +226,17 @@ def build_parser(extensions: dict[str, EntryPoint] | None = None) -> argparse.Ar
         "connector", help="manage connectors through a worker's REST API: sluice connector --help", add_help=False
     )
     p.set_defaults(func=None)
+    p = sub.add_parser("console", help="a web console in front of a Kafka Connect cluster (Sluice or Apache Kafka's)")
+    p.add_argument(
+        "--url",
+        default=None,
+        help=f"the REST URL of a worker of the cluster, or several comma-separated (default: ${URL_ENV} or "
+        "http://localhost:8083)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="the address to serve the console on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=CONSOLE_PORT, help=f"the port (default {CONSOLE_PORT}; 0: any free one)")
+    p.add_argument("--title", default="Kafka Connect", help="the name the pages show for the cluster")
+    p.set_defaults(func=_console)
     for name in sorted({*DEVTOOLS_COMMANDS, *extensions}):
         entry = extensions.get(name)
         if name in DEVTOOLS_COMMANDS:

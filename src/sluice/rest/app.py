@@ -160,15 +160,17 @@ def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None =
 
 
 class _StripTrailingSlash:
-    """Serve ``/connectors/`` as ``/connectors`` (Jersey tolerates a trailing slash)."""
+    """Serve ``/connectors/`` as ``/connectors`` (Jersey tolerates a trailing slash). Paths
+    under a mounted application (the console's ``/ui/``) are theirs and left alone."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, mounted: tuple[str, ...] = ()) -> None:
         self.app = app
+        self.mounted = tuple(prefix + "/" for prefix in mounted)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path: str = scope["path"]
-            if len(path) > 1 and path.endswith("/"):
+            if len(path) > 1 and path.endswith("/") and not path.startswith(self.mounted):
                 scope = dict(scope)
                 scope["path"] = path.rstrip("/") or "/"
                 raw = scope.get("raw_path")
@@ -186,12 +188,15 @@ def create_app(
     cors_allowed_origins: str = "",
     cors_allowed_methods: str = "",
     response_headers: str = "",
+    mounts: dict[str, ASGIApp] | None = None,
 ) -> FastAPI:
     """The REST API of one worker, operating ``herder``.
 
     ``cors_allowed_origins``/``cors_allowed_methods`` are ``access.control.allow.origin``
     and ``access.control.allow.methods``; ``response_headers`` is
     ``response.http.headers.config`` (raises ValueError when it does not parse).
+    ``mounts`` are applications served beside the API under their path prefixes (the
+    console at ``/ui``), behind the same listeners and middleware.
     """
     header_rules = parse_header_rules(response_headers)
     app = FastAPI(
@@ -207,7 +212,8 @@ def create_app(
     # add_middleware prepends: the last added is outermost. All sit inside Starlette's
     # ServerErrorMiddleware and outside the exception handlers and the router.
     app.add_middleware(CatchAllMiddleware)
-    app.add_middleware(_StripTrailingSlash)
+    mounts = mounts or {}
+    app.add_middleware(_StripTrailingSlash, mounted=tuple(mounts))
     if cors_allowed_origins.strip():
         # Jetty's CrossOriginFilter defaults, as Kafka Connect configures it.
         methods = [m.strip() for m in (cors_allowed_methods or "GET,POST,HEAD").split(",") if m.strip()]
@@ -426,4 +432,12 @@ def create_app(
         # Kafka treats any other scope as worker (with a warning).
         return _json(herder.set_worker_logger_level(logger, level))  # type: ignore[arg-type]
 
+    for prefix, mounted in mounts.items():
+        app.add_route(prefix, _slash_redirect, methods=["GET", "HEAD"], include_in_schema=False)
+        app.mount(prefix, mounted)
     return app
+
+
+async def _slash_redirect(request: Request) -> Response:
+    """``/ui`` → ``/ui/``: a mounted application's pages link relative to its root."""
+    return Response(status_code=307, headers={"Location": request.url.path + "/"})

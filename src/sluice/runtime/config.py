@@ -220,6 +220,14 @@ def _worker_def(standalone: bool) -> ConfigDef:
         "at what the worker asked (pause, stop, new partitions).",
     )
     d.define(
+        "sluice.console.enable",
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Serve the web console at /ui/ on the REST listeners (it makes ordinary REST calls "
+        "to this worker, with the caller's credentials); false: no console.",
+    )
+    d.define(
         "sluice.transforms.columnar.enable",
         ConfigType.BOOLEAN,
         True,
