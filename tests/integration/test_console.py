@@ -182,3 +182,20 @@ def test_sluice_console_refuses_a_port_in_use(tmp_path: Path) -> None:
         assert f"cannot listen on 127.0.0.1:{port}" in second.stderr
     finally:
         console.stop()
+
+
+def test_the_console_obeys_admin_listeners(kafka_bootstrap: str, tmp_path: Path) -> None:
+    admin_port = free_port()
+    w = StandaloneWorker(
+        tmp_path, kafka_bootstrap, "admin-apart", {"admin.listeners": f"http://127.0.0.1:{admin_port}"}
+    )
+    w.start()
+    try:
+        # the console is on the REST listener; the logger endpoints are not, so it says so
+        page = httpx2.get(w.url + "/ui/loggers", timeout=10)
+        assert page.status_code == 404 and 'class="error-box"' in page.text
+        # the admin listener serves /admin only: no console there
+        assert httpx2.get(f"http://127.0.0.1:{admin_port}/ui/", timeout=10).status_code == 404
+        assert httpx2.get(f"http://127.0.0.1:{admin_port}/admin/loggers", timeout=10).status_code == 200
+    finally:
+        assert w.stop() == 0, w.log()

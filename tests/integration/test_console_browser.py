@@ -88,6 +88,13 @@ def test_create_through_the_form_then_pause_and_resume(target: Target, page: Pag
     expect(page.locator(".notice")).to_have_text("Connector created.")
     expect(page.locator("h1 q.name")).to_have_text(name)
     expect(_state(page)).to_have_text("RUNNING", timeout=STARTUP_MS)
+    rates = page.locator("#rates")
+    if target.kind == "sluice":
+        # the task's throughput from the worker's metrics, drawn live
+        expect(rates.locator('table.rates tr[data-task="0"]')).to_be_visible(timeout=20_000)
+        expect(rates.locator('svg[data-series="in"] polyline')).to_have_count(1, timeout=15_000)
+    else:
+        expect(rates).to_contain_text("expose no metrics", timeout=20_000)
     config = target.request("GET", f"/connectors/{quote_segment(name)}/config").json()
     assert {k: config.get(k) for k in ("file", "topic", "batch.size")} == {
         "file": wanted["file"],

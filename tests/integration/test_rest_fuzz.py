@@ -186,6 +186,8 @@ def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def worker(kafka_bootstrap: str, work_dir: Path):
     w = StandaloneWorker(work_dir, kafka_bootstrap, "fuzz", extra={"key.converter": STRING, "value.converter": STRING})
     w.start()
+    # the fuzzing runs with the web console served beside the API (the default)
+    assert w.get("/ui/").status_code == 200
     try:
         yield w
     finally:

@@ -115,6 +115,19 @@ class ConnectApi:
     async def put_config(self, name: str, config: dict[str, str]) -> Any:
         return await self.request("PUT", path_of("connectors", name, "config"), body=config)
 
+    async def worker_metrics(self, worker_id: str) -> str | None:
+        """``GET /metrics`` of the worker ``worker_id`` (its advertised ``host:port``, as
+        statuses name it): Prometheus text, or None when it serves none (Apache Kafka
+        Connect: JMX only) or cannot be reached."""
+        scheme = self.urls[0].split("://", 1)[0]
+        try:
+            response = await self._http().get(f"{scheme}://{worker_id}/metrics", headers=self._headers)
+        except httpx2.TransportError:
+            return None
+        if response.status_code != 200 or not response.headers.get("content-type", "").startswith("text/plain"):
+            return None
+        return response.text
+
     async def loggers(self) -> dict[str, Any]:
         return await self.request("GET", "/admin/loggers") or {}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -20,13 +21,14 @@ import jinja2
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sluice import __version__
 from sluice.console.api import REQUEST_TIMEOUT_S, ApiError, ConnectApi, path_of
 from sluice.console.forms import ConfigForm, build_form, config_from_text, field_id
+from sluice.console.metrics import task_rates
 
 __all__ = ["console_app", "standalone_console_app"]
 
@@ -136,6 +138,8 @@ class Console:
                 return self.page(request, "missing.html", _error_status(e), name=name, error=e.message)
         if request.query_params.get("part") == "status":
             return self.page(request, "_connector_status.html", name=name, status=status)
+        if request.query_params.get("part") == "rates":
+            return JSONResponse(await _rates(api, name, status))
         config: dict[str, str] = {}
         topics: list[str] | None = None
         offsets: Any = None
@@ -152,6 +156,7 @@ class Console:
             offsets = await api.offsets(name)
         except ApiError as e:
             problems.append(f"Offsets: {e.message}")
+        rates = await _rates(api, name, status)
         if not offsets_text and isinstance(offsets, dict):
             offsets_text = json.dumps(offsets, indent=2, ensure_ascii=False)
         return self.page(
@@ -166,6 +171,7 @@ class Console:
             offsets_text=offsets_text,
             problems=problems,
             error=error,
+            rates=rates,
         )
 
     async def connector_action(self, request: Request) -> Response:
@@ -390,6 +396,24 @@ class Console:
             Route("/loggers", self.set_logger, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static"),
         ]
+
+
+async def _rates(api: ConnectApi, name: str, status: Any) -> dict[str, Any]:
+    """Each task's records per second in and out (and a sink's lag), from the metrics of the
+    workers that run them; ``exposed`` is false when none of them serves metrics, None while
+    no worker runs a task of the connector."""
+    workers = sorted({str(t.get("worker_id")) for t in (status or {}).get("tasks") or [] if t.get("worker_id")})
+    tasks: list[dict[str, Any]] = []
+    exposed: bool | None = None if not workers else False  # None: no task is placed yet
+    for worker in workers:
+        text = await api.worker_metrics(worker)
+        if text is None:
+            continue
+        exposed = True
+        for rates in task_rates(text, name):
+            tasks.append({**asdict(rates), "worker": worker})
+    tasks.sort(key=lambda t: t["task"])
+    return {"exposed": exposed, "tasks": tasks}
 
 
 async def _exists(api: ConnectApi, name: str) -> bool:

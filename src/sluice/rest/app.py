@@ -245,6 +245,11 @@ def create_app(
             document = app.state.openapi_document = openapi_document(app)
         return _json(document)
 
+    @get("/metrics", "getMetrics")
+    def metrics() -> Response:
+        # A Sluice addition: Kafka Connect's metrics for Prometheus to scrape (Kafka: JMX).
+        return Response(herder.metrics_text(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
     @get("/health", "getHealth")
     def health() -> Response:
         status, message = herder.health()

@@ -504,6 +504,17 @@ OPERATIONS: dict[str, dict[str, Any]] = {
             503: _json_response("Still starting.", _ref("WorkerStatus")),
         },
     ),
+    "getMetrics": _op(
+        "The worker's metrics in Prometheus' text format (a Sluice addition; Kafka Connect has JMX)",
+        "root",
+        {
+            200: {
+                "description": "Kafka Connect's metric groups as a Prometheus JMX exporter names them "
+                "(`docs/metrics.md`).",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }
+        },
+    ),
     "getOpenApi": _op(
         "This OpenAPI description (a Sluice addition; Kafka Connect serves none)",
         "root",

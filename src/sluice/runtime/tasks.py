@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from sluice.api.source import partition_key
 from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.metrics import TaskSeries
 from sluice.spark.control import Disconnected
 from sluice.spark.launcher import Connected, JobEnded
 from sluice.spark.protocol import (
@@ -145,6 +146,8 @@ class WorkerTask:
         #: the process that hosts the running task (its Python worker), once it connected
         self.host_pid: int | None = None
         self.host_name: str | None = None
+        self.series = TaskSeries()  # the totals the running instance reported (its metrics)
+        self._reached_running = False
         self._thread = threading.Thread(target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True)
 
     # -- control (any thread) -----------------------------------------------------
@@ -182,6 +185,14 @@ class WorkerTask:
     def _set_state(self, state: State, trace: str | None = None) -> None:
         if self.state is state and trace is None and self.trace is None:
             return
+        counters = self.settings.get("worker_counters")
+        if counters is not None and not self._reached_running:
+            if state is State.RUNNING:
+                self._reached_running = True
+                counters.task_startup_successes += 1
+            elif state is State.FAILED:
+                self._reached_running = True  # counted once: a failure before it ever ran
+                counters.task_startup_failures += 1
         self.state, self.trace = state, trace
         if self._cancelled.is_set():
             log.debug("Task %s-%s was abandoned: not reporting %s", *self.id, state.value)
@@ -262,7 +273,7 @@ class WorkerTask:
             elif message is not None and not isinstance(message, _Wake):
                 last_heard = now
                 if isinstance(message, Started):
-                    pass
+                    self.series.begin()  # the instance's totals count from zero, from now
                 elif isinstance(message, Stopped):
                     stopped = True
                     self._await_job_end()
@@ -358,7 +369,10 @@ class WorkerTask:
         if isinstance(message, TopicsSeen):
             for topic in message.topics:
                 self.settings["record_topic"](topic)
-        elif isinstance(message, Heartbeat | PausedAck):
+        elif isinstance(message, Heartbeat):
+            if message.metrics is not None:
+                self.series.record(message.metrics)
+        elif isinstance(message, PausedAck):
             pass
         else:
             log.warning("Task %s-%s sent an unexpected message: %r", *self.id, message)

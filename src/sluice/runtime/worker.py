@@ -12,7 +12,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
@@ -29,6 +29,7 @@ from sluice.runtime.data_path import (
     transforms_spec,
 )
 from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.metrics import WorkerCounters
 from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
 from sluice.runtime.tasks import TaskLauncher, WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
 from sluice.spark.protocol import PluginSpec, TaskSpec
@@ -147,6 +148,7 @@ class Worker:
         self._admin: Any = None
         self._launcher: TaskLauncher | None = None
         self.generation = 0
+        self.counters = WorkerCounters()  # connect-worker-metrics' totals
 
     # -- status ---------------------------------------------------------------------
 
@@ -211,6 +213,8 @@ class Worker:
                 desc = self.plugins.resolve_connector(config["connector.class"])
                 connector: Connector = desc.cls()
             except BaseException as exc:
+                self.counters.connector_startup_attempts += 1
+                self.counters.connector_startup_failures += 1
                 self._put_connector_status(name, State.FAILED, _trace(exc))
                 return False
             if hosted is not None:  # this worker already runs some of its tasks
@@ -221,7 +225,13 @@ class Worker:
                 self._connectors[name] = wc
             wc.version = self._version_of(connector)
             connector.initialize(_Context(self, name))
-            return self._transition_connector(wc, target)
+            self.counters.connector_startup_attempts += 1
+            started = self._transition_connector(wc, target)
+            if started:
+                self.counters.connector_startup_successes += 1
+            else:
+                self.counters.connector_startup_failures += 1
+            return started
 
     def host_tasks_of(self, name: str, config: dict[str, str]) -> None:
         """Make room for tasks of a connector whose instance runs on another worker."""
@@ -403,6 +413,7 @@ class Worker:
         task that does not commits no offsets (zombie fencing)."""
         with self._lock:
             wc = self._connectors[name]
+            self.counters.task_startup_attempts += 1
             report = self._task_listener(name, task)  # until the task exists: no version, as in Kafka
             try:
                 config = self.resolve(dict(task_config))
@@ -435,6 +446,7 @@ class Worker:
                     "offset_flush_interval_ms": self.config.get("offset.flush.interval.ms"),
                     "record_topic": self._topic_recorder(name),
                     "may_commit": may_commit,
+                    "worker_counters": self.counters,
                 }
                 # The task reports with its version from here on (Kafka's WorkerTask reads
                 # version() of its task instance; ours live on the executors, see
@@ -474,6 +486,7 @@ class Worker:
                         ),
                     )
             except BaseException as exc:
+                self.counters.task_startup_failures += 1
                 report(State.FAILED, _trace(exc))
                 return
             wc.tasks[task] = worker_task
@@ -550,6 +563,11 @@ class Worker:
         props = self._client_props(connector_config, "consumer")
         props["bootstrap.servers"] = self.config.bootstrap_servers
         return librdkafka_consumer_config(props)
+
+    def hosted_connectors(self) -> list[WorkerConnector]:
+        """The connectors this worker runs, or runs tasks of (a copy of each, tasks included)."""
+        with self._lock:
+            return [replace(wc, tasks=dict(wc.tasks)) for wc in self._connectors.values()]
 
     def task_states(self, name: str) -> dict[int, WorkerTask]:
         wc = self._connectors.get(name)

@@ -18,12 +18,15 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from sluice._java.names import type_name
 from sluice.api.errors import ConnectError, RetriableError
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from sluice.spark.task_metrics import TaskMeter
 
 __all__ = [
     "DLQ_HEADER_PREFIX",
@@ -126,6 +129,7 @@ class ToleranceOperator:
         self._sleep = sleep
         self._clock = clock
         self.failures = 0
+        self.meter: TaskMeter | None = None  # the task's totals (task-error-metrics), when counted
 
     def execute(
         self,
@@ -162,6 +166,15 @@ class ToleranceOperator:
         # A transformation chain names the transformation that failed on the error.
         failed = FailedStep(stage, getattr(error, "transformation_class", None) or executing_class, error)
         self.failures += 1
+        meter = self.meter
+        if meter is not None:
+            meter.record_failures += 1
+            meter.record_errors += 1
+            meter.last_error_ms = int(time.time() * 1000)
+            if self.policy.log_enable:
+                meter.errors_logged += 1
+            if self.policy.tolerate_all:
+                meter.records_skipped += 1
         if self.policy.log_enable:
             where = (
                 f", where the record is {describe()}"
@@ -191,6 +204,9 @@ class ToleranceOperator:
             try:
                 return step()
             except RetriableError:
+                if self.meter is not None:
+                    self.meter.retries += 1
+                    self.meter.record_failures += 1
                 now = self._clock()
                 if deadline is not None and now >= deadline:
                     raise

@@ -191,7 +191,10 @@ class PausedAck:
 
 @dataclass(frozen=True)
 class Heartbeat:
-    pass
+    """The task is alive; ``metrics`` are its :class:`~sluice.spark.task_metrics.TaskMeter`
+    totals so far."""
+
+    metrics: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)

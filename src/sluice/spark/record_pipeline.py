@@ -76,6 +76,7 @@ class SourceRows:
     owners: list[SourceRecord]
     processed: list[SourceRecord]
     error: BaseException | None
+    dead_letters: int = 0  # the last rows: dead letters, not records of the task
 
 
 class RecordPipeline:
@@ -378,7 +379,7 @@ class RecordPipeline:
         if dead:
             rows = _concat_rows(rows, dead)
             owners.extend(d["owner"] for d in dead)
-        return SourceRows(rows, owners, processed, error)
+        return SourceRows(rows, owners, processed, error, len(dead))
 
     def _convert_one(self, record: SourceRecord, failed: Callable[[FailedStep], None]) -> bool:
         execute = self.operator.execute

@@ -73,6 +73,8 @@ class SinkLoop(TaskLoop):
         self.spec = spec
         self.control = control
         self.pipeline = make_pipeline(spec)
+        self.meter = control.meter
+        self.pipeline.operator.meter = self.meter
         self.task_class = spec.task_class
         # what DeadLetterReporter reads: the columns of the batch being put and of the one
         # before (a sink writing asynchronously reports a record one put later), dead letters so far
@@ -177,11 +179,13 @@ class SinkLoop(TaskLoop):
                 self.control.send(TopicsSeen(sorted(new_topics)))
             self.previous_batch_columns = self.batch_columns
             self.batch_columns = cols
+            self.meter.read_total += len(cols["offset"])
             try:
                 records = self.pipeline.sink_records(None, self.dead, cols)
             except BaseException:
                 self._send_dead_letters()  # the failing record's among them, before the task fails
                 raise
+            self.meter.send_total += len(records)
             self._put(records)
             last: dict[TopicPartitionKey, int] = {}
             for topic, partition, offset in zip(cols["topic"], cols["partition"], cols["offset"], strict=True):
@@ -191,8 +195,14 @@ class SinkLoop(TaskLoop):
                     self.positions[tp] = offset + 1
 
     def _put(self, records: list[SinkRecord]) -> None:
+        meter = self.meter
+        started = time.monotonic()
         try:
             put_with_retries(self, records)
+            if records:
+                meter.put_time_ms += (time.monotonic() - started) * 1000.0
+                meter.put_batches += 1
+                meter.batch(len(records))
         except BaseException:
             self._send_dead_letters()  # reported before the task fails, as Kafka Connect does
             raise
@@ -282,8 +292,10 @@ class SinkLoop(TaskLoop):
     def _commit(self) -> None:
         """``pre_commit`` with what was put, and the offsets it returned to the worker."""
         self.context.commit_requested = False
+        self.meter.partition_count = len(self.positions)
         if not self.positions:
             return
+        self._measure_lag()
         self._send_dead_letters()
         returned = self.task.pre_commit({TopicPartition(t, p): o for (t, p), o in self.positions.items()}) or {}
         offsets = {
@@ -297,9 +309,26 @@ class SinkLoop(TaskLoop):
         self.control.send(SinkOffsets(self.seq, offsets))
         reply: Committed = self.control.reply(Committed)
         if reply.error is not None:
+            self.meter.commit_failures += 1
             raise TaskFailure(reply.error)
         if not reply.fenced:
+            self.meter.commit_successes += 1
             self.committed.update(offsets)
+
+    def _measure_lag(self) -> None:
+        """The most records any of the task's partitions has not read yet: its high watermark
+        as the consumer last fetched it, less the task's position (no request to Kafka)."""
+        from confluent_kafka import TopicPartition as KafkaPartition
+
+        lag = 0
+        for (topic, partition), position in self.positions.items():
+            try:
+                _, high = self.consumer.get_watermark_offsets(KafkaPartition(topic, partition), cached=True)
+            except Exception:  # noqa: BLE001 - not fetched yet: no lag known
+                continue
+            if high is not None and high >= 0:
+                lag = max(lag, high - position)
+        self.meter.records_lag = lag
 
     def _send_dead_letters(self) -> None:
         """Write the batch's dead letters and wait until Kafka acknowledged them: before the
@@ -323,6 +352,7 @@ class SinkLoop(TaskLoop):
             if err is not None:
                 errors.append(str(err))
 
+        self.meter.dlq_requests += len(dead)
         for letter in dead:
             kwargs: dict[str, Any] = {"on_delivery": delivered}
             if letter.headers:
@@ -337,6 +367,7 @@ class SinkLoop(TaskLoop):
                     producer.poll(0.05)
         remaining = producer.flush(FINAL_FLUSH_S)
         if remaining or errors:
+            self.meter.dlq_failures += remaining or len(errors)
             raise TaskFailure(
                 f"Writing to the dead letter queue {topic} failed: "
                 + (errors[0] if errors else f"{remaining} records not acknowledged")

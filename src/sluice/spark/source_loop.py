@@ -167,6 +167,8 @@ class SourceLoop(TaskLoop):
         self.spec = spec
         self.control = control
         self.pipeline = make_pipeline(spec)
+        self.meter = control.meter
+        self.pipeline.operator.meter = self.meter
         self.creator = TopicCreator(spec.topic_creation) if spec.topic_creation else None
         self.submitted = SubmittedRecords(self)
         self.stored: dict[Any, SourceOffset] = {partition_key(p): (p, o) for p, o in launch.committed_offsets}
@@ -201,12 +203,18 @@ class SourceLoop(TaskLoop):
                 self._pause()
                 continue
             with collector_paused():
+                polled_at = time.monotonic()
                 try:
                     records = self.task.poll()
                 except RetriableError:
                     control.wait_for_change(RETRIABLE_POLL_BACKOFF_S)
                     records = None
                 if records:
+                    meter = self.meter
+                    meter.poll_time_ms += (time.monotonic() - polled_at) * 1000.0
+                    meter.poll_batches += 1
+                    meter.poll_total += len(records)
+                    meter.batch(len(records))
                     self._send(records)
             self.producer.poll(0)
             self._check_failure()
@@ -241,6 +249,8 @@ class SourceLoop(TaskLoop):
                         self._commit_record(entry.record, None)
         rows = out.rows
         topics = rows["topic"]
+        self.meter.write_total += len(topics) - out.dead_letters
+        self.meter.dlq_requests += out.dead_letters
         if topics and self.creator is not None:
             self.creator.ensure(self.pipeline.written_topics)  # before the producer writes to them
         new = set(topics) - self.topics_seen - self.unconfirmed_topics
@@ -348,11 +358,13 @@ class SourceLoop(TaskLoop):
         if reply.fenced:
             return  # another worker owns the task now: this instance is about to stop
         if reply.error is not None:
+            self.meter.commit_failures += 1
             log.warning("Task %s-%s: offset commit failed: %s", self.spec.connector, self.spec.task, reply.error)
             offsets.update(self.uncommitted)
             self.uncommitted = offsets  # retried with the next commit
             return
         self.stored.update(offsets)
+        self.meter.commit_successes += 1
         try:
             self.task.commit()
         except Exception:  # as in Kafka: logged, the task goes on

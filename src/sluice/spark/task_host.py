@@ -40,6 +40,7 @@ from sluice.spark.protocol import (
     Stop,
     Stopped,
 )
+from sluice.spark.task_metrics import TaskMeter
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class TaskControl:
         # the task starts only then (a second attempt of the same launch never does).
         self.welcomed = threading.Event()
         self.paused = False
+        self.meter = TaskMeter()  # the task's totals, sent with each heartbeat
         self.changed = threading.Condition()
         self.assignments: queue.Queue[Assign] = queue.Queue()
         self._replies: queue.Queue[Any] = queue.Queue()
@@ -178,6 +180,8 @@ class TaskLoop:
         except BaseException as exc:  # noqa: BLE001 - any error fails the task, with its trace
             failure = format_trace(exc)
         failure = self._finish(started, failure)
+        with contextlib.suppress(WorkerGone):  # the final totals
+            self.control.send(Heartbeat(self.control.meter.snapshot()))
         if failure is not None:
             with contextlib.suppress(WorkerGone):
                 self.control.send(Failed(failure))
@@ -204,7 +208,7 @@ class _Heartbeats:
     def _run(self) -> None:
         while not self._done.wait(self._interval_s):
             try:
-                self._control.send(Heartbeat())
+                self._control.send(Heartbeat(self._control.meter.snapshot()))
             except WorkerGone:
                 return
 

@@ -69,9 +69,9 @@ def test_every_route_is_documented_and_every_documented_operation_is_a_route(app
     documented = _documented_operations(document)
     assert routes - documented == set(), "routes missing from /openapi.json"
     assert documented - routes == set(), "/openapi.json documents operations no route serves"
-    # spec 1.3 endpoints 1-29, plus /openapi.json; every GET also as HEAD
-    assert len({p for _m, p in routes}) == 23
-    assert len(routes) == 46
+    # spec 1.3 endpoints 1-29, plus /openapi.json and /metrics; every GET also as HEAD
+    assert len({p for _m, p in routes}) == 24
+    assert len(routes) == 48
 
 
 def test_document_is_valid_openapi(document):
@@ -178,6 +178,10 @@ class Conformance:
         if content is None:
             assert response.content == b"", f"{operation_id} {status}: unexpected body {response.text}"
             return
+        if "text/plain" in content:
+            assert response.headers["content-type"].startswith("text/plain"), response.headers
+            assert isinstance(response.text, str)
+            return
         assert response.headers["content-type"] == "application/json"
         schema = self._resolvable(content["application/json"]["schema"])
         jsonschema.Draft202012Validator(schema, registry=self.registry).validate(response.json())
@@ -202,6 +206,7 @@ def test_answers_of_every_operation_conform_to_the_description(client, herder, d
 
     c.check("getServerInfo", client.get("/"))
     c.check("getHealth", client.get("/health"))
+    c.check("getMetrics", client.get("/metrics"))
     herder.health_status = ("starting", "Worker is still starting up.")
     c.check("getHealth", client.get("/health"))
     c.check("getOpenApi", client.get("/openapi.json"))

@@ -300,6 +300,10 @@ class Herder(ABC):
     def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
         """Config definitions of a plugin (``GET /connector-plugins/{plugin}/config``)."""
 
+    def metrics_text(self) -> str:
+        """This worker's metrics in Prometheus' text format (``GET /metrics``)."""
+        return ""
+
     @abstractmethod
     def logger_levels(self) -> dict[str, LoggerLevel]:
         """Loggers with an explicitly set level, plus ``root``."""

@@ -80,6 +80,11 @@ class WorkerHerder(Herder):
     def server_info(self) -> dict[str, Any]:
         return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id()}
 
+    def metrics_text(self) -> str:
+        from sluice.runtime.metrics import prometheus_text, worker_metrics
+
+        return prometheus_text(worker_metrics(self.worker))
+
     def health(self) -> tuple[str, str]:
         if not self._ready:
             return ("starting", "Worker is still starting up.")

@@ -1,0 +1,301 @@
+"""Kafka Connect's metrics, in Prometheus' text format (``GET /metrics``).
+
+The groups and names are Kafka's (``connect-worker-metrics``, ``connector-metrics``,
+``connector-task-metrics``, ``source-task-metrics``, ``sink-task-metrics``,
+``task-error-metrics``) with the tags ``connector`` and ``task``, spelled as the Prometheus
+JMX exporter's usual Kafka Connect rules spell them (Strimzi's, Confluent's examples):
+``kafka_connect_<group>_<name>``, the group without ``-metrics`` (``connect-worker`` as
+``worker``), dashes as underscores, and a string attribute such as a task's ``status`` as a
+label of a gauge that is 1. ``docs/metrics.md`` lists every name.
+
+Tasks count where they run (:class:`sluice.spark.task_metrics.TaskMeter`, on the executor)
+and send their totals with each heartbeat; :class:`TaskSeries` keeps those of the last
+window here and turns them into rates and averages, as Kafka's windowed ``Rate`` and ``Avg``
+do over Kafka's default window (``metrics.sample.window.ms`` × ``metrics.num.samples``,
+30 s × 2).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sluice.runtime.herder.base import State
+
+if TYPE_CHECKING:
+    from sluice.runtime.worker import Worker
+
+__all__ = ["MetricFamily", "TaskSeries", "WorkerCounters", "prometheus_text", "worker_metrics"]
+
+WINDOW_S = 60.0
+
+Labels = tuple[tuple[str, str], ...]
+
+
+class TaskSeries:
+    """A running task's reported totals over the last window."""
+
+    def __init__(self, window_s: float = WINDOW_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self._clock = clock
+        self._samples: deque[tuple[float, dict[str, float]]] = deque()
+        self._lock = threading.Lock()
+
+    def begin(self) -> None:
+        """A task instance started: its totals are all zero now (so what it does before its
+        first report counts in the window's rates)."""
+        with self._lock:
+            self._samples.clear()
+            self._samples.append((self._clock(), {}))
+
+    def record(self, totals: dict[str, float]) -> None:
+        now = self._clock()
+        with self._lock:
+            if self._samples and any(
+                totals.get(k, 0) < v for k, v in self._samples[-1][1].items() if k.endswith("total")
+            ):
+                self._samples.clear()  # a new instance of the task: its totals start again
+            self._samples.append((now, dict(totals)))
+            while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
+                self._samples.popleft()
+
+    def latest(self) -> dict[str, float]:
+        with self._lock:
+            return dict(self._samples[-1][1]) if self._samples else {}
+
+    def _ends(self) -> tuple[tuple[float, dict[str, float]], tuple[float, dict[str, float]]] | None:
+        with self._lock:
+            if not self._samples:
+                return None
+            return self._samples[0], self._samples[-1]
+
+    def rate(self, name: str) -> float:
+        """Per second over the window (0 before two reports)."""
+        ends = self._ends()
+        if ends is None:
+            return 0.0
+        (t0, first), (t1, last) = ends
+        if t1 <= t0:
+            return 0.0
+        return (last.get(name, 0) - first.get(name, 0)) / (t1 - t0)
+
+    def ratio(self, numerator: str, denominator: str) -> float:
+        """The window's increase of one total over another's; NaN when the second did not move."""
+        ends = self._ends()
+        if ends is None:
+            return math.nan
+        (_, first), (_, last) = ends
+        if len(self._samples) == 1:
+            first = {}
+        change = last.get(denominator, 0) - first.get(denominator, 0)
+        if change <= 0:
+            return math.nan
+        return (last.get(numerator, 0) - first.get(numerator, 0)) / change
+
+
+@dataclass
+class WorkerCounters:
+    """The worker's own totals (``connect-worker-metrics``)."""
+
+    connector_startup_attempts: int = 0
+    connector_startup_successes: int = 0
+    connector_startup_failures: int = 0
+    task_startup_attempts: int = 0
+    task_startup_successes: int = 0
+    task_startup_failures: int = 0
+
+
+@dataclass
+class MetricFamily:
+    name: str
+    kind: str  # gauge or counter
+    help: str
+    samples: list[tuple[Labels, float]] = field(default_factory=list)
+
+    def add(self, value: float, **labels: str) -> None:
+        self.samples.append((tuple(labels.items()), value))
+
+
+class _Families:
+    def __init__(self) -> None:
+        self.by_name: dict[str, MetricFamily] = {}
+
+    def __call__(self, group: str, name: str, help_text: str) -> MetricFamily:
+        prometheus = "kafka_connect_" + _group(group) + "_" + name.replace("-", "_").replace(".", "_")
+        family = self.by_name.get(prometheus)
+        if family is None:
+            kind = "counter" if prometheus.endswith("_total") else "gauge"
+            family = self.by_name[prometheus] = MetricFamily(prometheus, kind, f"{help_text} (Kafka: {group} {name})")
+        return family
+
+
+def _group(group: str) -> str:
+    short = group.removesuffix("-metrics").removeprefix("connect-")
+    return short.replace("-", "_")
+
+
+_TASK_STATES = ("running", "paused", "failed", "unassigned", "restarting", "destroyed")
+
+
+def worker_metrics(worker: Worker) -> list[MetricFamily]:
+    """This worker's metrics: its connectors and the tasks it runs."""
+    families = _Families()
+    connectors = worker.hosted_connectors()
+    running_connectors = [c for c in connectors if c.connector is not None]
+    tasks = [(c.name, task_id, task) for c in connectors for task_id, task in sorted(c.tasks.items())]
+    group = "connect-worker-metrics"
+    families(group, "connector-count", "Connectors run by this worker").add(len(running_connectors))
+    families(group, "task-count", "Tasks run by this worker").add(len(tasks))
+    counters = worker.counters
+    for name, value, text in (
+        ("connector-startup-attempts-total", counters.connector_startup_attempts, "Connector starts tried"),
+        ("connector-startup-success-total", counters.connector_startup_successes, "Connector starts that succeeded"),
+        ("connector-startup-failure-total", counters.connector_startup_failures, "Connector starts that failed"),
+        ("task-startup-attempts-total", counters.task_startup_attempts, "Task starts tried"),
+        ("task-startup-success-total", counters.task_startup_successes, "Task starts that succeeded"),
+        ("task-startup-failure-total", counters.task_startup_failures, "Task starts that failed"),
+    ):
+        families(group, name, text).add(value)
+    for wc in connectors:
+        by_state = {state: 0 for state in _TASK_STATES}
+        for task in wc.tasks.values():
+            if task.state is not None and task.state.value.lower() in by_state:
+                by_state[task.state.value.lower()] += 1
+        for state, count in by_state.items():
+            families(group, f"connector-{state}-task-count", f"The connector's {state} tasks on this worker").add(
+                count, connector=wc.name
+            )
+        families(group, "connector-total-task-count", "The connector's tasks on this worker").add(
+            len(wc.tasks), connector=wc.name
+        )
+    for wc in running_connectors:
+        labels = {"connector": wc.name}
+        families("connector-metrics", "status", "The connector's state (1 for the state it is in)").add(
+            1, **labels, status=wc.state.value.lower()
+        )
+        families("connector-metrics", "connector-type", "The connector's type").add(1, **labels, connector_type=wc.kind)
+        families("connector-metrics", "connector-class", "The connector's class").add(
+            1, **labels, connector_class=wc.config.get("connector.class", "")
+        )
+        families("connector-metrics", "connector-version", "The connector's version").add(
+            1, **labels, connector_version=wc.version or "unknown"
+        )
+    for connector, task_id, task in tasks:
+        _task_metrics(families, connector, task_id, task.kind, task.state, task.series)
+    return list(families.by_name.values())
+
+
+def _task_metrics(
+    families: _Families, connector: str, task_id: int, kind: str, state: State | None, series: TaskSeries
+) -> None:
+    labels = {"connector": connector, "task": str(task_id)}
+    totals = series.latest()
+    group = "connector-task-metrics"
+    families(group, "status", "The task's state (1 for the state it is in)").add(
+        1, **labels, status=(state.value if state is not None else "unassigned").lower()
+    )
+    if kind == "source":
+        records, batches = "poll_total", "poll_batches"
+    else:
+        records, batches = "send_total", "put_batches"
+    families(group, "batch-size-avg", "Records per batch, over the window").add(
+        series.ratio(records, batches), **labels
+    )
+    families(group, "batch-size-max", "Most records in one batch").add(totals.get("batch_size_max", 0), **labels)
+    successes, failures = totals.get("commit_successes", 0), totals.get("commit_failures", 0)
+    commits = successes + failures
+    families(group, "offset-commit-success-percentage", "Share of offset commits that succeeded").add(
+        successes / commits if commits else 0.0, **labels
+    )
+    families(group, "offset-commit-failure-percentage", "Share of offset commits that failed").add(
+        failures / commits if commits else 0.0, **labels
+    )
+    if kind == "source":
+        group = "source-task-metrics"
+        families(group, "source-record-poll-total", "Records polled by the task").add(
+            totals.get("poll_total", 0), **labels
+        )
+        families(group, "source-record-poll-rate", "Records polled per second").add(series.rate("poll_total"), **labels)
+        families(group, "source-record-write-total", "Records written to Kafka after transforms").add(
+            totals.get("write_total", 0), **labels
+        )
+        families(group, "source-record-write-rate", "Records written to Kafka per second").add(
+            series.rate("write_total"), **labels
+        )
+        families(group, "poll-batch-avg-time-ms", "Milliseconds per poll() that returned records").add(
+            series.ratio("poll_time_ms", "poll_batches"), **labels
+        )
+    else:
+        group = "sink-task-metrics"
+        families(group, "sink-record-read-total", "Records read from Kafka").add(totals.get("read_total", 0), **labels)
+        families(group, "sink-record-read-rate", "Records read per second").add(series.rate("read_total"), **labels)
+        families(group, "sink-record-send-total", "Records put to the task after transforms").add(
+            totals.get("send_total", 0), **labels
+        )
+        families(group, "sink-record-send-rate", "Records put per second").add(series.rate("send_total"), **labels)
+        families(group, "put-batch-avg-time-ms", "Milliseconds per put()").add(
+            series.ratio("put_time_ms", "put_batches"), **labels
+        )
+        families(group, "offset-commit-completion-total", "Offset commits completed").add(
+            totals.get("commit_successes", 0), **labels
+        )
+        families(group, "offset-commit-completion-rate", "Offset commits completed per second").add(
+            series.rate("commit_successes"), **labels
+        )
+        families(group, "partition-count", "Topic partitions the task reads").add(
+            totals.get("partition_count", 0), **labels
+        )
+        families(group, "sink-record-lag-max", "Most records any of its partitions is behind (at the last commit)").add(
+            totals.get("records_lag", 0), **labels
+        )
+    group = "task-error-metrics"
+    for name, key, text in (
+        ("total-record-failures", "record_failures", "Record processing failures, retries included"),
+        ("total-record-errors", "record_errors", "Records that failed after retries"),
+        ("total-records-skipped", "records_skipped", "Records skipped because of errors (errors.tolerance=all)"),
+        ("total-retries", "retries", "Retried operations"),
+        ("total-errors-logged", "errors_logged", "Errors logged (errors.log.enable)"),
+        ("deadletterqueue-produce-requests", "dlq_requests", "Records written to the dead letter queue"),
+        ("deadletterqueue-produce-failures", "dlq_failures", "Failed writes to the dead letter queue"),
+        ("last-error-timestamp", "last_error_ms", "Epoch milliseconds of the last error"),
+    ):
+        families(group, name, text).add(totals.get(key, 0), **labels)
+
+
+def prometheus_text(families: Iterable[MetricFamily]) -> str:
+    """The families in Prometheus' text exposition format (version 0.0.4)."""
+    lines: list[str] = []
+    for family in families:
+        lines.append(f"# HELP {family.name} {_escape_help(family.help)}")
+        lines.append(f"# TYPE {family.name} {family.kind}")
+        for labels, value in family.samples:
+            rendered = ",".join(f'{key}="{_escape_label(val)}"' for key, val in labels)
+            lines.append(
+                f"{family.name}{{{rendered}}} {_number(value)}" if rendered else f"{family.name} {_number(value)}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _escape_label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "+Inf" if value > 0 else "-Inf"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return repr(value)
+    return str(value)

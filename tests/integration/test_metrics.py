@@ -1,0 +1,159 @@
+"""Acceptance: a running pipeline's ``GET /metrics``, read with Prometheus' own parser as a
+dashboard would — source poll and sink read rates and totals matching the records moved,
+error totals matching a dead letter queue run, task status gauges following pause and
+resume."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.helpers import read_topic, wait_until
+from tests.integration.workers import StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+@pytest.fixture(scope="module")
+def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneWorker]:
+    w = StandaloneWorker(
+        tmp_path_factory.mktemp("metrics"), kafka_bootstrap, "metrics", {"offset.flush.interval.ms": "500"}
+    )
+    w.start()
+    yield w
+    assert w.stop() == 0, w.log()
+
+
+def scrape(worker: StandaloneWorker) -> Samples:
+    response = httpx2.get(worker.url + "/metrics", timeout=10)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    samples: Samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return samples
+
+
+def value(samples: Samples, name: str, **labels: str) -> float | None:
+    return samples.get((name, frozenset(labels.items())))
+
+
+def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
+    r = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+    assert r.status_code in (200, 201), r.text
+
+
+def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tmp_path: Path, unique_name: str) -> None:
+    lines = 500
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    source_file.write_text("".join(f"line {i}\n" for i in range(lines)))
+    topic, source, sink = f"{unique_name}-t", f"{unique_name}-src", f"{unique_name}-sink"
+    common = {"key.converter": STRING, "value.converter": STRING, "tasks.max": "1"}
+    _create(worker, source, {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic, **common})
+    _create(worker, sink, {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic, **common})
+    wait_until(
+        lambda: sink_file.exists() and len(sink_file.read_text().splitlines()) == lines,
+        timeout=180,
+        message=lambda: worker.get(f"/connectors/{sink}/status").text,
+    )
+    src = {"connector": source, "task": "0"}
+    snk = {"connector": sink, "task": "0"}
+
+    def moved() -> Samples | None:
+        samples = scrape(worker)
+        done = (
+            value(samples, "kafka_connect_source_task_source_record_poll_total", **src) == lines
+            and value(samples, "kafka_connect_source_task_source_record_write_total", **src) == lines
+            and value(samples, "kafka_connect_sink_task_sink_record_read_total", **snk) == lines
+            and value(samples, "kafka_connect_sink_task_sink_record_send_total", **snk) == lines
+        )
+        return samples if done else None
+
+    samples = wait_until(moved, timeout=30, message=lambda: httpx2.get(worker.url + "/metrics").text[-3000:])
+    # rates over the window the records moved in
+    assert (value(samples, "kafka_connect_source_task_source_record_poll_rate", **src) or 0) > 0
+    assert (value(samples, "kafka_connect_sink_task_sink_record_read_rate", **snk) or 0) > 0
+    assert (value(samples, "kafka_connect_sink_task_put_batch_avg_time_ms", **snk) or -1) >= 0
+    assert value(samples, "kafka_connect_sink_task_partition_count", **snk) == 1
+    assert (value(samples, "kafka_connect_connector_task_batch_size_max", **src) or 0) >= 1
+    assert value(samples, "kafka_connect_connector_status", connector=source, status="running") == 1
+    assert value(samples, "kafka_connect_worker_connector_running_task_count", connector=source) == 1
+    assert (value(samples, "kafka_connect_worker_connector_count") or 0) >= 2
+    assert value(samples, "kafka_connect_task_error_total_record_errors", **snk) == 0
+
+    # the console's throughput of the pipeline: the rates of the sink's task, from /metrics
+    console = httpx2.get(worker.url + "/ui/connector", params={"name": sink, "part": "rates"}, timeout=30).json()
+    assert console["exposed"] is True
+    [task] = console["tasks"]
+    assert task["task"] == 0 and task["kind"] == "sink" and task["records_in"] > 0 and task["lag"] == 0
+
+    def task_status(status: str) -> bool:
+        return value(scrape(worker), "kafka_connect_connector_task_status", **src, status=status) == 1
+
+    assert task_status("running")
+    assert httpx2.put(f"{worker.url}/connectors/{source}/pause", timeout=30).status_code == 202
+    wait_until(lambda: task_status("paused"), timeout=60, message="the status gauge to say paused")
+    assert not task_status("running")
+    assert httpx2.put(f"{worker.url}/connectors/{source}/resume", timeout=30).status_code == 202
+    wait_until(lambda: task_status("running"), timeout=60, message="the status gauge to say running again")
+    for name in (source, sink):
+        httpx2.delete(f"{worker.url}/connectors/{name}", timeout=30)
+
+
+def test_error_totals_match_a_dead_letter_queue_run(
+    worker: StandaloneWorker, kafka_bootstrap: str, tmp_path: Path, unique_name: str
+) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, dlq = f"{unique_name}-in", f"{unique_name}-dlq"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    _create(
+        worker,
+        unique_name,
+        {
+            "connector.class": "sluice_test_plugins.RecordingSinkConnector",
+            "topics": topic,
+            "record.file": str(tmp_path / "records.jsonl"),
+            "key.converter": STRING,
+            "value.converter": JSON,
+            "value.converter.schemas.enable": "false",
+            "errors.tolerance": "all",
+            "errors.log.enable": "true",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        },
+    )
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for i in range(10):
+        producer.produce(topic, value=b"not json" if i % 3 == 0 else b'{"n": %d}' % i)
+    assert producer.flush(30) == 0
+    assert len(read_topic(kafka_bootstrap, dlq, 4)) == 4  # offsets 0, 3, 6 and 9
+    labels = {"connector": unique_name, "task": "0"}
+
+    def counted() -> Samples | None:
+        samples = scrape(worker)
+        done = value(samples, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels) == 4
+        return samples if done else None
+
+    samples = wait_until(counted, timeout=30, message=lambda: httpx2.get(worker.url + "/metrics").text[-3000:])
+    assert value(samples, "kafka_connect_task_error_total_record_errors", **labels) == 4
+    assert value(samples, "kafka_connect_task_error_total_record_failures", **labels) == 4
+    assert value(samples, "kafka_connect_task_error_total_records_skipped", **labels) == 4
+    assert value(samples, "kafka_connect_task_error_total_errors_logged", **labels) == 4
+    assert value(samples, "kafka_connect_task_error_deadletterqueue_produce_failures", **labels) == 0
+    assert (value(samples, "kafka_connect_task_error_last_error_timestamp", **labels) or 0) > 1.7e12
+    assert value(samples, "kafka_connect_sink_task_sink_record_read_total", **labels) == 10
+    assert value(samples, "kafka_connect_sink_task_sink_record_send_total", **labels) == 6
+    httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
