@@ -232,6 +232,17 @@ def test_a_logger_level_is_set(target: Target, page: Page, unique_name: str) -> 
     expect(page.locator(".notice")).to_have_text("Logger level set.")
     expect(page.locator(f'tr[data-logger="{logger}"] td').first).to_have_text("DEBUG")
     assert target.request("GET", f"/admin/loggers/{logger}").json()["level"] == "DEBUG"
+    # and for every worker of the cluster
+    page.get_by_label("Logger").fill(logger)
+    page.get_by_label("Level").select_option("WARN")
+    page.get_by_label("every worker of the cluster").check()
+    page.get_by_role("button", name="Set level").click()
+    expect(page.locator(".notice")).to_have_text("Logger level set.")
+    wait_for(
+        lambda: target.request("GET", f"/admin/loggers/{logger}").json().get("level") == "WARN",
+        30,
+        "the cluster-wide level to reach the worker",
+    )
 
 
 def test_delete_asks_first(target: Target, page: Page, unique_name: str) -> None:
@@ -247,6 +258,22 @@ def test_delete_asks_first(target: Target, page: Page, unique_name: str) -> None
     expect(page.locator(".notice")).to_have_text("Connector deleted.")
     expect(page.get_by_role("link", name=name, exact=True)).to_have_count(0)
     wait_for(lambda: target.status(name) is None, 30, "the connector to be gone")
+
+
+def test_an_action_by_keyboard_alone(target: Target, page: Page, unique_name: str) -> None:
+    name = f"{unique_name}-keys"
+    _create(target, name, _file_source(target, name, f"{unique_name}-t"))
+    _open_connector(page, target, name)
+    for _ in range(30):  # Tab through the page to the Pause button, then press it
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent.trim()") == "Pause":
+            break
+    else:
+        raise AssertionError("the Pause button cannot be reached with Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator(".notice")).to_have_text("Pause requested.")
+    wait_for(lambda: (target.status(name) or {}).get("connector", {}).get("state") == "PAUSED", 60, "PAUSED")
+    target.request("DELETE", f"/connectors/{quote_segment(name)}")
 
 
 def test_readable_in_a_narrow_window_and_by_keyboard(target: Target, page: Page, unique_name: str) -> None:
