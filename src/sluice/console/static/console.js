@@ -1,6 +1,27 @@
-// Live charts of a connector's throughput: the page works without this file (it shows the
-// rates as they were when it was drawn); with it, the rates are read again every 2 s and
-// each task's last two minutes are drawn as a small line.
+// The pages work without this file. With it: the config form is not redrawn under the
+// person's fingers, and a connector's throughput is drawn live.
+(function () {
+  "use strict";
+  // The form is redrawn with the worker's validation after each change. A redraw that comes
+  // back after the person typed again would drop what they typed: it is skipped, and the
+  // next change (which that typing makes) brings a newer one.
+  var edits = 0;
+  document.addEventListener("input", function (event) {
+    if (event.target.closest && event.target.closest("#config-form")) { edits += 1; }
+  }, true);
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.elt.id === "config-form") { event.detail.elt.dataset.editsAtRequest = String(edits); }
+  });
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var form = event.detail.elt;
+    if (form.id === "config-form" && form.dataset.editsAtRequest !== String(edits)) {
+      event.detail.shouldSwap = false;
+    }
+  });
+})();
+
+// A connector's throughput: the page shows the rates as they were when it was drawn; here
+// they are read again every 2 s and each task's last two minutes are drawn as a small line.
 (function () {
   "use strict";
   var POINTS = 60;
