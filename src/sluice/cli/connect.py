@@ -48,6 +48,14 @@ def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[
     return build
 
 
+def rest_listeners(config: WorkerConfig) -> list[str]:
+    """``listeners``; when it is not set, Kafka 3's ``rest.host.name`` and ``rest.port`` (which
+    container images still set, e.g. ``CONNECT_REST_PORT``) say where to listen."""
+    if "listeners" not in config.raw and config.raw.get("rest.port"):
+        return [f"http://{config.raw.get('rest.host.name', '')}:{config.raw['rest.port']}"]
+    return list(config.get("listeners"))
+
+
 def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
     """The REST server of a worker, with the worker's HTTP settings."""
     from sluice.console.app import console_app
@@ -63,7 +71,7 @@ def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
     )
     return RestServer(
         herder,
-        listeners=list(config.get("listeners")),
+        listeners=rest_listeners(config),
         advertised_host=config.get("rest.advertised.host.name"),
         advertised_port=config.get("rest.advertised.port"),
         app=app,

@@ -117,7 +117,61 @@ def run_distributed(worker_file: str, stop_event: threading.Event | None = None)
 
 
 def _distributed(args: argparse.Namespace) -> int:
-    return run_distributed(args.worker_properties)
+    if not args.from_env:
+        if args.worker_properties is None:
+            print("sluice distributed: give a worker properties file, or --from-env", file=sys.stderr)
+            return 2
+        return run_distributed(args.worker_properties)
+    return run_distributed_from_env(args.worker_properties, print_only=args.print_config)
+
+
+def run_distributed_from_env(
+    worker_file: str | None,
+    environ: dict[str, str] | None = None,
+    print_only: bool = False,
+    stop_event: threading.Event | None = None,
+) -> int:
+    """``sluice distributed --from-env``: the worker properties of the ``CONNECT_*``
+    variables (over those of ``worker_file`` when given), as Confluent's image maps them."""
+    import os
+
+    from sluice.cli.container_env import log_levels_from_env, worker_props_from_env
+
+    env = dict(os.environ if environ is None else environ)
+    props = _load_worker_props(worker_file) if worker_file else {}
+    props.update(worker_props_from_env(env))
+    try:
+        root, loggers = log_levels_from_env(env)
+    except ValueError as exc:
+        print(f"sluice distributed: {exc}", file=sys.stderr)
+        return 2
+    if print_only:
+        for key, value in sorted(props.items()):
+            secret = any(word in key for word in ("password", "jaas.config", "secret"))
+            print(f"{key}={'[hidden]' if secret else value}")
+        return 0
+    if not props:
+        print("sluice distributed --from-env: no CONNECT_* variable is set", file=sys.stderr)
+        return 2
+    from sluice.runtime.loggers import Loggers
+
+    levels = Loggers()
+    try:
+        if root is not None:
+            levels.set_level("root", root)
+        for name, level in loggers.items():
+            levels.set_level(name, level)
+    except Exception as exc:
+        print(f"sluice distributed: CONNECT_LOG4J_*: {exc}", file=sys.stderr)
+        return 2
+    from sluice.cli.distributed import DistributedConnect
+
+    try:
+        connect = DistributedConnect(props)
+    except Exception as exc:
+        logging.getLogger("sluice").error("Could not start the worker: %s", exc)
+        return 1
+    return _serve(connect, connect.start, "Could not start the worker", 1, stop_event)
 
 
 def run_console(urls: str, host: str, port: int, title: str, stop_event: threading.Event | None = None) -> int:
@@ -220,7 +274,15 @@ def build_parser(extensions: dict[str, EntryPoint] | None = None) -> argparse.Ar
     p.add_argument("connector_files", nargs="*")
     p.set_defaults(func=_standalone)
     p = sub.add_parser("distributed", help="run a distributed worker")
-    p.add_argument("worker_properties")
+    p.add_argument("worker_properties", nargs="?", default=None)
+    p.add_argument(
+        "--from-env",
+        action="store_true",
+        help="worker properties from CONNECT_* environment variables, as Confluent's cp-kafka-connect "
+        "image maps them (over the file's, when one is given); CONNECT_LOG4J_ROOT_LOGLEVEL and "
+        "CONNECT_LOG4J_LOGGERS set log levels",
+    )
+    p.add_argument("--print-config", action="store_true", help="with --from-env: print the properties and exit")
     p.set_defaults(func=_distributed)
     p = sub.add_parser(
         "connector", help="manage connectors through a worker's REST API: sluice connector --help", add_help=False
