@@ -149,10 +149,15 @@ class Worker:
         self._launcher: TaskLauncher | None = None
         self.generation = 0
         self.counters = WorkerCounters()  # connect-worker-metrics' totals
+        # Told each status this worker writes, before it is written; returns the trace to
+        # write (the herder's automatic restarts, runtime/auto_restart.py).
+        self.status_hook: Callable[[str, int | None, State, str | None], str | None] | None = None
 
     # -- status ---------------------------------------------------------------------
 
     def _put_connector_status(self, name: str, state: State, trace: str | None = None) -> None:
+        if self.status_hook is not None:
+            trace = self.status_hook(name, None, state, trace)
         self.status_store.put_connector(
             ConnectorStatus(name, state.value, self.worker_id, trace, self.generation, self.connector_version(name))
         )
@@ -169,6 +174,8 @@ class Worker:
         task reports it, so its record says ``"version":null``."""
 
         def report(state: State, trace: str | None) -> None:
+            if self.status_hook is not None:
+                trace = self.status_hook(name, task, state, trace)
             status = TaskStatus(
                 name,
                 task,

@@ -141,6 +141,7 @@ class DistributedHerder(WorkerHerder):
         self._thread.start()
 
     def stop(self) -> None:
+        self.auto_restarter.close()
         self._stopping.set()
         if self.member is not None:
             self.member.wakeup()

@@ -55,6 +55,7 @@ class StandaloneHerder(WorkerHerder):
                 self._start_connector(name)
 
     def stop(self) -> None:
+        self.auto_restarter.close()
         with self._lock:
             for name in self.config_store.snapshot().connectors():
                 self.worker.stop_connector(name)

@@ -13,6 +13,7 @@ from sluice import __version__
 from sluice.api.errors import ConnectError, NotFoundError
 from sluice.api.records import TopicPartition
 from sluice.api.source import partition_key
+from sluice.runtime.auto_restart import AutoRestarter
 from sluice.runtime.herder.base import (
     BadRequestError,
     ConfigInfos,
@@ -71,6 +72,15 @@ class WorkerHerder(Herder):
         self.loggers = loggers or Loggers()
         self._lock = threading.RLock()
         self._ready = False
+        self.auto_restarter = AutoRestarter(
+            self.restart_task,
+            self._restart_connector_only,
+            lambda name: self.config_store.snapshot().connector_config(name),
+        )
+        worker.status_hook = self.auto_restarter.on_status
+
+    def _restart_connector_only(self, name: str) -> None:
+        self.restart_connector(name, False, False)
 
     def ready(self) -> None:
         self._ready = True
