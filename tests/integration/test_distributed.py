@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.helpers import wait_until
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
@@ -150,6 +151,16 @@ def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(kafka
                 message=lambda name=name: f"{name}: {_topic_values(kafka_bootstrap, f'{name}-t')}",
                 ignore=(KafkaException,),
             )
+        # the survivor's rebalance metrics: it joined, then took the work over, and leads
+        samples = {
+            sample.name: sample
+            for family in text_string_to_metric_families(httpx2.get(survivor.url + "/metrics", timeout=10).text)
+            for sample in family.samples
+        }
+        assert samples["kafka_connect_worker_rebalance_completed_rebalances_total"].value >= 2
+        assert samples["kafka_connect_worker_rebalance_epoch"].value >= 2
+        assert samples["kafka_connect_worker_rebalance_leader_name"].labels["leader_name"] == survivor.url
+        assert samples["kafka_connect_worker_rebalance_time_since_last_rebalance_ms"].value >= 0
         workers = [survivor]
     finally:
         for worker in workers:

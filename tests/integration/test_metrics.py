@@ -157,3 +157,61 @@ def test_error_totals_match_a_dead_letter_queue_run(
     assert value(samples, "kafka_connect_sink_task_sink_record_read_total", **labels) == 10
     assert value(samples, "kafka_connect_sink_task_sink_record_send_total", **labels) == 6
     httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+
+
+def test_a_metrics_reporter_gets_the_workers_metrics(kafka_bootstrap: str, tmp_path: Path, unique_name: str) -> None:
+    report = tmp_path / "metrics.jsonl"
+    w = StandaloneWorker(
+        tmp_path / "worker",
+        kafka_bootstrap,
+        "reporting",
+        {
+            # Kafka's JMX reporter has no Python form and is skipped; ours is loaded by path
+            "metric.reporters": "org.apache.kafka.common.metrics.JmxReporter,sluice_test_plugins.FileMetricsReporter",
+            "file.metrics.reporter.path": str(report),
+            "file.metrics.reporter.interval.ms": "200",
+        },
+    )
+    w.start()
+    try:
+        source_file = tmp_path / "in.txt"
+        source_file.write_text("".join(f"line {i}\n" for i in range(20)))
+        _create(
+            w,
+            unique_name,
+            {
+                "connector.class": "FileStreamSource",
+                "file": str(source_file),
+                "topic": unique_name,
+                "value.converter": STRING,
+            },
+        )
+
+        def polled() -> bool:
+            if not report.exists():
+                return False
+            import json
+
+            for line in reversed(report.read_text().splitlines()):
+                rows = json.loads(line)
+                if isinstance(rows, list):
+                    return any(
+                        r["group"] == "source-task-metrics"
+                        and r["name"] == "source-record-poll-total"
+                        and r["tags"] == {"connector": unique_name, "task": "0"}
+                        and r["value"] == 20
+                        for r in rows
+                    )
+            return False
+
+        wait_until(polled, timeout=120, message=lambda: report.read_text()[-2000:] if report.exists() else "no report")
+    finally:
+        assert w.stop() == 0, w.log()
+    assert report.read_text().splitlines()[-1] == '"closed"'  # closed when the worker stopped
+
+
+def test_a_reporter_that_cannot_be_loaded_stops_the_worker_from_starting(kafka_bootstrap: str, tmp_path: Path) -> None:
+    w = StandaloneWorker(tmp_path, kafka_bootstrap, "bad-reporter", {"metric.reporters": "no_such_module.Reporter"})
+    with pytest.raises(AssertionError, match="exited with 1"):
+        w.start()
+    assert "metric.reporters: cannot load no_such_module.Reporter" in w.log()

@@ -23,6 +23,7 @@ from sluice.api import (
     SourceTask,
     TopicPartition,
 )
+from sluice.api.metrics import MetricsReporter
 
 
 def spark_executor_id() -> str:
@@ -292,3 +293,35 @@ class WideConfigSourceConnector(SourceConnector):
                 display_name=f"Wide key {i}",
             )
         return config
+
+
+class FileMetricsReporter(MetricsReporter):
+    """Writes the worker's metrics as JSON lines to ``file.metrics.reporter.path`` every
+    ``file.metrics.reporter.interval.ms`` (a reporter with a thread of its own)."""
+
+    def configure(self, configs: dict[str, str]) -> None:
+        self.path = configs["file.metrics.reporter.path"]
+        self.interval_s = int(configs.get("file.metrics.reporter.interval.ms", "500")) / 1000.0
+
+    def init(self, metrics) -> None:
+        import threading
+
+        self.metrics = metrics
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(self.interval_s):
+            self._write()
+
+    def _write(self) -> None:
+        rows = [{"group": m.group, "name": m.name, "tags": m.tags, "value": m.value} for m in self.metrics()]
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(rows) + "\n")
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join(5)
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write('"closed"\n')

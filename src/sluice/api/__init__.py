@@ -35,6 +35,7 @@ from sluice.api.errors import (
     RetriableError,
     SchemaProjectorError,
 )
+from sluice.api.metrics import Metric, MetricsReporter
 from sluice.api.records import ConnectRecord, Header, Headers, SinkRecord, SourceRecord, TimestampType, TopicPartition
 from sluice.api.schema_projector import SchemaProjector
 from sluice.api.sink import ErrantRecordReporter, SinkConnector, SinkTask, SinkTaskContext
@@ -42,6 +43,8 @@ from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceCon
 from sluice.api.transforms import Predicate, Transformation
 
 __all__ = [
+    "Metric",
+    "MetricsReporter",
     "AlreadyExistsError",
     "Config",
     "ConfigData",

@@ -132,6 +132,7 @@ class StandaloneConnect:
         )
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
+        self.herder.start_reporters()  # metric.reporters: one that cannot be made stops the worker here
 
     def start(self, connector_configs: Sequence[tuple[dict[str, str], TargetState | None]] = ()) -> None:
         """Start everything; raise if a command-line connector cannot be created."""
@@ -159,6 +160,7 @@ class StandaloneConnect:
         self._stopped.set()
         log.info("Stopping the standalone worker")
         try:
+            self.herder.close_reporters()
             self.herder.stop()
         finally:
             try:

@@ -91,6 +91,7 @@ class DistributedConnect:
         )
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
+        self.herder.start_reporters()  # metric.reporters: one that cannot be made stops the worker here
 
     def _member(self, herder: DistributedHerder, snapshot: Callable[[], ConfigSnapshot]) -> WorkerGroupMember:
         return WorkerGroupMember(
@@ -124,6 +125,7 @@ class DistributedConnect:
         self._stopped.set()
         log.info("Stopping the distributed worker")
         try:
+            self.herder.close_reporters()
             self.herder.stop()
         finally:
             try:

@@ -17,6 +17,8 @@ do over Kafka's default window (``metrics.sample.window.ms`` × ``metrics.num.sa
 
 from __future__ import annotations
 
+import importlib
+import logging
 import math
 import threading
 import time
@@ -25,16 +27,28 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sluice.api.errors import ConfigError
+from sluice.api.metrics import Metric, MetricsReporter
 from sluice.runtime.herder.base import State
 
 if TYPE_CHECKING:
     from sluice.runtime.worker import Worker
 
-__all__ = ["MetricFamily", "TaskSeries", "WorkerCounters", "prometheus_text", "worker_metrics"]
+__all__ = [
+    "MetricFamily",
+    "RebalanceStats",
+    "TaskSeries",
+    "WorkerCounters",
+    "prometheus_text",
+    "rebalance_metrics",
+    "worker_metrics",
+]
 
 WINDOW_S = 60.0
 
 Labels = tuple[tuple[str, str], ...]
+
+log = logging.getLogger(__name__)
 
 
 class TaskSeries:
@@ -111,11 +125,61 @@ class WorkerCounters:
 
 
 @dataclass
+class RebalanceStats:
+    """A distributed worker's rebalances (``connect-worker-rebalance-metrics``)."""
+
+    completed: int = 0
+    epoch: int = -1
+    leader: str = ""
+    started_at: float | None = None  # monotonic; set while a rebalance is under way
+    last_completed_at: float | None = None
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+
+    def begin(self, now: float) -> None:
+        if self.started_at is None:
+            self.started_at = now
+
+    def complete(self, now: float, epoch: int, leader: str | None) -> None:
+        if self.started_at is not None:
+            took = (now - self.started_at) * 1000.0
+            self.total_ms += took
+            self.max_ms = max(self.max_ms, took)
+        self.started_at = None
+        self.completed += 1
+        self.epoch = epoch
+        self.leader = leader or ""
+        self.last_completed_at = now
+
+
+def rebalance_metrics(stats: RebalanceStats, now: float) -> list[MetricFamily]:
+    families = _Families()
+    group = "connect-worker-rebalance-metrics"
+    families(group, "completed-rebalances-total", "Rebalances this worker completed").add(stats.completed)
+    families(group, "epoch", "The group generation of the last completed rebalance").add(stats.epoch)
+    families(group, "leader-name", "The group leader's URL (1 for it)").add(1, leader_name=stats.leader)
+    families(group, "connect-protocol", "The group protocol").add(1, connect_protocol="sessioned")
+    families(group, "rebalancing", "1 while a rebalance is under way").add(1 if stats.started_at is not None else 0)
+    families(group, "rebalance-avg-time-ms", "Average milliseconds a rebalance took").add(
+        stats.total_ms / stats.completed if stats.completed else math.nan
+    )
+    families(group, "rebalance-max-time-ms", "Most milliseconds a rebalance took").add(
+        stats.max_ms if stats.completed else math.nan
+    )
+    since = (now - stats.last_completed_at) * 1000.0 if stats.last_completed_at is not None else -1.0
+    families(group, "time-since-last-rebalance-ms", "Milliseconds since the last completed rebalance").add(since)
+    return list(families.by_name.values())
+
+
+@dataclass
 class MetricFamily:
     name: str
     kind: str  # gauge or counter
     help: str
     samples: list[tuple[Labels, float]] = field(default_factory=list)
+    group: str = ""  # Kafka's group and name
+    kafka_name: str = ""
+    string_label: str | None = None  # a string-valued metric: the label holding its value
 
     def add(self, value: float, **labels: str) -> None:
         self.samples.append((tuple(labels.items()), value))
@@ -130,7 +194,9 @@ class _Families:
         family = self.by_name.get(prometheus)
         if family is None:
             kind = "counter" if prometheus.endswith("_total") else "gauge"
-            family = self.by_name[prometheus] = MetricFamily(prometheus, kind, f"{help_text} (Kafka: {group} {name})")
+            family = self.by_name[prometheus] = MetricFamily(
+                prometheus, kind, f"{help_text} (Kafka: {group} {name})", group=group, kafka_name=name
+            )
         return family
 
 
@@ -265,6 +331,47 @@ def _task_metrics(
         ("last-error-timestamp", "last_error_ms", "Epoch milliseconds of the last error"),
     ):
         families(group, name, text).add(totals.get(key, 0), **labels)
+
+
+# Metrics whose Kafka value is a string, served as a label of a gauge of 1.
+_STRING_LABELS = {"status", "connector_type", "connector_class", "connector_version", "leader_name", "connect_protocol"}
+
+
+def as_metrics(families: Iterable[MetricFamily]) -> list[Metric]:
+    r"""The families as :class:`~sluice.api.metrics.Metric`\ s, for metrics reporters: Kafka's
+    group, name and tags, and a string value where Kafka has one."""
+    metrics = []
+    for family in families:
+        for labels, value in family.samples:
+            tags = {k: v for k, v in labels if k not in _STRING_LABELS}
+            strings = [v for k, v in labels if k in _STRING_LABELS]
+            metrics.append(Metric(family.group, family.kafka_name, tags, strings[0] if strings else value, family.help))
+    return metrics
+
+
+def load_reporters(
+    names: str | None, configs: dict[str, str], metrics: Callable[[], list[Metric]]
+) -> list[MetricsReporter]:
+    """The ``metric.reporters`` (Python paths), configured and initialised. Kafka's own
+    reporters (``org.apache.kafka…``, JMX) have no Python form: they are skipped, logged.
+    Raises :class:`~sluice.api.errors.ConfigError` naming a reporter that cannot be made."""
+    reporters: list[MetricsReporter] = []
+    for name in [n.strip() for n in (names or "").split(",") if n.strip()]:
+        if name.startswith("org.apache.kafka."):
+            log.info("metric.reporters: %s is Kafka's (JMX); Sluice serves its metrics at GET /metrics", name)
+            continue
+        module, _, attribute = name.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"metric.reporters: cannot load {name}: {exc}") from None
+        if not (isinstance(cls, type) and issubclass(cls, MetricsReporter)):
+            raise ConfigError(f"metric.reporters: {name} is not a sluice.api.metrics.MetricsReporter")
+        reporter = cls()
+        reporter.configure(dict(configs))
+        reporter.init(metrics)
+        reporters.append(reporter)
+    return reporters
 
 
 def prometheus_text(families: Iterable[MetricFamily]) -> str:

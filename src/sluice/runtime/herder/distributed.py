@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,6 +37,7 @@ from sluice.runtime.herder.base import (
 from sluice.runtime.herder.validation import invalid_config_message
 from sluice.runtime.herder.worker_herder import WorkerHerder
 from sluice.runtime.loggers import Loggers
+from sluice.runtime.metrics import RebalanceStats, rebalance_metrics
 from sluice.runtime.offsets import SinkGroupOffsets
 from sluice.runtime.worker import Worker
 from sluice.storage.base import DESTROYED, StatusBackingStore, connector_config_map
@@ -119,6 +121,8 @@ class DistributedHerder(WorkerHerder):
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
         self._stopping = threading.Event()
         self._assigned = threading.Event()  # a round completed since the last revocation
+        self.rebalances = RebalanceStats()
+        self.rebalances.begin(time.monotonic())  # joining the group is the first rebalance
         self._thread: threading.Thread | None = None
         worker.reconfiguration_listener = lambda name: self._queue(lambda: self._generate_task_configs(name))
 
@@ -147,6 +151,9 @@ class DistributedHerder(WorkerHerder):
             self.member.wakeup()
         if self._thread is not None:
             self._thread.join(120)
+
+    def _more_metrics(self) -> list[Any]:
+        return rebalance_metrics(self.rebalances, time.monotonic())
 
     def health(self) -> tuple[str, str]:
         if not self._ready or not self._assigned.is_set():
@@ -211,6 +218,7 @@ class DistributedHerder(WorkerHerder):
 
     def on_revoked(self, leader: str | None, connectors: list[str], tasks: list[TaskId]) -> None:
         self._assigned.clear()
+        self.rebalances.begin(time.monotonic())
         # A cooperative revocation hands the task over only after it stopped here, so its
         # last batch still commits. Cut off from the group, the worker fences first: the
         # group may already be giving the task to another worker.
@@ -244,6 +252,7 @@ class DistributedHerder(WorkerHerder):
         for task in sorted(set(assignment.tasks) - self._owned_tasks):
             self._start_task(task, snapshot)
         self._assigned.set()
+        self.rebalances.complete(time.monotonic(), generation, assignment.leader_url)
         log.info(
             "Assignment of generation %d: connectors %s, tasks %s (leader %s)",
             generation,

@@ -11,6 +11,7 @@ from typing import Any
 
 from sluice import __version__
 from sluice.api.errors import ConnectError, NotFoundError
+from sluice.api.metrics import Metric, MetricsReporter
 from sluice.api.records import TopicPartition
 from sluice.api.source import partition_key
 from sluice.runtime.auto_restart import AutoRestarter
@@ -78,6 +79,7 @@ class WorkerHerder(Herder):
             lambda name: self.config_store.snapshot().connector_config(name),
         )
         worker.status_hook = self.auto_restarter.on_status
+        self.reporters: list[MetricsReporter] = []
 
     def _restart_connector_only(self, name: str) -> None:
         self.restart_connector(name, False, False)
@@ -91,9 +93,39 @@ class WorkerHerder(Herder):
         return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id()}
 
     def metrics_text(self) -> str:
-        from sluice.runtime.metrics import prometheus_text, worker_metrics
+        from sluice.runtime.metrics import prometheus_text
 
-        return prometheus_text(worker_metrics(self.worker))
+        return prometheus_text(self._metric_families())
+
+    def _metric_families(self) -> list[Any]:
+        from sluice.runtime.metrics import worker_metrics
+
+        return [*worker_metrics(self.worker), *self._more_metrics()]
+
+    def metrics(self) -> list[Metric]:
+        """The worker's metrics as metrics reporters get them."""
+        from sluice.runtime.metrics import as_metrics
+
+        return as_metrics(self._metric_families())
+
+    def start_reporters(self) -> None:
+        """``metric.reporters``: created, configured and given the metrics (raises ConfigError)."""
+        from sluice.runtime.metrics import load_reporters
+
+        raw = dict(self.worker.config.raw)
+        self.reporters = load_reporters(raw.get("metric.reporters"), raw, self.metrics)
+
+    def close_reporters(self) -> None:
+        reporters, self.reporters = self.reporters, []
+        for reporter in reporters:
+            try:
+                reporter.close()
+            except Exception:
+                log.warning("Closing the metrics reporter %s failed", type(reporter).__name__, exc_info=True)
+
+    def _more_metrics(self) -> list[Any]:
+        """Metric families of the herder's own (a distributed one's rebalances)."""
+        return []
 
     def health(self) -> tuple[str, str]:
         if not self._ready:
