@@ -38,7 +38,18 @@ class StandaloneWorker:
 
     mode = "standalone"
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str | None] | None = None) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        bootstrap: str,
+        name: str,
+        extra: dict[str, str | None] | None = None,
+        *,
+        auth: tuple[str, str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.auth = auth  # credentials for the worker's own checks (basic authentication)
+        self.env = dict(env or {})
         self.work_dir = work_dir
         self.name = name
         self.port = free_port()
@@ -72,14 +83,14 @@ class StandaloneWorker:
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=self.work_dir,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"worker {self.name} exited with {self.process.returncode}:\n{self.log()}")
             try:
-                if httpx2.get(f"{self.url}/health", timeout=2).status_code == 200:
+                if httpx2.get(f"{self.url}/health", timeout=2, auth=self.auth).status_code == 200:
                     return self
             except httpx2.HTTPError:
                 pass
@@ -108,7 +119,7 @@ class StandaloneWorker:
         return self.log_path.read_text(errors="replace")[-20000:] if self.log_path.exists() else ""
 
     def get(self, path: str) -> httpx2.Response:
-        return httpx2.get(self.url + path, timeout=10)
+        return httpx2.get(self.url + path, timeout=10, auth=self.auth)
 
     def task_state(self, connector: str, task: int = 0) -> str | None:
         r = self.get(f"/connectors/{connector}/tasks/{task}/status")
@@ -121,10 +132,16 @@ class DistributedWorker(StandaloneWorker):
     mode = "distributed"
 
     def __init__(
-        self, work_dir: Path, bootstrap: str, name: str, group: str, extra: dict[str, str | None] | None = None
+        self,
+        work_dir: Path,
+        bootstrap: str,
+        name: str,
+        group: str,
+        extra: dict[str, str | None] | None = None,
+        **options: Any,
     ) -> None:
         self.group = group
-        super().__init__(work_dir, bootstrap, name, extra)
+        super().__init__(work_dir, bootstrap, name, extra, **options)
 
     def _mode_props(self, work_dir: Path, name: str) -> dict[str, str]:
         return {

@@ -43,8 +43,6 @@ from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceCon
 from sluice.api.transforms import Predicate, Transformation
 
 __all__ = [
-    "Metric",
-    "MetricsReporter",
     "AlreadyExistsError",
     "Config",
     "ConfigData",
@@ -68,6 +66,8 @@ __all__ = [
     "Headers",
     "IllegalWorkerStateError",
     "Importance",
+    "Metric",
+    "MetricsReporter",
     "NO_DEFAULT",
     "NonEmptyString",
     "NotFoundError",

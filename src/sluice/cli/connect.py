@@ -60,6 +60,7 @@ def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
     """The REST server of a worker, with the worker's HTTP settings."""
     from sluice.console.app import console_app
     from sluice.rest.app import create_app  # the cli layer wires every layer together
+    from sluice.rest.basic_auth import basic_auth_users
     from sluice.rest.server import RestServer
 
     app = create_app(
@@ -68,6 +69,7 @@ def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
         cors_allowed_methods=config.get("access.control.allow.methods") or "",
         response_headers=config.get("response.http.headers.config") or "",
         mounts={"/ui": console_app()} if config.get("sluice.console.enable") else None,
+        basic_auth_users=basic_auth_users(config.raw),
     )
     return RestServer(
         herder,

@@ -62,6 +62,7 @@ EXIT_TIMEOUT = 5
 
 DEFAULT_URL = "http://localhost:8083"
 URL_ENV = "SLUICE_URL"
+USER_ENV = "SLUICE_USER"  # NAME:PASSWORD for a worker with basic authentication
 HOME_ENV = "SLUICE_HOME"
 
 #: Predefined connectors, loadable by name alone (``sluice connector load file-source``),
@@ -147,13 +148,20 @@ class ConnectClient:
     raises :class:`WorkerError` for an error answer and :class:`UnreachableError` when
     the worker cannot be reached."""
 
-    def __init__(self, url: str, transport: httpx2.BaseTransport | None = None) -> None:
-        self.url = normalize_url(url)
+    def __init__(self, url: str, transport: httpx2.BaseTransport | None = None, user: str | None = None) -> None:
+        url, from_url = _split_credentials(normalize_url(url))
+        self.url = url
+        credentials = user or from_url  # "name:password", as curl's --user takes it
+        auth = None
+        if credentials:
+            name, _, password = credentials.partition(":")
+            auth = httpx2.BasicAuth(name, password)
         self._http = httpx2.Client(
             base_url=self.url,
             timeout=REQUEST_TIMEOUT,
             transport=transport,
             headers={"Accept": "application/json"},
+            auth=auth,
         )
 
     def close(self) -> None:
@@ -201,6 +209,8 @@ class ConnectClient:
         if not message:
             text = response.text.strip()[:500] if not parsed else ""
             message = text or f"HTTP {response.status_code} {response.reason_phrase}".strip()
+        if response.status_code == 401:
+            message = f"{message} Give credentials with --user NAME:PASSWORD or ${USER_ENV}"
         raise WorkerError(response.status_code, f"{message} (HTTP {response.status_code})")
 
     def get(self, path: str, params: Any = None) -> Any:
@@ -1208,6 +1218,21 @@ def _task_id(text: str) -> int:
     return value
 
 
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """The URL without ``name:password@``, and those credentials (decoded) when it had them."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    credentials = unquote(parts.username) + ":" + unquote(parts.password or "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), credentials
+
+
 def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
     # --url and --json are accepted before and after the command. On the commands they
     # default to SUPPRESS so they do not overwrite a value given before the command.
@@ -1217,6 +1242,11 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print the server's JSON instead of tables"
+    )
+    common.add_argument(
+        "--user",
+        default=argparse.SUPPRESS,
+        help=f"NAME:PASSWORD for a worker with basic authentication (default: ${USER_ENV})",
     )
 
     parser = argparse.ArgumentParser(
@@ -1229,6 +1259,9 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
         "--url", default=None, help=f"the Connect worker's REST URL (default: ${URL_ENV} or {DEFAULT_URL})"
     )
     parser.add_argument("--json", action="store_true", default=False, help="print the server's JSON instead of tables")
+    parser.add_argument(
+        "--user", default=None, help=f"NAME:PASSWORD for a worker with basic authentication (default: ${USER_ENV})"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, func: Callable[[Context], int], help: str) -> argparse.ArgumentParser:
@@ -1348,8 +1381,9 @@ def run(argv: Sequence[str], prog: str = "sluice connector", transport: httpx2.B
     parser = build_parser(prog)
     args = parser.parse_args(list(argv))
     url = args.url or os.environ.get(URL_ENV) or DEFAULT_URL
+    user = getattr(args, "user", None) or os.environ.get(USER_ENV) or None
     try:
-        with ConnectClient(url, transport=transport) as client:
+        with ConnectClient(url, transport=transport, user=user) as client:
             return int(args.func(Context(args, client, prog)))
     except CliError as exc:
         return _fail(prog, exc)

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sluice.api.errors import NotFoundError
 from sluice.rest import entities
+from sluice.rest.basic_auth import BasicAuthMiddleware
 from sluice.rest.errors import CatchAllMiddleware, install_error_handlers, jaxrs_message
 from sluice.rest.forwarding import forward_request_handler
 from sluice.rest.http_settings import AdminPathGate, ResponseHeadersMiddleware, parse_header_rules
@@ -189,6 +190,7 @@ def create_app(
     cors_allowed_methods: str = "",
     response_headers: str = "",
     mounts: dict[str, ASGIApp] | None = None,
+    basic_auth_users: dict[str, str] | None = None,
 ) -> FastAPI:
     """The REST API of one worker, operating ``herder``.
 
@@ -196,7 +198,9 @@ def create_app(
     and ``access.control.allow.methods``; ``response_headers`` is
     ``response.http.headers.config`` (raises ValueError when it does not parse).
     ``mounts`` are applications served beside the API under their path prefixes (the
-    console at ``/ui``), behind the same listeners and middleware.
+    console at ``/ui``), behind the same listeners and middleware. ``basic_auth_users``
+    (Kafka's basic auth extension, :mod:`sluice.rest.basic_auth`) makes every request need
+    one of those users' credentials.
     """
     header_rules = parse_header_rules(response_headers)
     app = FastAPI(
@@ -227,6 +231,8 @@ def create_app(
     if header_rules:
         app.add_middleware(ResponseHeadersMiddleware, rules=header_rules)
     app.add_middleware(AdminPathGate)
+    if basic_auth_users is not None:
+        app.add_middleware(BasicAuthMiddleware, users=basic_auth_users)  # outermost: before anything runs
 
     def get(path: str, operation_id: str):  # GET, and HEAD as JAX-RS serves it for every GET resource
         return app.api_route(path, methods=["GET", "HEAD"], operation_id=operation_id)

@@ -1,0 +1,134 @@
+"""Acceptance: Kafka's basic authentication extension (``rest.extension.classes`` with the
+JAAS ``PropertyFileLoginModule``): requests without credentials or with wrong ones get 401,
+good ones work, on the API and the console alike; a two-worker cluster forwards writes with
+the caller's credentials; the CLI works with credentials and says when they are missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.helpers import wait_until
+from tests.integration.workers import DistributedWorker, StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+GOOD = ("alice", "s3cret:with colon")
+
+
+def _jaas(tmp_path: Path) -> Path:
+    credentials = tmp_path / "credentials.properties"
+    credentials.write_text(f"{GOOD[0]}={GOOD[1]}\nbob=other\n")
+    jaas = tmp_path / "connect_jaas.conf"
+    jaas.write_text(
+        "KafkaConnect {\n"
+        "  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n"
+        f'  file="{credentials}";\n'
+        "};\n"
+    )
+    return jaas
+
+
+def test_requests_need_good_credentials(kafka_bootstrap: str, tmp_path: Path, unique_name: str) -> None:
+    jaas = _jaas(tmp_path)
+    worker = StandaloneWorker(
+        tmp_path / "w",
+        kafka_bootstrap,
+        "auth",
+        {"rest.extension.classes": EXTENSION},
+        auth=GOOD,
+        env={"KAFKA_OPTS": f"-Xmx1g -Djava.security.auth.login.config={jaas}"},  # as Kafka's scripts take it
+    )
+    worker.start()
+    try:
+        anonymous = httpx2.get(worker.url + "/connectors", timeout=10)
+        assert anonymous.status_code == 401
+        assert anonymous.headers["www-authenticate"].startswith("Basic")
+        assert anonymous.text == "User cannot access the resource."
+        assert httpx2.get(worker.url + "/connectors", auth=("alice", "wrong"), timeout=10).status_code == 401
+        assert httpx2.get(worker.url + "/connectors", auth=("mallory", GOOD[1]), timeout=10).status_code == 401
+        assert httpx2.get(worker.url + "/connectors", auth=GOOD, timeout=10).json() == []
+        # the console is behind the same door, and makes its calls with the caller's credentials
+        assert httpx2.get(worker.url + "/ui/", timeout=10).status_code == 401
+        page = httpx2.get(worker.url + "/ui/", auth=GOOD, timeout=10)
+        assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text
+        assert httpx2.get(worker.url + "/metrics", timeout=10).status_code == 401
+
+        def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+            clean = {k: v for k, v in os.environ.items() if k not in ("SLUICE_URL", "SLUICE_USER")}
+            return subprocess.run(
+                [sys.executable, "-m", "sluice.cli.main", "connector", *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={**clean, **(env or {})},
+            )
+
+        refused = cli("--url", worker.url, "list")
+        assert refused.returncode == 1 and "--user NAME:PASSWORD" in refused.stderr, refused.stderr
+        assert cli("--url", worker.url, "--user", ":".join(GOOD), "list").returncode == 0
+        assert cli("--url", worker.url, "list", env={"SLUICE_USER": ":".join(GOOD)}).returncode == 0
+        in_url = worker.url.replace("http://", "http://alice:s3cret%3Awith%20colon@")
+        assert cli("--url", in_url, "list").returncode == 0
+    finally:
+        assert worker.stop() == 0, worker.log()
+
+
+def test_a_worker_without_its_jaas_configuration_does_not_start(kafka_bootstrap: str, tmp_path: Path) -> None:
+    worker = StandaloneWorker(tmp_path, kafka_bootstrap, "no-jaas", {"rest.extension.classes": EXTENSION})
+    with pytest.raises(AssertionError, match="exited with 1"):
+        worker.start()
+    assert "needs a JAAS configuration" in worker.log()
+
+
+def test_a_cluster_forwards_writes_with_the_callers_credentials(
+    kafka_bootstrap: str, tmp_path: Path, unique_name: str
+) -> None:
+    jaas = _jaas(tmp_path)
+    settings: dict[str, str | None] = {
+        "rest.extension.classes": EXTENSION,
+        "sluice.rest.jaas.config": str(jaas),
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+    workers = [
+        DistributedWorker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", unique_name, settings, auth=GOOD)
+        for i in (1, 2)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+
+        def leader_known() -> bool:
+            return all(httpx2.get(w.url + "/connectors", auth=GOOD, timeout=10).status_code == 200 for w in workers)
+
+        wait_until(leader_known, timeout=60)
+        # each worker takes a write: the follower forwards its one to the leader, with the credentials
+        for i, worker in enumerate(workers):
+            name = f"{unique_name}-{i}"
+            r = httpx2.put(
+                f"{worker.url}/connectors/{name}/config",
+                auth=GOOD,
+                timeout=60,
+                json={"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": name},
+            )
+            assert r.status_code == 201, r.text
+            refused = httpx2.put(
+                f"{worker.url}/connectors/{name}-x/config",
+                timeout=60,
+                json={"connector.class": "FileStreamSource", "topic": name},
+            )
+            assert refused.status_code == 401
+        names = httpx2.get(workers[0].url + "/connectors", auth=GOOD, timeout=10).json()
+        assert sorted(names) == [f"{unique_name}-0", f"{unique_name}-1"]
+    finally:
+        for worker in workers:
+            worker.stop()
+        for worker in workers:
+            worker.kill()
