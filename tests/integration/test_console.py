@@ -199,3 +199,33 @@ def test_the_console_obeys_admin_listeners(kafka_bootstrap: str, tmp_path: Path)
         assert httpx2.get(f"http://127.0.0.1:{admin_port}/admin/loggers", timeout=10).status_code == 200
     finally:
         assert w.stop() == 0, w.log()
+
+
+def test_a_post_from_another_sites_page_is_refused(worker: StandaloneWorker, tmp_path: Path, unique_name: str) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("x\n")
+    _put(worker, unique_name, {"connector.class": FILE_SOURCE, "file": str(source), "topic": unique_name})
+    try:
+        form = {"name": unique_name, "console:action": "delete", "confirmed": "yes"}
+        # what a browser sends when another site's page posts a form here (cross-site request forgery)
+        forged = [
+            {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+            {"Origin": "https://evil.example"},
+            {"Sec-Fetch-Site": "same-site"},
+        ]
+        for headers in forged:
+            r = httpx2.post(worker.url + "/ui/connector", data=form, headers=headers, timeout=30)
+            assert r.status_code == 403 and "not sent from this console" in r.text
+        assert httpx2.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 200
+        # the console's own page posts with its own origin
+        own = httpx2.post(
+            worker.url + "/ui/connector",
+            data=form,
+            headers={"Origin": worker.url, "Sec-Fetch-Site": "same-origin"},
+            timeout=30,
+            follow_redirects=False,
+        )
+        assert own.status_code == 303
+        assert httpx2.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 404
+    finally:
+        httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)

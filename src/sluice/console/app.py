@@ -384,16 +384,35 @@ class Console:
 
     # -- routes -----------------------------------------------------------------------
 
+    def guarded(self, handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        """A form post only from the console's own pages: a browser keeps sending the
+        person's basic-auth credentials, so a post that another site's page made it send
+        (cross-site request forgery) must not act. Browsers say where a post comes from
+        (``Origin``, ``Sec-Fetch-Site``); clients that are not browsers send neither."""
+
+        async def checked(request: Request) -> Response:
+            if _cross_site(request):
+                return self.page(
+                    request,
+                    "missing.html",
+                    403,
+                    name="",
+                    error="Refused: the form was not sent from this console's own pages.",
+                )
+            return await handler(request)
+
+        return checked
+
     def routes(self) -> list[Any]:
         return [
             Route("/", self.overview, methods=["GET", "HEAD"]),
             Route("/connector", self.connector, methods=["GET", "HEAD"]),
-            Route("/connector", self.connector_action, methods=["POST"]),
+            Route("/connector", self.guarded(self.connector_action), methods=["POST"]),
             Route("/new", self.new, methods=["GET", "HEAD"]),
             Route("/edit", self.edit, methods=["GET", "HEAD"]),
-            Route("/form", self.submit_form, methods=["POST"]),
+            Route("/form", self.guarded(self.submit_form), methods=["POST"]),
             Route("/loggers", self.loggers, methods=["GET", "HEAD"]),
-            Route("/loggers", self.set_logger, methods=["POST"]),
+            Route("/loggers", self.guarded(self.set_logger), methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static"),
         ]
 
@@ -414,6 +433,18 @@ async def _rates(api: ConnectApi, name: str, status: Any) -> dict[str, Any]:
             tasks.append({**asdict(rates), "worker": worker})
     tasks.sort(key=lambda t: t["task"])
     return {"exposed": exposed, "tasks": tasks}
+
+
+def _cross_site(request: Request) -> bool:
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False  # not a browser (or one too old to say): nothing forged it
+    if origin == "null":
+        return True  # a sandboxed or hidden origin cannot be the console's own page
+    return origin.split("://", 1)[-1].rstrip("/") != request.headers.get("host", "")
 
 
 async def _exists(api: ConnectApi, name: str) -> bool:
