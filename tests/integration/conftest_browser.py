@@ -61,9 +61,11 @@ def _chromium_or_skip() -> Path:
     pytest.skip(f"no Chromium for the browser tests: {problem}")
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: while Playwright's sync API runs, an asyncio loop is running
+# in the test thread, and later tests that call asyncio.run() would fail.
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Browser]:
-    """The session's headless Chromium (launched on first use, closed when the session ends)."""
+    """A headless Chromium for the test module (launched on first use, closed after the module)."""
     from playwright.sync_api import sync_playwright
 
     from sluice_devtools.browsers import launch_options

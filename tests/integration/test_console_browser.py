@@ -28,6 +28,8 @@ pytestmark = pytest.mark.integration
 
 # a Sluice worker's first task waits for Spark to start
 STARTUP_MS = 120_000
+# the form drawn again with the worker's validation, on a machine busy with other tests
+REDRAW_MS = 20_000
 
 
 @pytest.fixture(scope="module", params=["sluice", "kafka-connect"])
@@ -128,13 +130,13 @@ def test_a_transform_is_added_by_alias_with_its_own_fields(target: Target, page:
     # the form is drawn again with the worker's answer; what the person unfolded stays so
     expect(page.locator('details[data-group="Error Handling"]')).to_have_attribute("open", "")
     # the alias gets its group, with the transformation's type to pick
-    expect(page.get_by_role("heading", name="Transforms: route")).to_be_visible()
+    expect(page.get_by_role("heading", name="Transforms: route")).to_be_visible(timeout=REDRAW_MS)
     page.locator('[data-key="transforms.route.type"] select').select_option(
         "org.apache.kafka.connect.transforms.RegexRouter"
     )
     # then the chosen transformation's own keys
     regex = page.locator('[data-key="transforms.route.regex"] input')
-    expect(regex).to_be_visible()
+    expect(regex).to_be_visible(timeout=REDRAW_MS)
     regex.fill("(.*)")
     page.locator('[data-key="transforms.route.replacement"] input').fill("$1-routed")
     page.get_by_role("button", name="Create").click()

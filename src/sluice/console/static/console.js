@@ -16,6 +16,7 @@
     var form = event.detail.elt;
     if (form.id === "config-form" && form.dataset.editsAtRequest !== String(edits)) {
       event.detail.shouldSwap = false;
+      htmx.trigger(form, "change");  // ask again with what the form holds now
     }
   });
 })();
