@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import httpx2
 
 from sluice_devtools.browsers import ensure_chromium, launch_options
 from sluice_devtools.kafka import KafkaBroker
+from sluice_devtools.processes import free_port
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -42,12 +42,6 @@ def console_screenshots_main(argv: Sequence[str]) -> int:
     for path in take_screenshots(Path(args.out), args.bootstrap):
         print(path)
     return 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> None:
@@ -69,7 +63,7 @@ def take_screenshots(out: Path, bootstrap: str | None = None, browser: Browser |
         if bootstrap is None:
             broker = KafkaBroker(work / "kafka")
             bootstrap = broker.start()
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         props = {
             "bootstrap.servers": bootstrap,

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from sluice_devtools.console_screenshots import SHOTS, take_screenshots
+from tests.helpers import wait_until
 from tests.integration.console_targets import (
     FILE_SOURCE,
     MOCK_SOURCE,
@@ -21,7 +22,6 @@ from tests.integration.console_targets import (
     kafka_connect_target,
     quote_segment,
     sluice_target,
-    wait_for,
 )
 
 pytestmark = pytest.mark.integration
@@ -171,7 +171,7 @@ def test_a_failed_task_shows_its_trace_and_restarts(target: Target, page: Page, 
     restart.get_by_label("only failed").check()
     restart.get_by_role("button", name="Restart").click()
     expect(page.locator(".notice")).to_have_text("Restart requested.")
-    wait_for(
+    wait_until(
         lambda: (
             (target.status(name) or {}).get("tasks", [{}])[0].get("state") in ("RUNNING", "RESTARTING", "UNASSIGNED")
         ),
@@ -188,7 +188,7 @@ def test_stop_then_reset_offsets(target: Target, page: Page, unique_name: str) -
         r = target.request("GET", f"/connectors/{quote_segment(name)}/offsets")
         return r.json().get("offsets", []) if r.status_code == 200 else []
 
-    wait_for(offsets, STARTUP_MS / 1000, "the source's first committed offsets")
+    wait_until(offsets, STARTUP_MS / 1000, "the source's first committed offsets")
     _open_connector(page, target, name)
     page.get_by_role("button", name="Stop", exact=True).click()
     expect(page.get_by_role("heading", name=f"Stop connector {name}?")).to_be_visible()
@@ -240,7 +240,7 @@ def test_a_logger_level_is_set(target: Target, page: Page, unique_name: str) -> 
     page.get_by_label("every worker of the cluster").check()
     page.get_by_role("button", name="Set level").click()
     expect(page.locator(".notice")).to_have_text("Logger level set.")
-    wait_for(
+    wait_until(
         lambda: target.request("GET", f"/admin/loggers/{logger}").json().get("level") == "WARN",
         30,
         "the cluster-wide level to reach the worker",
@@ -259,7 +259,7 @@ def test_delete_asks_first(target: Target, page: Page, unique_name: str) -> None
     page.get_by_role("button", name="Delete").click()
     expect(page.locator(".notice")).to_have_text("Connector deleted.")
     expect(page.get_by_role("link", name=name, exact=True)).to_have_count(0)
-    wait_for(lambda: target.status(name) is None, 30, "the connector to be gone")
+    wait_until(lambda: target.status(name) is None, 30, "the connector to be gone")
 
 
 def test_an_action_by_keyboard_alone(target: Target, page: Page, unique_name: str) -> None:
@@ -274,7 +274,7 @@ def test_an_action_by_keyboard_alone(target: Target, page: Page, unique_name: st
         raise AssertionError("the Pause button cannot be reached with Tab")
     page.keyboard.press("Enter")
     expect(page.locator(".notice")).to_have_text("Pause requested.")
-    wait_for(lambda: (target.status(name) or {}).get("connector", {}).get("state") == "PAUSED", 60, "PAUSED")
+    wait_until(lambda: (target.status(name) or {}).get("connector", {}).get("state") == "PAUSED", 60, "PAUSED")
     target.request("DELETE", f"/connectors/{quote_segment(name)}")
 
 

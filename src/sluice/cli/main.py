@@ -176,48 +176,30 @@ def run_distributed_from_env(
 
 def run_console(urls: str, host: str, port: int, title: str, stop_event: threading.Event | None = None) -> int:
     """Serve the web console for the Kafka Connect cluster at ``urls`` until SIGTERM/SIGINT."""
-    import socket
-
-    import uvicorn
-
     from sluice.console.app import standalone_console_app
+    from sluice.rest.server import RestServer
 
-    log = logging.getLogger("sluice")
     try:
         app = standalone_console_app(urls.split(","), title=title)
     except ValueError as exc:
         print(f"sluice console: {exc}", file=sys.stderr)
         return 2
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        print(f"sluice console: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        sock.close()
-        return 1
-    bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(app, log_config=None, access_log=False, http="h11", loop="asyncio", lifespan="off")
-    server = uvicorn.Server(config)
+    server = RestServer(None, [f"http://{shown}:{port}"], app=app)
+    try:
+        server.start()
+    except (OSError, RuntimeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(f"sluice console: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        return 1
     stop = stop_event or threading.Event()
     if stop_event is None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
-    thread = threading.Thread(target=lambda: server.run(sockets=[sock]), name="console", daemon=True)
-    thread.start()
     # printed once it serves: scripts and tests read the address from this line
-    while not server.started and thread.is_alive():
-        stop.wait(0.05)
-    if not thread.is_alive():
-        log.error("The console did not start")
-        return 1
-    print(f"Console for {urls} at http://{shown}:{bound}/ui/", flush=True)
+    print(f"Console for {urls} at {server.url}/ui/", flush=True)
     stop.wait()
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    server.stop()
     return 0
 
 

@@ -27,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 
 from sluice import __version__
 from sluice.console.api import REQUEST_TIMEOUT_S, ApiError, ConnectApi, path_of
-from sluice.console.forms import ConfigForm, build_form, config_from_text, field_id
+from sluice.console.forms import build_form, config_from_text, field_id
 from sluice.console.metrics import task_rates
 
 __all__ = ["console_app", "standalone_console_app"]
@@ -63,7 +63,6 @@ _templates = jinja2.Environment(
     lstrip_blocks=True,
 )
 _templates.filters["q"] = lambda value: quote(str(value), safe="")
-_templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 _templates.globals["field_id"] = field_id
 _templates.globals["version"] = __version__
 
@@ -73,7 +72,7 @@ Target = Callable[[Request], tuple[list[str], dict[str, str]]]
 
 def _render(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     base = request.scope.get("root_path", "").rstrip("/") + "/"
-    html = _templates.get_template(template).render(base=base, request=request, **context)
+    html = _templates.get_template(template).render(base=base, **context)
     return HTMLResponse(html, status_code=status_code)
 
 
@@ -277,12 +276,41 @@ class Console:
         fragment: bool = False,
         open_groups: frozenset[str] = frozenset(),
     ) -> Response:
-        api = self.api_for(request)
         values = {**values, "connector.class": plugin}
         try:
-            answer = await api.validate(plugin, values)
+            answer = await self.api_for(request).validate(plugin, values)
         except ApiError as e:
             return self.page(request, "plugins.html", _error_status(e), plugins=[], error=e.message)
+        return self._show_form(
+            request,
+            plugin,
+            answer,
+            values,
+            mode=mode,
+            show_errors=show_errors,
+            error=error,
+            status_code=status_code,
+            text=text,
+            fragment=fragment,
+            open_groups=open_groups,
+        )
+
+    def _show_form(
+        self,
+        request: Request,
+        plugin: str,
+        answer: Any,
+        values: dict[str, str],
+        *,
+        mode: str,
+        show_errors: bool,
+        error: str | None = None,
+        status_code: int = 200,
+        text: str | None = None,
+        fragment: bool = False,
+        open_groups: frozenset[str] = frozenset(),
+    ) -> Response:
+        """The form from a validate ``answer`` for ``values``."""
         form = build_form(plugin, answer, values, mode=mode, show_errors=show_errors, open_groups=open_groups)
         if text is None:
             text = json.dumps(values, indent=2, ensure_ascii=False)
@@ -321,13 +349,18 @@ class Console:
         try:
             answer = await api.validate(plugin, values)
         except ApiError as e:
-            return await self._form_page(
-                request, plugin, values, mode=mode, show_errors=True, error=e.message, status_code=_error_status(e)
-            )
+            return self.page(request, "plugins.html", _error_status(e), plugins=[], error=e.message)
         if int(answer.get("error_count") or 0):
             count = int(answer["error_count"])
-            return self._form_from(
-                request, plugin, answer, values, mode, f"Fix the {count} error(s) marked below first.", 400
+            return self._show_form(
+                request,
+                plugin,
+                answer,
+                values,
+                mode=mode,
+                show_errors=True,
+                error=f"Fix the {count} error(s) marked below first.",
+                status_code=400,
             )
         name = values.get("name", "")
         config = {k: v for k, v in values.items() if k != "name"} if mode == "create" else values
@@ -337,15 +370,17 @@ class Console:
             else:
                 await api.put_config(name, config)
         except ApiError as e:
-            return self._form_from(request, plugin, answer, values, mode, e.message, _error_status(e))
+            return self._show_form(
+                request,
+                plugin,
+                answer,
+                values,
+                mode=mode,
+                show_errors=True,
+                error=e.message,
+                status_code=_error_status(e),
+            )
         return self.redirect(request, "connector", name=name, done="created" if mode == "create" else "updated")
-
-    def _form_from(
-        self, request: Request, plugin: str, answer: Any, values: dict[str, str], mode: str, error: str, status: int
-    ) -> Response:
-        form: ConfigForm = build_form(plugin, answer, values, mode=mode, show_errors=True)
-        text = json.dumps(values, indent=2, ensure_ascii=False)
-        return self.page(request, "form.html", status, form=form, text=text, error=error)
 
     # -- loggers ----------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from sluice.rest.app import create_app
 from sluice.runtime.herder.base import Herder
@@ -83,7 +83,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class RestServer:
-    """Serves :func:`create_app(herder) <sluice.rest.app.create_app>` on ``listeners``.
+    """Serves :func:`create_app(herder) <sluice.rest.app.create_app>` (or another ``app``) on ``listeners``.
 
     ``start()`` binds every listener and returns once they listen and uvicorn serves them;
     ``stop()`` shuts down gracefully. A port of 0 picks a free port: read it back from
@@ -93,7 +93,7 @@ class RestServer:
 
     def __init__(
         self,
-        herder: Herder,
+        herder: Herder | None,
         listeners: str | Sequence[str] = DEFAULT_LISTENERS,
         advertised_host: str | None = None,
         advertised_port: int | None = None,
@@ -102,7 +102,7 @@ class RestServer:
         access_log: bool = False,
         shutdown_timeout: int = 30,
         startup_timeout: float = 30.0,
-        app: FastAPI | None = None,
+        app: Starlette | None = None,
         admin_listeners: str | Sequence[str] | None = None,
     ) -> None:
         self.listeners = parse_listeners(listeners)
@@ -114,7 +114,11 @@ class RestServer:
             self.admin_listeners = [parse_listener(item) for item in items if item.strip()]
         self.advertised_host = advertised_host or None
         self.advertised_port = advertised_port
-        self.app = app if app is not None else create_app(herder)
+        if app is None:
+            if herder is None:
+                raise ValueError("RestServer needs a herder or an app")
+            app = create_app(herder)
+        self.app = app
         self._log_level = log_level
         self._access_log = access_log
         self._shutdown_timeout = shutdown_timeout

@@ -34,6 +34,7 @@ from sluice.runtime.herder.base import (
 )
 from sluice.runtime.herder.validation import validate_connector_config
 from sluice.runtime.loggers import Loggers
+from sluice.runtime.metrics import as_metrics, load_reporters, prometheus_text, worker_metrics
 from sluice.runtime.offsets import (
     KAFKA_OFFSET_KEY,
     KAFKA_PARTITION_KEY,
@@ -93,25 +94,17 @@ class WorkerHerder(Herder):
         return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id()}
 
     def metrics_text(self) -> str:
-        from sluice.runtime.metrics import prometheus_text
-
         return prometheus_text(self._metric_families())
 
     def _metric_families(self) -> list[Any]:
-        from sluice.runtime.metrics import worker_metrics
-
         return [*worker_metrics(self.worker), *self._more_metrics()]
 
     def metrics(self) -> list[Metric]:
         """The worker's metrics as metrics reporters get them."""
-        from sluice.runtime.metrics import as_metrics
-
         return as_metrics(self._metric_families())
 
     def start_reporters(self) -> None:
         """``metric.reporters``: created, configured and given the metrics (raises ConfigError)."""
-        from sluice.runtime.metrics import load_reporters
-
         raw = dict(self.worker.config.raw)
         self.reporters = load_reporters(raw.get("metric.reporters"), raw, self.metrics)
 
