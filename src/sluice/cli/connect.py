@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.herder.base import Herder, TargetState
 from sluice.runtime.herder.standalone import StandaloneHerder
+from sluice.runtime.kafka_security import ClientSecurity
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.file import FileOffsetBackingStore
@@ -84,8 +85,12 @@ def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
 class KafkaClusterId:
     """Looks the Kafka cluster id up once, lazily (``GET /`` shows it)."""
 
-    def __init__(self, bootstrap_servers: str) -> None:
-        self._bootstrap = bootstrap_servers
+    def __init__(self, bootstrap_servers: str, client_config: Mapping[str, str] | None = None) -> None:
+        self._client_config: dict[str, str | int | float | bool] = {
+            **(client_config or {}),
+            "bootstrap.servers": bootstrap_servers,
+            "log_level": 3,
+        }
         self._value: str | None = None
         self._lock = threading.Lock()
 
@@ -95,7 +100,7 @@ class KafkaClusterId:
                 try:
                     from confluent_kafka.admin import AdminClient
 
-                    admin = AdminClient({"bootstrap.servers": self._bootstrap, "log_level": 3})
+                    admin = AdminClient(dict(self._client_config))
                     self._value = admin.list_topics(timeout=5).cluster_id
                 except Exception:
                     log.warning("Could not look up the Kafka cluster id", exc_info=True)
@@ -130,7 +135,13 @@ class StandaloneConnect:
             config_providers=self.config_providers,
         )
         self.herder = StandaloneHerder(
-            self.worker, self.config_store, self.status_store, KafkaClusterId(self.config.bootstrap_servers)
+            self.worker,
+            self.config_store,
+            self.status_store,
+            KafkaClusterId(
+                self.config.bootstrap_servers,
+                ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients").librdkafka(),
+            ),
         )
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()

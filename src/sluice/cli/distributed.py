@@ -18,6 +18,7 @@ from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
+from sluice.runtime.kafka_security import ClientSecurity
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.kafka_config import KafkaConfigBackingStore
@@ -46,7 +47,10 @@ class DistributedConnect:
     def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
         self.config = WorkerConfig.distributed(worker_props)
         self.plugins = Plugins(self.config.plugin_path)
-        client = {"bootstrap.servers": self.config.bootstrap_servers}
+        # The worker's own clients (internal topics, group membership) use its top-level
+        # security settings, as Kafka's do; an untranslatable one stops the start here.
+        self.security = ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients")
+        client = {"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()}
         group = self.config.get("group.id")
         self.config_store = KafkaConfigBackingStore(
             self.config.get("config.storage.topic"),
@@ -86,7 +90,7 @@ class DistributedConnect:
             self.worker,
             self.config_store,
             self.status_store,
-            KafkaClusterId(self.config.bootstrap_servers),
+            KafkaClusterId(self.config.bootstrap_servers, self.security.librdkafka()),
             member_factory=self._member,
         )
         self.rest = build_rest_server(self.herder, self.config)
@@ -105,6 +109,7 @@ class DistributedConnect:
             rebalance_timeout_ms=self.config.get("rebalance.timeout.ms"),
             scheduled_rebalance_max_delay_ms=self.config.get("scheduled.rebalance.max.delay.ms"),
             protocol=self.config.get("connect.protocol"),
+            client_config=self.security.kafka_python(),
         )
 
     def start(self) -> None:

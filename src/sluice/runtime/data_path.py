@@ -25,6 +25,7 @@ from sluice.runtime.config import (
     TOPIC_CREATION_PREFIX,
     TRANSFORMS_CONFIG,
 )
+from sluice.runtime.kafka_security import librdkafka_security
 from sluice.runtime.plugins import Plugins
 from sluice.spark.errors import ErrorPolicy
 from sluice.spark.protocol import PluginSpec
@@ -56,15 +57,6 @@ _LIBRDKAFKA_PRODUCER_KEYS = frozenset(
         "retries",
         "retry.backoff.ms",
         "enable.idempotence",
-        "security.protocol",
-        "sasl.mechanism",
-        "sasl.username",
-        "sasl.password",
-        "ssl.ca.location",
-        "ssl.certificate.location",
-        "ssl.key.location",
-        "ssl.key.password",
-        "ssl.endpoint.identification.algorithm",
     }
 )
 
@@ -84,29 +76,27 @@ _LIBRDKAFKA_CONSUMER_KEYS = frozenset(
         "client.rack",
         "request.timeout.ms",
         "retry.backoff.ms",
-        "security.protocol",
-        "sasl.mechanism",
-        "sasl.username",
-        "sasl.password",
-        "ssl.ca.location",
-        "ssl.certificate.location",
-        "ssl.key.location",
-        "ssl.key.password",
-        "ssl.endpoint.identification.algorithm",
     }
 )
 
 
-def librdkafka_config(java_client_config: Mapping[str, str]) -> dict[str, str]:
+def librdkafka_config(java_client_config: Mapping[str, str], client: str = "producer") -> dict[str, str]:
     """The settings of a Java client config (worker ``producer.*``, ``admin.*``, overrides)
-    that librdkafka shares with the Java client, for the clients Sluice runs in Python."""
-    return {k: v for k, v in java_client_config.items() if k in _LIBRDKAFKA_PRODUCER_KEYS}
+    that librdkafka shares with the Java client, and its security settings translated
+    (:mod:`sluice.runtime.kafka_security`), for the clients Sluice runs in Python.
+
+    Raises :class:`~sluice.api.errors.ConfigError` for security settings librdkafka cannot
+    be given."""
+    shared = {k: v for k, v in java_client_config.items() if k in _LIBRDKAFKA_PRODUCER_KEYS}
+    return {**shared, **librdkafka_security(java_client_config, client)}
 
 
 def librdkafka_consumer_config(java_consumer_config: Mapping[str, str]) -> dict[str, str]:
     """The settings of a Java consumer config (worker ``consumer.*``, connector
-    ``consumer.override.*``) that librdkafka's consumer shares with the Java client."""
-    return {k: v for k, v in java_consumer_config.items() if k in _LIBRDKAFKA_CONSUMER_KEYS}
+    ``consumer.override.*``) that librdkafka's consumer shares with the Java client, and its
+    security settings translated (see :func:`librdkafka_config`)."""
+    shared = {k: v for k, v in java_consumer_config.items() if k in _LIBRDKAFKA_CONSUMER_KEYS}
+    return {**shared, **librdkafka_security(java_consumer_config, "consumer")}
 
 
 TRANSFORMATION_CHAIN_CLASS = "sluice.transforms.chain.TransformationChain"

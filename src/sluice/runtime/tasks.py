@@ -578,10 +578,16 @@ class WorkerSinkTask(WorkerTask):
         self._metadata_at = 0.0
 
     def _prepare(self) -> None:
-        client_conf: dict[str, str | int | float | bool] = {"bootstrap.servers": self.bootstrap_servers, "log_level": 3}
+        # The task's consumer settings (librdkafka's, security translated) serve the
+        # worker's metadata and committed-offset lookups for it too.
+        client_conf: dict[str, str | int | float | bool] = {
+            **self.consumer_config,
+            "bootstrap.servers": self.bootstrap_servers,
+            "log_level": 3,
+        }
+        client_conf.pop("group.id", None)
         self.admin = AdminClient(dict(client_conf))
         consumer_conf = dict(client_conf)
-        consumer_conf.update({k: v for k, v in self.consumer_overrides.items() if k not in ("group.id",)})
         consumer_conf.update({"group.id": self.group_id, "enable.auto.commit": False})
         self.consumer = Consumer(consumer_conf)
         if self.dead_letter_queue is not None:

@@ -29,6 +29,7 @@ from sluice.runtime.data_path import (
     transforms_spec,
 )
 from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.kafka_security import security_settings
 from sluice.runtime.metrics import WorkerCounters
 from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
 from sluice.runtime.tasks import TaskLauncher, WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
@@ -505,7 +506,9 @@ class Worker:
             if self._admin is None:
                 from confluent_kafka.admin import AdminClient
 
-                self._admin = AdminClient(dict[str, str | int | float | bool](self._admin_config()))
+                self._admin = AdminClient(
+                    dict[str, str | int | float | bool](librdkafka_config(self._admin_config(), "admin"))
+                )
             return self._admin
 
     def close(self) -> None:
@@ -515,12 +518,13 @@ class Worker:
             self._admin = None  # librdkafka closes a client when its last reference goes
 
     def _admin_config(self) -> dict[str, str]:
-        # admin.listeners is a REST setting, not a client one.
-        props = {
-            k: v
-            for k, v in self.config.prefixed("admin.").items()
-            if not k.startswith("override.") and k != "listeners"
-        }
+        # As Kafka's Worker.adminConfigs: the worker's own settings (here: the security
+        # ones, the others are not client settings), then admin.*; admin.listeners is a
+        # REST setting, not a client one.
+        props = security_settings(self.config.raw)
+        props.update(
+            {k: v for k, v in self.config.prefixed("admin.").items() if not k.startswith(("override.", "listeners"))}
+        )
         props["bootstrap.servers"] = self.config.bootstrap_servers
         return props
 
@@ -529,7 +533,7 @@ class Worker:
             connector_config, bool(self.config.get("topic.creation.enable"))
         ):
             return None
-        return topic_creation_spec(connector_config, librdkafka_config(self._admin_config()))
+        return topic_creation_spec(connector_config, librdkafka_config(self._admin_config(), "admin"))
 
     def _topic_recorder(self, name: str) -> Callable[[str], None]:
         """Records the topics a connector's tasks use, once each (``TopicStatus``)."""

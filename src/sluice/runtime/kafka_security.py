@@ -1,0 +1,469 @@
+"""Kafka client security settings given the Java way, for the clients Sluice runs in Python.
+
+Kafka Connect users write ``security.protocol``, ``ssl.truststore.*``, ``ssl.keystore.*``,
+``sasl.mechanism`` and ``sasl.jaas.config`` for the Java client, at the top of the worker
+config (the worker's own clients), under ``producer.``/``consumer.``/``admin.`` and in
+``*.override.`` connector settings. Sluice's clients are librdkafka (the data path and the
+internal topics) and kafka-python (the worker group member); neither reads Java key stores
+or JAAS. :class:`ClientSecurity` reads those settings once, on the worker, and hands each
+client what it understands:
+
+- trusted certificates, client certificate and key as PEM text (``ssl.ca.pem``,
+  ``ssl.certificate.pem``, ``ssl.key.pem`` for librdkafka; an ``ssl.SSLContext`` for
+  kafka-python). PEM text travels inside a task's settings to any Spark executor, where a
+  key store path of the worker's disk would not exist;
+- the user name and password of a ``PlainLoginModule``/``ScramLoginModule`` JAAS entry.
+
+Stores: PKCS12 and PEM as Kafka reads them (files or the inline ``ssl.keystore.key``,
+``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``); JKS through the JDK's
+``keytool`` (a Java key store needs Java to read). What has no Python equivalent — Kerberos
+(GSSAPI), OAUTHBEARER, Java callback or engine classes — is refused with a
+:class:`~sluice.api.errors.ConfigError` naming the key. Java-only tuning (key manager
+algorithms, providers, Java cipher suite names) is ignored: the TLS libraries choose their
+own, see docs/compatibility.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import ssl
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sluice.api.errors import ConfigError
+
+__all__ = ["SECURITY_KEY_PREFIXES", "ClientSecurity", "librdkafka_security", "security_settings"]
+
+log = logging.getLogger(__name__)
+
+#: Keys of a Java client config that say how it connects securely.
+SECURITY_KEY_PREFIXES = ("security.protocol", "ssl.", "sasl.")
+
+_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+# Java classes a Java client would load; nothing in Python can stand in for them.
+_JAVA_CLASS_KEYS = (
+    "sasl.client.callback.handler.class",
+    "sasl.login.callback.handler.class",
+    "sasl.login.class",
+    "ssl.engine.factory.class",
+)
+# librdkafka's own names, accepted as given (settings written for librdkafka keep working).
+_LIBRDKAFKA_NATIVE = (
+    "sasl.username",
+    "sasl.password",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+)
+_HIDDEN = "[hidden]"
+_JKS_MAGIC = b"\xfe\xed\xfe\xed"
+_KEY_BLOCK = re.compile(rb"-----BEGIN ([A-Z ]*)PRIVATE KEY-----.+?-----END \1PRIVATE KEY-----", re.S)
+
+
+def security_settings(props: Mapping[str, Any]) -> dict[str, str]:
+    """The security keys of a config (``security.protocol``, ``ssl.*``, ``sasl.*``)."""
+    return {k: str(v) for k, v in props.items() if k.startswith(SECURITY_KEY_PREFIXES) and v is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientSecurity:
+    """How one Kafka client connects: protocol, SASL credentials and TLS material as PEM."""
+
+    protocol: str = "PLAINTEXT"
+    mechanism: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_pem: str | None = None
+    certificate_pem: str | None = None
+    key_pem: str | None = None
+    verify_hostname: bool = True
+    # librdkafka's own keys, given as such (``sasl.username``, ``ssl.ca.location``, ...).
+    native: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def uses_ssl(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+    @classmethod
+    def from_java(cls, props: Mapping[str, Any], client: str = "client") -> ClientSecurity:
+        """Read the Java client settings ``props``; ``client`` names the client in errors
+        (``the connector's producer``). Raises :class:`ConfigError` naming the key that
+        cannot be used."""
+        settings = security_settings(props)
+        native = tuple((k, settings[k]) for k in _LIBRDKAFKA_NATIVE if k in settings)
+        if "ssl.key.location" in settings and "ssl.key.password" in settings:
+            native += (("ssl.key.password", settings["ssl.key.password"]),)
+        protocol = settings.get("security.protocol", "PLAINTEXT").strip().upper()
+        if protocol not in _PROTOCOLS:
+            raise ConfigError(
+                "security.protocol",
+                settings["security.protocol"],
+                f"{client}: must be one of {', '.join(_PROTOCOLS)}",
+            )
+        for key in _JAVA_CLASS_KEYS:
+            if settings.get(key, "").strip():
+                raise ConfigError(
+                    key, settings[key], f"{client}: Java classes cannot be loaded by Sluice's Kafka clients"
+                )
+        result = cls(protocol=protocol, native=native)
+        if result.uses_sasl:
+            result = dataclasses.replace(result, **_sasl(settings, client))
+        if result.uses_ssl:
+            result = dataclasses.replace(result, **_tls(settings, client))
+        return result
+
+    def librdkafka(self) -> dict[str, str]:
+        """librdkafka settings (``security.protocol``, ``sasl.*``, ``ssl.*.pem``)."""
+        out = {"security.protocol": self.protocol.lower()}
+        if self.uses_sasl:
+            out["sasl.mechanism"] = self.mechanism or ""
+            if self.username is not None:
+                out["sasl.username"] = self.username
+            if self.password is not None:
+                out["sasl.password"] = self.password
+        if self.uses_ssl:
+            out["ssl.endpoint.identification.algorithm"] = "https" if self.verify_hostname else "none"
+            if self.ca_pem:
+                out["ssl.ca.pem"] = self.ca_pem
+            if self.certificate_pem and self.key_pem:
+                out["ssl.certificate.pem"] = self.certificate_pem
+                out["ssl.key.pem"] = self.key_pem
+        out.update(self.native)
+        return out
+
+    def kafka_python(self) -> dict[str, Any]:
+        """kafka-python client keyword arguments (an ``ssl_context`` for TLS)."""
+        out: dict[str, Any] = {"security_protocol": self.protocol}
+        native = dict(self.native)
+        if self.uses_sasl:
+            out["sasl_mechanism"] = self.mechanism
+            out["sasl_plain_username"] = self.username or native.get("sasl.username")
+            out["sasl_plain_password"] = self.password or native.get("sasl.password")
+        if self.uses_ssl:
+            out["ssl_context"] = self.ssl_context()
+            out["ssl_check_hostname"] = self.verify_hostname
+        return out
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client ``SSLContext`` trusting :attr:`ca_pem` (the system's authorities when
+        none is set), presenting the client certificate when there is one."""
+        native = dict(self.native)
+        context = ssl.create_default_context(
+            cafile=native.get("ssl.ca.location") if not self.ca_pem else None, cadata=self.ca_pem
+        )
+        context.check_hostname = self.verify_hostname
+        if self.certificate_pem and self.key_pem:
+            # The ssl module loads a certificate and key from files only: a private
+            # directory for the moment it reads them.
+            with tempfile.TemporaryDirectory(prefix="sluice-tls-") as directory:
+                chain, key = Path(directory, "chain.pem"), Path(directory, "key.pem")
+                for path, text in ((chain, self.certificate_pem), (key, self.key_pem)):
+                    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+                        f.write(text)
+                context.load_cert_chain(chain, key)
+        return context
+
+
+def librdkafka_security(props: Mapping[str, Any], client: str = "client") -> dict[str, str]:
+    """librdkafka settings for the security settings of Java client config ``props``."""
+    if not security_settings(props):
+        return {}
+    return ClientSecurity.from_java(props, client).librdkafka()
+
+
+# ---------------------------------------------------------------------------- SASL
+
+
+def _sasl(settings: Mapping[str, str], client: str) -> dict[str, Any]:
+    mechanism = settings.get("sasl.mechanism", "GSSAPI").strip().upper()
+    if mechanism not in _LOGIN_MODULES:
+        raise ConfigError(
+            "sasl.mechanism",
+            mechanism,
+            f"{client}: Sluice's Kafka clients support PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512"
+            + (
+                " (Kerberos, GSSAPI, is Kafka's default when sasl.mechanism is not set)"
+                if mechanism == "GSSAPI"
+                else ""
+            ),
+        )
+    jaas = settings.get("sasl.jaas.config", "").strip()
+    if not jaas:
+        if "sasl.username" in settings:  # librdkafka's own keys
+            return {"mechanism": mechanism}
+        raise ConfigError(
+            "sasl.jaas.config",
+            None,
+            f"{client}: SASL ({mechanism}) needs sasl.jaas.config with {_LOGIN_MODULES[mechanism]} and a "
+            "username and password (a JAAS file set with java.security.auth.login.config is not read)",
+        )
+    module, options = parse_jaas_config(jaas)
+    if module != _LOGIN_MODULES[mechanism]:
+        raise ConfigError(
+            "sasl.jaas.config",
+            _HIDDEN,
+            f"{client}: sasl.mechanism {mechanism} needs the login module {_LOGIN_MODULES[mechanism]}, not {module}",
+        )
+    missing = [o for o in ("username", "password") if not options.get(o)]
+    if missing:
+        raise ConfigError("sasl.jaas.config", _HIDDEN, f"{client}: the login module has no {' or '.join(missing)}")
+    return {"mechanism": mechanism, "username": options["username"], "password": options["password"]}
+
+
+def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
+    """The login module class and options of a one-entry JAAS configuration, as Kafka's
+    ``sasl.jaas.config`` holds it: ``<class> <flag> name="value" ... ;``."""
+    pos = 0
+    tokens: list[str] = []
+    length = len(text)
+    while pos < length:
+        ch = text[pos]
+        if ch.isspace():
+            pos += 1
+        elif ch in "=;":
+            tokens.append(ch)
+            pos += 1
+        elif ch == '"':
+            chars, pos = [], pos + 1
+            while pos < length and text[pos] != '"':
+                if text[pos] == "\\" and pos + 1 < length:
+                    pos += 1
+                chars.append(text[pos])
+                pos += 1
+            if pos >= length:
+                raise ConfigError("sasl.jaas.config", _HIDDEN, "a quoted value is not closed")
+            tokens.append("\0" + "".join(chars))  # marks a quoted value
+            pos += 1
+        else:
+            start = pos
+            while pos < length and not text[pos].isspace() and text[pos] not in '=;"':
+                pos += 1
+            tokens.append(text[start:pos])
+    if len(tokens) < 3 or tokens[-1] != ";":
+        raise ConfigError("sasl.jaas.config", _HIDDEN, 'expected "<LoginModule class> required name=\\"value\\" ... ;"')
+    module, flag, body = tokens[0], tokens[1], tokens[2:-1]
+    if flag.lower() not in ("required", "requisite", "sufficient", "optional"):
+        raise ConfigError("sasl.jaas.config", _HIDDEN, f"the login module's control flag {flag!r} is not valid")
+    if ";" in body:
+        raise ConfigError("sasl.jaas.config", _HIDDEN, "it must hold exactly one login module")
+    options: dict[str, str] = {}
+    if len(body) % 3:
+        raise ConfigError("sasl.jaas.config", _HIDDEN, "options must be name=value pairs")
+    for i in range(0, len(body), 3):
+        name, equals, value = body[i : i + 3]
+        if equals != "=" or name.startswith("\0"):
+            raise ConfigError("sasl.jaas.config", _HIDDEN, "options must be name=value pairs")
+        options[name] = value.removeprefix("\0")
+    return module, options
+
+
+# ---------------------------------------------------------------------------- TLS
+
+
+def _tls(settings: Mapping[str, str], client: str) -> dict[str, Any]:
+    algorithm = settings.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
+    out: dict[str, Any] = {"verify_hostname": algorithm == "https"}
+    if algorithm not in ("https", ""):
+        raise ConfigError("ssl.endpoint.identification.algorithm", algorithm, f"{client}: must be https or empty")
+    out["ca_pem"] = _truststore(settings, client)
+    out["certificate_pem"], out["key_pem"] = _keystore(settings, client)
+    return out
+
+
+def _truststore(settings: Mapping[str, str], client: str) -> str | None:
+    store_type = settings.get("ssl.truststore.type", "JKS").strip().upper()
+    inline = settings.get("ssl.truststore.certificates", "").strip()
+    location = settings.get("ssl.truststore.location", "").strip()
+    password = settings.get("ssl.truststore.password") or None
+    if inline:
+        if store_type != "PEM":
+            raise ConfigError(
+                "ssl.truststore.certificates", _HIDDEN, f"{client}: needs ssl.truststore.type=PEM, not {store_type}"
+            )
+        return _certificates_pem(inline.encode(), "ssl.truststore.certificates", client)
+    if not location:
+        return None  # the TLS library's default authorities, as the JDK's cacerts for Java
+    data = _read_store(location, "ssl.truststore.location", client)
+    if store_type == "PEM":
+        return _certificates_pem(data, "ssl.truststore.location", client)
+    certificates, _ = _load_binary_store(
+        data, store_type, location, password, "ssl.truststore.location", "ssl.truststore.password", client
+    )
+    if not certificates:
+        raise ConfigError("ssl.truststore.location", location, f"{client}: the truststore holds no certificate")
+    return certificates
+
+
+def _keystore(settings: Mapping[str, str], client: str) -> tuple[str | None, str | None]:
+    store_type = settings.get("ssl.keystore.type", "JKS").strip().upper()
+    location = settings.get("ssl.keystore.location", "").strip()
+    inline_key = settings.get("ssl.keystore.key", "").strip()
+    inline_chain = settings.get("ssl.keystore.certificate.chain", "").strip()
+    store_password = settings.get("ssl.keystore.password") or None
+    key_password = settings.get("ssl.key.password") or None
+    if inline_key or inline_chain:
+        if store_type != "PEM" or not (inline_key and inline_chain):
+            raise ConfigError(
+                "ssl.keystore.key",
+                _HIDDEN,
+                f"{client}: ssl.keystore.key and ssl.keystore.certificate.chain go together, "
+                "with ssl.keystore.type=PEM",
+            )
+        key = _private_key_pem(inline_key.encode(), key_password, "ssl.keystore.key", "ssl.key.password", client)
+        return _certificates_pem(inline_chain.encode(), "ssl.keystore.certificate.chain", client), key
+    if not location:
+        return None, None
+    data = _read_store(location, "ssl.keystore.location", client)
+    if store_type == "PEM":
+        key = _private_key_pem(data, key_password, "ssl.keystore.location", "ssl.key.password", client)
+        return _certificates_pem(data, "ssl.keystore.location", client), key
+    chain, key_text = _load_binary_store(
+        data,
+        store_type,
+        location,
+        store_password,
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        client,
+        key_password=key_password,
+    )
+    if key_text is None:
+        raise ConfigError("ssl.keystore.location", location, f"{client}: the keystore holds no private key")
+    return chain, key_text
+
+
+def _read_store(location: str, key: str, client: str) -> bytes:
+    try:
+        return Path(location).read_bytes()
+    except OSError as exc:
+        raise ConfigError(key, location, f"{client}: cannot read it: {exc.strerror or exc}") from exc
+
+
+def _certificates_pem(data: bytes, key: str, client: str) -> str:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    try:
+        certificates = x509.load_pem_x509_certificates(data)
+    except ValueError as exc:
+        raise ConfigError(key, _HIDDEN, f"{client}: no PEM certificate could be read ({exc})") from exc
+    return "".join(c.public_bytes(Encoding.PEM).decode() for c in certificates)
+
+
+def _private_key_pem(data: bytes, password: str | None, key: str, password_key: str, client: str) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    match = _KEY_BLOCK.search(data)
+    if match is None:
+        raise ConfigError(key, _HIDDEN, f"{client}: no PEM private key found")
+    try:
+        private_key = serialization.load_pem_private_key(
+            match.group(0), password.encode() if password and b"ENCRYPTED" in match.group(0) else None
+        )
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(password_key, _HIDDEN, f"{client}: the private key cannot be read with it ({exc})") from exc
+    return _unencrypted_pem(private_key)
+
+
+def _unencrypted_pem(private_key: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    pem: bytes = private_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return pem.decode()
+
+
+def _load_binary_store(
+    data: bytes,
+    store_type: str,
+    location: str,
+    password: str | None,
+    location_key: str,
+    password_key: str,
+    client: str,
+    key_password: str | None = None,
+) -> tuple[str, str | None]:
+    """``(certificates as PEM, private key as PEM or None)`` of a PKCS12 or JKS store.
+
+    As the JDK does, a store is read by its content: ``JKS`` (Kafka's default type) holding
+    a PKCS12 file is read as PKCS12."""
+    if store_type not in ("JKS", "PKCS12"):
+        raise ConfigError(location_key.replace("location", "type"), store_type, f"{client}: use PKCS12, JKS or PEM")
+    if data.startswith(_JKS_MAGIC):
+        data = _jks_to_pkcs12(location, password, key_password, location_key, password_key, client)
+    from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
+
+    try:
+        store = pkcs12.load_pkcs12(data, password.encode() if password else None)
+    except ValueError as exc:
+        raise ConfigError(
+            password_key, _HIDDEN, f"{client}: the store {location} cannot be opened with it (or is not PKCS12)"
+        ) from exc
+    certificates = ([store.cert] if store.cert is not None else []) + list(store.additional_certs)
+    chain = "".join(c.certificate.public_bytes(Encoding.PEM).decode() for c in certificates)
+    key = _unencrypted_pem(store.key) if store.key is not None else None
+    return chain, key
+
+
+def _jks_to_pkcs12(
+    location: str,
+    password: str | None,
+    key_password: str | None,
+    location_key: str,
+    password_key: str,
+    client: str,
+) -> bytes:
+    """A JKS store rewritten as PKCS12 by the JDK's keytool (the store password protects both)."""
+    from sluice.jvm.java import java_executable
+
+    if not password:
+        raise ConfigError(password_key, None, f"{client}: a JKS store ({location}) needs its password")
+    keytool = Path(java_executable()).with_name("keytool")
+    with tempfile.TemporaryDirectory(prefix="sluice-jks-") as directory:
+        target = Path(directory, "store.p12")
+        command = [
+            str(keytool),
+            "-importkeystore",
+            "-noprompt",
+            "-srckeystore",
+            location,
+            "-srcstoretype",
+            "JKS",
+            "-srcstorepass:env",
+            "SLUICE_SRC_PASS",
+            "-destkeystore",
+            str(target),
+            "-deststoretype",
+            "PKCS12",
+            "-deststorepass:env",
+            "SLUICE_SRC_PASS",
+        ]
+        if key_password:
+            command += ["-srckeypass:env", "SLUICE_KEY_PASS", "-destkeypass:env", "SLUICE_SRC_PASS"]
+        env = {**os.environ, "SLUICE_SRC_PASS": password, "SLUICE_KEY_PASS": key_password or ""}
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ConfigError(location_key, location, f"{client}: keytool could not read the JKS store: {exc}") from exc
+        if done.returncode != 0 or not target.exists():
+            lines = (done.stdout + done.stderr).strip().splitlines()
+            errors = [line for line in lines if "error" in line.lower()]
+            reason = (errors or lines or [f"keytool exited with {done.returncode}"])[-1]
+            raise ConfigError(password_key, _HIDDEN, f"{client}: the JKS store {location} cannot be read: {reason}")
+        return target.read_bytes()
