@@ -1,10 +1,12 @@
 """Acceptance: a running pipeline's ``GET /metrics``, read with Prometheus' own parser as a
 dashboard would — source poll and sink read rates and totals matching the records moved,
-error totals matching a dead letter queue run, task status gauges following pause and
-resume."""
+offset commit timings and shares, records in flight back to 0 once all is committed,
+error totals matching a dead letter queue run, task status gauges and running / pause
+ratios following pause and resume."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +48,14 @@ def scrape(worker: StandaloneWorker) -> Samples:
 
 def value(samples: Samples, name: str, **labels: str) -> float | None:
     return samples.get((name, frozenset(labels.items())))
+
+
+def number(samples: Samples, name: str, **labels: str) -> float:
+    """A sample that must be there and be a number (not NaN: something was measured)."""
+    found = value(samples, name, **labels)
+    assert found is not None, f"{name} {labels} not served"
+    assert not math.isnan(found), f"{name} {labels} is NaN"
+    return found
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
@@ -90,6 +100,53 @@ def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tm
     assert value(samples, "kafka_connect_worker_connector_running_task_count", connector=source) == 1
     assert (value(samples, "kafka_connect_worker_connector_count") or 0) >= 2
     assert value(samples, "kafka_connect_task_error_total_record_errors", **snk) == 0
+    for kind in ("connector", "task"):
+        for outcome in ("success", "failure"):
+            share = number(samples, f"kafka_connect_worker_{kind}_startup_{outcome}_percentage")
+            assert 0 <= share <= 1
+
+    # a second burst, so that the windowed values (over the last minute) cover fresh work
+    # of both tasks, then everything acknowledged and committed
+    more = 50
+    with source_file.open("a") as out:
+        out.write("".join(f"more {i}\n" for i in range(more)))
+
+    def settled() -> Samples | None:
+        samples = scrape(worker)
+        commit_time = value(samples, "kafka_connect_connector_task_offset_commit_avg_time_ms", **src)
+        done = (
+            value(samples, "kafka_connect_source_task_source_record_write_total", **src) == lines + more
+            and value(samples, "kafka_connect_sink_task_sink_record_read_total", **snk) == lines + more
+            and value(samples, "kafka_connect_source_task_source_record_active_count", **src) == 0
+            and value(samples, "kafka_connect_sink_task_sink_record_active_count", **snk) == 0
+            and commit_time is not None
+            and not math.isnan(commit_time)  # the source committed the burst's offsets
+        )
+        return samples if done else None
+
+    samples = wait_until(settled, timeout=60, message=lambda: httpx2.get(worker.url + "/metrics").text[-3000:])
+    for task in (src, snk):
+        # only commits that succeeded, timed; a task that has only run so far
+        assert number(samples, "kafka_connect_connector_task_offset_commit_success_percentage", **task) == 1.0
+        assert number(samples, "kafka_connect_connector_task_offset_commit_failure_percentage", **task) == 0.0
+        average = number(samples, "kafka_connect_connector_task_offset_commit_avg_time_ms", **task)
+        assert 0 <= average <= number(samples, "kafka_connect_connector_task_offset_commit_max_time_ms", **task)
+        assert number(samples, "kafka_connect_connector_task_running_ratio", **task) > 0
+        assert number(samples, "kafka_connect_connector_task_pause_ratio", **task) == 0
+    average = number(samples, "kafka_connect_source_task_poll_batch_avg_time_ms", **src)
+    assert 0 <= average <= number(samples, "kafka_connect_source_task_poll_batch_max_time_ms", **src)
+    assert number(samples, "kafka_connect_source_task_source_record_active_count_max", **src) >= 0
+    assert number(samples, "kafka_connect_source_task_source_record_active_count_avg", **src) >= 0
+    average = number(samples, "kafka_connect_sink_task_put_batch_avg_time_ms", **snk)
+    assert 0 <= average <= number(samples, "kafka_connect_sink_task_put_batch_max_time_ms", **snk)
+    # the burst was read before it was committed: in flight for a while
+    assert number(samples, "kafka_connect_sink_task_sink_record_active_count_max", **snk) >= 1
+    assert number(samples, "kafka_connect_sink_task_sink_record_active_count_avg", **snk) >= 0
+    completed = number(samples, "kafka_connect_sink_task_offset_commit_completion_total", **snk)
+    assert completed >= 2  # the first 500 records and the burst
+    assert number(samples, "kafka_connect_sink_task_offset_commit_seq_no", **snk) >= completed
+    assert number(samples, "kafka_connect_sink_task_offset_commit_skip_total", **snk) == 0
+    assert number(samples, "kafka_connect_connector_task_batch_size_max", **snk) >= 1
 
     # the console's throughput of the pipeline: the rates of the sink's task, from /metrics
     console = httpx2.get(worker.url + "/ui/connector", params={"name": sink, "part": "rates"}, timeout=30).json()
@@ -100,12 +157,27 @@ def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tm
     def task_status(status: str) -> bool:
         return value(scrape(worker), "kafka_connect_connector_task_status", **src, status=status) == 1
 
+    def ratios() -> tuple[float, float]:
+        samples = scrape(worker)
+        return (
+            number(samples, "kafka_connect_connector_task_running_ratio", **src),
+            number(samples, "kafka_connect_connector_task_pause_ratio", **src),
+        )
+
     assert task_status("running")
+    running_before, _ = ratios()
     assert httpx2.put(f"{worker.url}/connectors/{source}/pause", timeout=30).status_code == 202
     wait_until(lambda: task_status("paused"), timeout=60, message="the status gauge to say paused")
     assert not task_status("running")
+    # paused: the share of time paused rises from 0, the share running falls
+    wait_until(lambda: ratios()[1] > 0 and ratios()[0] < running_before, timeout=30, message=lambda: str(ratios()))
+    paused_running, paused_share = ratios()
     assert httpx2.put(f"{worker.url}/connectors/{source}/resume", timeout=30).status_code == 202
     wait_until(lambda: task_status("running"), timeout=60, message="the status gauge to say running again")
+    # running again: the share running rises, the share paused falls
+    wait_until(
+        lambda: ratios()[0] > paused_running and ratios()[1] < paused_share, timeout=30, message=lambda: str(ratios())
+    )
     for name in (source, sink):
         httpx2.delete(f"{worker.url}/connectors/{name}", timeout=30)
 

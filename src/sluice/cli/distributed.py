@@ -18,7 +18,7 @@ from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
-from sluice.runtime.kafka_security import ClientSecurity
+from sluice.runtime.kafka_security import ClientSecurity, check_authentication
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.kafka_config import KafkaConfigBackingStore
@@ -115,6 +115,9 @@ class DistributedConnect:
     def start(self) -> None:
         # Every store reads its topic to the end before the REST API answers from it.
         self.spark.start_async()
+        if self.security.protocol != "PLAINTEXT":
+            # a refused login names itself here rather than as a store's timeout
+            check_authentication({"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()})
         self.config_store.start()
         self.offset_store.start()
         self.status_store.start()

@@ -32,13 +32,21 @@ import re
 import ssl
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sluice.api.errors import ConfigError
+from sluice.api.errors import ConfigError, ConnectError
+from sluice.spark.kafka_client_errors import AUTHENTICATION_ERRORS
 
-__all__ = ["SECURITY_KEY_PREFIXES", "ClientSecurity", "librdkafka_security", "security_settings"]
+__all__ = [
+    "SECURITY_KEY_PREFIXES",
+    "ClientSecurity",
+    "check_authentication",
+    "librdkafka_security",
+    "security_settings",
+]
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +192,34 @@ def librdkafka_security(props: Mapping[str, Any], client: str = "client") -> dic
     if not security_settings(props):
         return {}
     return ClientSecurity.from_java(props, client).librdkafka()
+
+
+def check_authentication(client: Mapping[str, Any], timeout_s: float = 15.0) -> None:
+    """Ask the cluster for its metadata once with librdkafka settings ``client``; raise
+    :class:`ConnectError` with the client's message when authentication fails.
+
+    librdkafka retries a refused login for ever, so the worker's start-up would otherwise
+    wait on its internal topics until a timeout that does not say why. An unreachable
+    cluster is left to the callers' own waits (this returns after ``timeout_s``)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    errors: list[Any] = []
+    admin = AdminClient({**client, "error_cb": errors.append, "log_level": 3})
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            admin.list_topics(timeout=min(1.0, max(deadline - time.monotonic(), 0.1)))
+            return
+        except KafkaException:
+            pass
+        refused = next((e for e in errors if e.code() in AUTHENTICATION_ERRORS), None)
+        if refused is not None:
+            raise ConnectError(
+                f"Cannot authenticate to the Kafka cluster at {client.get('bootstrap.servers')}: {refused.str()}"
+            )
+        if time.monotonic() >= deadline:
+            return
 
 
 # ---------------------------------------------------------------------------- SASL

@@ -10,9 +10,10 @@ label of a gauge that is 1. ``docs/metrics.md`` lists every name.
 
 Tasks count where they run (:class:`sluice.spark.task_metrics.TaskMeter`, on the executor)
 and send their totals with each heartbeat; :class:`TaskSeries` keeps those of the last
-window here and turns them into rates and averages, as Kafka's windowed ``Rate`` and ``Avg``
-do over Kafka's default window (``metrics.sample.window.ms`` × ``metrics.num.samples``,
-30 s × 2).
+window here and turns them into rates, averages and maxima, as Kafka's windowed ``Rate``,
+``Avg`` and ``Max`` do over Kafka's default window (``metrics.sample.window.ms`` ×
+``metrics.num.samples``, 30 s × 2). A task's states are timed here, on the worker, as the
+worker reports them (:class:`StateTimes`, Kafka's ``StateTracker``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MetricFamily",
     "RebalanceStats",
+    "StateTimes",
     "TaskSeries",
     "WorkerCounters",
     "prometheus_text",
@@ -51,14 +53,53 @@ Labels = tuple[tuple[str, str], ...]
 log = logging.getLogger(__name__)
 
 
+class StateTimes:
+    """How long one task instance has been in each state since its first one (Kafka's
+    ``StateTracker``, behind ``running-ratio`` and ``pause-ratio``): not windowed, as in
+    Kafka, the ratios cover the instance's whole life."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._state: State | None = None
+        self._since = 0.0
+        self._spent: dict[State, float] = {}
+
+    def change(self, state: State) -> None:
+        now = self._clock()
+        with self._lock:
+            if state is self._state:
+                return
+            if self._state is not None:
+                self._spent[self._state] = self._spent.get(self._state, 0.0) + (now - self._since)
+            self._state, self._since = state, now
+
+    @property
+    def state(self) -> State | None:
+        return self._state
+
+    def ratio(self, state: State) -> float:
+        """The share of the instance's time spent in ``state``: 0 before its first state,
+        NaN at the very instant of it (no time spent yet), as Kafka."""
+        now = self._clock()
+        with self._lock:
+            if self._state is None:
+                return 0.0
+            current = now - self._since
+            total = current + sum(self._spent.values())
+            spent = self._spent.get(state, 0.0) + (current if state is self._state else 0.0)
+        return spent / total if total > 0 else math.nan
+
+
 class TaskSeries:
-    """A running task's reported totals over the last window."""
+    """A running task's reported totals over the last window, and its instance's state times."""
 
     def __init__(self, window_s: float = WINDOW_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.window_s = window_s
         self._clock = clock
         self._samples: deque[tuple[float, dict[str, float]]] = deque()
         self._lock = threading.Lock()
+        self.states = StateTimes(clock)
 
     def begin(self) -> None:
         """A task instance started: its totals are all zero now (so what it does before its
@@ -88,6 +129,17 @@ class TaskSeries:
                 return None
             return self._samples[0], self._samples[-1]
 
+    def change(self, name: str) -> float:
+        """How much a total grew over the window (since the instance started, while the
+        window holds one report only)."""
+        ends = self._ends()
+        if ends is None:
+            return 0.0
+        (_, first), (_, last) = ends
+        if first is last:
+            first = {}
+        return last.get(name, 0) - first.get(name, 0)
+
     def rate(self, name: str) -> float:
         """Per second over the window (0 before two reports)."""
         ends = self._ends()
@@ -99,22 +151,31 @@ class TaskSeries:
         return (last.get(name, 0) - first.get(name, 0)) / (t1 - t0)
 
     def ratio(self, numerator: str, denominator: str) -> float:
-        """The window's increase of one total over another's; NaN when the second did not move."""
-        ends = self._ends()
-        if ends is None:
-            return math.nan
-        (_, first), (_, last) = ends
-        if len(self._samples) == 1:
-            first = {}
-        change = last.get(denominator, 0) - first.get(denominator, 0)
+        """The window's increase of one total over another's; NaN when the second did not
+        move (Kafka's ``Avg`` of no event)."""
+        change = self.change(denominator)
         if change <= 0:
             return math.nan
-        return (last.get(numerator, 0) - first.get(numerator, 0)) / change
+        return self.change(numerator) / change
+
+    def window_max(self, name: str, events: str) -> float:
+        """The largest of the ``name`` maxima the reports of the window carry (each report's is
+        the largest since the one before); NaN when the total ``events`` did not move (Kafka's
+        ``Max`` of no event)."""
+        if self.change(events) <= 0:
+            return math.nan
+        with self._lock:
+            samples = list(self._samples)
+        # the oldest report is the window's starting point: its maximum is from before it
+        recent = samples[1:] if len(samples) > 1 else samples
+        return float(max(totals.get(name, 0) for _, totals in recent))
 
 
 @dataclass
 class WorkerCounters:
-    """The worker's own totals (``connect-worker-metrics``)."""
+    """The worker's own totals (``connect-worker-metrics``), and the results of the
+    connector and task starts of the last window, for the startup percentages (Kafka's
+    ``Frequencies``)."""
 
     connector_startup_attempts: int = 0
     connector_startup_successes: int = 0
@@ -122,6 +183,40 @@ class WorkerCounters:
     task_startup_attempts: int = 0
     task_startup_successes: int = 0
     task_startup_failures: int = 0
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    window_s: float = field(default=WINDOW_S, repr=False, compare=False)
+    _results: dict[str, deque[tuple[float, bool]]] = field(
+        default_factory=lambda: {"connector": deque(), "task": deque()}, init=False, repr=False, compare=False
+    )
+    _results_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # The worker and its tasks bump the totals directly (counters.x += 1): a start's
+        # result is noted with its time as its total grows.
+        kind, _, outcome = name.partition("_startup_")
+        results = self.__dict__.get("_results")
+        if results is not None and outcome in ("successes", "failures") and isinstance(value, int):
+            added = value - getattr(self, name)
+            if added > 0:
+                now = self.clock()
+                with self._results_lock:
+                    results[kind].extend([(now, outcome == "successes")] * added)
+                    self._forget(results[kind], now)
+        super().__setattr__(name, value)
+
+    def _forget(self, results: deque[tuple[float, bool]], now: float) -> None:
+        while results and now - results[0][0] > self.window_s:
+            results.popleft()
+
+    def startup_share(self, kind: str, succeeded: bool) -> float:
+        """The share of the ``kind`` (``connector`` or ``task``) starts of the window that
+        succeeded (or failed); 0 when there was none, as Kafka's ``Frequencies``."""
+        with self._results_lock:
+            results = self._results[kind]
+            self._forget(results, self.clock())
+            if not results:
+                return 0.0
+            return sum(1 for _, ok in results if ok is succeeded) / len(results)
 
 
 @dataclass
@@ -227,6 +322,13 @@ def worker_metrics(worker: Worker) -> list[MetricFamily]:
         ("task-startup-failure-total", counters.task_startup_failures, "Task starts that failed"),
     ):
         families(group, name, text).add(value)
+    for kind in ("connector", "task"):
+        for outcome, succeeded in (("success", True), ("failure", False)):
+            families(
+                group,
+                f"{kind}-startup-{outcome}-percentage",
+                f"Share of the {kind} starts of the last minute that {'succeeded' if succeeded else 'failed'}",
+            ).add(counters.startup_share(kind, succeeded))
     for wc in connectors:
         by_state = {state: 0 for state in _TASK_STATES}
         for task in wc.tasks.values():
@@ -265,6 +367,12 @@ def _task_metrics(
     families(group, "status", "The task's state (1 for the state it is in)").add(
         1, **labels, status=(state.value if state is not None else "unassigned").lower()
     )
+    families(group, "running-ratio", "The share of its time the task instance has been running").add(
+        series.states.ratio(State.RUNNING), **labels
+    )
+    families(group, "pause-ratio", "The share of its time the task instance has been paused").add(
+        series.states.ratio(State.PAUSED), **labels
+    )
     if kind == "source":
         records, batches = "poll_total", "poll_batches"
     else:
@@ -272,13 +380,21 @@ def _task_metrics(
     families(group, "batch-size-avg", "Records per batch, over the window").add(
         series.ratio(records, batches), **labels
     )
-    families(group, "batch-size-max", "Most records in one batch").add(totals.get("batch_size_max", 0), **labels)
-    successes, failures = totals.get("commit_successes", 0), totals.get("commit_failures", 0)
+    families(group, "batch-size-max", "Most records in one batch, over the window").add(
+        series.window_max("batch_size_max", batches), **labels
+    )
+    families(group, "offset-commit-avg-time-ms", "Milliseconds per successful offset commit, over the window").add(
+        series.ratio("commit_time_ms", "commit_successes"), **labels
+    )
+    families(group, "offset-commit-max-time-ms", "Most milliseconds a successful offset commit took").add(
+        series.window_max("commit_time_max_ms", "commit_successes"), **labels
+    )
+    successes, failures = series.change("commit_successes"), series.change("commit_failures")
     commits = successes + failures
-    families(group, "offset-commit-success-percentage", "Share of offset commits that succeeded").add(
+    families(group, "offset-commit-success-percentage", "Share of the window's offset commits that succeeded").add(
         successes / commits if commits else 0.0, **labels
     )
-    families(group, "offset-commit-failure-percentage", "Share of offset commits that failed").add(
+    families(group, "offset-commit-failure-percentage", "Share of the window's offset commits that failed").add(
         failures / commits if commits else 0.0, **labels
     )
     if kind == "source":
@@ -296,6 +412,10 @@ def _task_metrics(
         families(group, "poll-batch-avg-time-ms", "Milliseconds per poll() that returned records").add(
             series.ratio("poll_time_ms", "poll_batches"), **labels
         )
+        families(group, "poll-batch-max-time-ms", "Most milliseconds a poll() that returned records took").add(
+            series.window_max("poll_time_max_ms", "poll_batches"), **labels
+        )
+        active = "Records handed to the producer and not yet acknowledged by Kafka"
     else:
         group = "sink-task-metrics"
         families(group, "sink-record-read-total", "Records read from Kafka").add(totals.get("read_total", 0), **labels)
@@ -307,11 +427,25 @@ def _task_metrics(
         families(group, "put-batch-avg-time-ms", "Milliseconds per put()").add(
             series.ratio("put_time_ms", "put_batches"), **labels
         )
+        families(group, "put-batch-max-time-ms", "Most milliseconds a put() took").add(
+            series.window_max("put_time_max_ms", "put_batches"), **labels
+        )
+        families(group, "offset-commit-seq-no", "The sequence number of the last offset commit").add(
+            totals.get("commit_seq_no", 0), **labels
+        )
         families(group, "offset-commit-completion-total", "Offset commits completed").add(
             totals.get("commit_successes", 0), **labels
         )
         families(group, "offset-commit-completion-rate", "Offset commits completed per second").add(
             series.rate("commit_successes"), **labels
+        )
+        # Commits wait for their answer before the next one starts: no answer ever comes
+        # too late to count, so none is skipped.
+        families(group, "offset-commit-skip-total", "Offset commit answers that came too late (none here)").add(
+            0, **labels
+        )
+        families(group, "offset-commit-skip-rate", "Offset commit answers per second that came too late").add(
+            0.0, **labels
         )
         families(group, "partition-count", "Topic partitions the task reads").add(
             totals.get("partition_count", 0), **labels
@@ -319,6 +453,17 @@ def _task_metrics(
         families(group, "sink-record-lag-max", "Most records any of its partitions is behind (at the last commit)").add(
             totals.get("records_lag", 0), **labels
         )
+        active = "Records read from Kafka and not yet committed"
+    prefix = "source" if kind == "source" else "sink"
+    families(group, f"{prefix}-record-active-count", f"{active}, as last measured").add(
+        totals.get("active_count", 0), **labels
+    )
+    families(group, f"{prefix}-record-active-count-max", f"{active}: the most measured over the window").add(
+        series.window_max("active_count_max", "active_count_samples"), **labels
+    )
+    families(group, f"{prefix}-record-active-count-avg", f"{active}: the average measurement over the window").add(
+        series.ratio("active_count_sum", "active_count_samples"), **labels
+    )
     group = "task-error-metrics"
     for name, key, text in (
         ("total-record-failures", "record_failures", "Record processing failures, retries included"),

@@ -20,6 +20,7 @@ from sluice.api.errors import RetriableError
 from sluice.api.records import SinkRecord, TopicPartition
 from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 from sluice.spark.errors import Stage
+from sluice.spark.kafka_client_errors import ends_task
 from sluice.spark.protocol import (
     Committed,
     LaunchSpec,
@@ -94,7 +95,10 @@ class SinkLoop(TaskLoop):
         self._dead_letter_errors: list[str] = []
         from confluent_kafka import Consumer
 
-        self.consumer = Consumer(consumer_settings(spec.connector, spec.task, launch.consumer_config))
+        settings = consumer_settings(spec.connector, spec.task, launch.consumer_config)
+        self._client_failure: str | None = None  # set by the consumer's error callback
+        settings["error_cb"] = self._consumer_error
+        self.consumer = Consumer(settings)
 
     # -- the task thread ---------------------------------------------------------------
 
@@ -118,6 +122,8 @@ class SinkLoop(TaskLoop):
             self._apply_new_assignment()
             self._apply_context()  # what the task asked in its last call, before the next read
             messages = self.consumer.consume(max_records, poll_s) if self.positions else []
+            if self._client_failure is not None:
+                raise TaskFailure(self._client_failure)
             if not self.positions:
                 control.wait_for_change(poll_s)
             now = time.monotonic()
@@ -132,6 +138,12 @@ class SinkLoop(TaskLoop):
                 self._commit()
                 next_commit = now + self.interval_s
 
+    def _consumer_error(self, error: Any) -> None:
+        if ends_task(error):
+            self._client_failure = self._client_failure or f"The task's Kafka consumer failed: {error}"
+        else:
+            log.debug("Task %s-%s consumer: %s", self.spec.connector, self.spec.task, error)
+
     def _idle_wait_s(self) -> float:
         timeout_ms = self.context.timeout_ms
         if timeout_ms > 0:
@@ -144,7 +156,7 @@ class SinkLoop(TaskLoop):
         for message in messages:
             error = message.error()
             if error is not None:
-                if error.fatal():
+                if ends_task(error):
                     raise TaskFailure(f"The task's Kafka consumer failed: {error}")
                 log.warning("Task %s-%s consumer: %s", self.spec.connector, self.spec.task, error)
                 continue
@@ -193,16 +205,14 @@ class SinkLoop(TaskLoop):
             for tp, offset in last.items():
                 if tp in self.positions:  # every record read counts: filtered, dead-lettered or put
                     self.positions[tp] = offset + 1
+            self._count_active()
 
     def _put(self, records: list[SinkRecord]) -> None:
-        meter = self.meter
         started = time.monotonic()
         try:
             put_with_retries(self, records)
             if records:
-                meter.put_time_ms += (time.monotonic() - started) * 1000.0
-                meter.put_batches += 1
-                meter.batch(len(records))
+                self.meter.put(len(records), (time.monotonic() - started) * 1000.0)
         except BaseException:
             self._send_dead_letters()  # reported before the task fails, as Kafka Connect does
             raise
@@ -293,10 +303,12 @@ class SinkLoop(TaskLoop):
         """``pre_commit`` with what was put, and the offsets it returned to the worker."""
         self.context.commit_requested = False
         self.meter.partition_count = len(self.positions)
+        self._count_active()  # also while nothing is read (about every second)
         if not self.positions:
             return
         self._measure_lag()
         self._send_dead_letters()
+        commit_started = time.monotonic()  # Kafka times a sink's commit from before pre_commit
         returned = self.task.pre_commit({TopicPartition(t, p): o for (t, p), o in self.positions.items()}) or {}
         offsets = {
             (tp.topic, tp.partition): offset
@@ -306,14 +318,27 @@ class SinkLoop(TaskLoop):
         if not offsets:
             return
         self.seq += 1
+        self.meter.commit_seq_no = self.seq
         self.control.send(SinkOffsets(self.seq, offsets))
         reply: Committed = self.control.reply(Committed)
         if reply.error is not None:
             self.meter.commit_failures += 1
             raise TaskFailure(reply.error)
         if not reply.fenced:
-            self.meter.commit_successes += 1
+            self.meter.committed((time.monotonic() - commit_started) * 1000.0)
             self.committed.update(offsets)
+            self._count_active()
+
+    def _count_active(self) -> None:
+        """sink-record-active-count: records read and not yet committed, over the task's
+        partitions (once per batch or commit, never per record)."""
+        committed = self.committed
+        active = 0
+        for tp, position in self.positions.items():
+            done = committed.get(tp)
+            if done is not None and position > done:
+                active += position - done
+        self.meter.active(active)
 
     def _measure_lag(self) -> None:
         """The most records any of the task's partitions has not read yet: its high watermark

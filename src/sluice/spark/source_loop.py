@@ -22,6 +22,7 @@ from typing import Any
 from sluice.api.errors import RetriableError
 from sluice.api.records import RecordMetadata, SourceRecord
 from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
+from sluice.spark.kafka_client_errors import ends_task
 from sluice.spark.protocol import (
     Committed,
     LaunchSpec,
@@ -210,13 +211,11 @@ class SourceLoop(TaskLoop):
                     control.wait_for_change(RETRIABLE_POLL_BACKOFF_S)
                     records = None
                 if records:
-                    meter = self.meter
-                    meter.poll_time_ms += (time.monotonic() - polled_at) * 1000.0
-                    meter.poll_batches += 1
-                    meter.poll_total += len(records)
-                    meter.batch(len(records))
+                    self.meter.polled(len(records), (time.monotonic() - polled_at) * 1000.0)
                     self._send(records)
             self.producer.poll(0)
+            if records:  # once per batch, its delivery reports served: what Kafka has not acknowledged
+                self.meter.active(len(self.producer))
             self._check_failure()
             if self.split_parts:
                 self._split_read()
@@ -341,18 +340,20 @@ class SourceLoop(TaskLoop):
             log.exception("Task %s-%s: commit_record() raised", self.spec.connector, self.spec.task)
 
     def _producer_error(self, err: Any) -> None:
-        if err.fatal():
+        if ends_task(err):
             self.failure = self.failure or f"The task's Kafka producer failed: {err}"
         else:
             log.debug("Task %s-%s producer: %s", self.spec.connector, self.spec.task, err)
 
     def _commit_offsets(self) -> None:
         """Send the offsets of acknowledged records to the worker; once stored, ``commit()``."""
+        self.meter.active(len(self.producer))  # also while no record is polled (about every second)
         self.uncommitted.update(self.submitted.committable())
         if not self.uncommitted:
             return
         offsets, self.uncommitted = self.uncommitted, {}
         self.seq += 1
+        commit_started = time.monotonic()
         self.control.send(SourceOffsets(self.seq, list(offsets.values())))
         reply: Committed = self.control.reply(Committed)
         if reply.fenced:
@@ -364,7 +365,7 @@ class SourceLoop(TaskLoop):
             self.uncommitted = offsets  # retried with the next commit
             return
         self.stored.update(offsets)
-        self.meter.commit_successes += 1
+        self.meter.committed((time.monotonic() - commit_started) * 1000.0)
         try:
             self.task.commit()
         except Exception:  # as in Kafka: logged, the task goes on

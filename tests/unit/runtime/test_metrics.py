@@ -7,7 +7,8 @@ import math
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from sluice.runtime.metrics import MetricFamily, TaskSeries, prometheus_text
+from sluice.runtime.herder.base import State
+from sluice.runtime.metrics import MetricFamily, TaskSeries, WorkerCounters, prometheus_text
 
 
 class Clock:
@@ -62,3 +63,81 @@ def test_the_text_parses_with_prometheus_own_parser() -> None:
     assert read.type == "counter" and read.samples[0].value == 12345
     values = [s.value for s in parsed["kafka_connect_sink_task_put_batch_avg_time_ms"].samples]
     assert math.isnan(values[0]) and values[1] == 2.5
+
+
+def test_running_and_pause_ratios_follow_pause_and_resume() -> None:
+    clock = Clock()
+    series = TaskSeries(clock=clock)
+    states = series.states
+    assert states.ratio(State.RUNNING) == 0.0  # no state yet, as Kafka's StateTracker
+    states.change(State.RUNNING)
+    clock.now += 10
+    assert states.ratio(State.RUNNING) == 1.0 and states.ratio(State.PAUSED) == 0.0
+    states.change(State.PAUSED)
+    clock.now += 10
+    assert states.ratio(State.RUNNING) == 0.5 and states.ratio(State.PAUSED) == 0.5
+    states.change(State.PAUSED)  # the same state again changes nothing
+    clock.now += 10
+    assert states.ratio(State.PAUSED) == 20 / 30
+    states.change(State.RUNNING)
+    clock.now += 10
+    assert states.ratio(State.RUNNING) == 0.5 and states.ratio(State.PAUSED) == 0.5
+    states.change(State.FAILED)
+    clock.now += 40
+    assert states.ratio(State.RUNNING) == 0.25 and states.ratio(State.PAUSED) == 0.25
+    # the ratios cover the instance's whole life: a new report window does not start them again
+    series.begin()
+    assert states.ratio(State.FAILED) == 0.5
+
+
+def test_a_window_maximum_is_the_largest_reported_within_it() -> None:
+    clock = Clock()
+    series = TaskSeries(window_s=60.0, clock=clock)
+    series.begin()
+    assert math.isnan(series.window_max("put_time_max_ms", "put_batches"))  # no put yet: Kafka's NaN
+    clock.now += 2
+    series.record({"put_batches": 3, "put_time_max_ms": 40.0})
+    clock.now += 2
+    series.record({"put_batches": 5, "put_time_max_ms": 7.0})  # the largest since the report before
+    assert series.window_max("put_time_max_ms", "put_batches") == 40.0
+    for _ in range(40):  # a minute and more of puts that took 7 ms at most
+        clock.now += 2
+        series.record({"put_batches": series.latest()["put_batches"] + 1, "put_time_max_ms": 7.0})
+    assert series.window_max("put_time_max_ms", "put_batches") == 7.0
+    for _ in range(40):  # then no put at all
+        clock.now += 2
+        series.record({"put_batches": series.latest()["put_batches"], "put_time_max_ms": 0.0})
+    assert math.isnan(series.window_max("put_time_max_ms", "put_batches"))
+
+
+def test_changes_over_the_window_count_from_the_instances_start() -> None:
+    clock = Clock()
+    series = TaskSeries(clock=clock)
+    series.record({"commit_successes": 3, "commit_failures": 1})  # one report only: all of it
+    assert series.change("commit_successes") == 3 and series.change("commit_failures") == 1
+    series.begin()  # the instance started: what it reports next counts from zero
+    clock.now += 2
+    series.record({"commit_successes": 5, "commit_failures": 1})
+    assert series.change("commit_successes") == 5 and series.change("commit_failures") == 1
+    clock.now += 2
+    series.record({"commit_successes": 6, "commit_failures": 1})
+    assert series.change("commit_successes") == 6
+
+
+def test_startup_percentages_are_over_the_last_minute() -> None:
+    clock = Clock()
+    counters = WorkerCounters(clock=clock)
+    assert counters.startup_share("task", True) == 0.0  # no start: 0, as Kafka's Frequencies
+    counters.task_startup_attempts += 4
+    counters.task_startup_successes += 1
+    counters.task_startup_successes += 2
+    counters.task_startup_failures += 1
+    counters.connector_startup_successes += 1
+    assert counters.startup_share("task", True) == 0.75 and counters.startup_share("task", False) == 0.25
+    assert counters.startup_share("connector", True) == 1.0
+    clock.now += 40
+    counters.task_startup_failures += 1
+    assert counters.startup_share("task", False) == 2 / 5
+    clock.now += 30  # the first four starts are over a minute old
+    assert counters.startup_share("task", False) == 1.0 and counters.startup_share("task", True) == 0.0
+    assert counters.task_startup_successes == 3 and counters.task_startup_failures == 2  # totals stay

@@ -79,8 +79,19 @@ class WorkerHerder(Herder):
             self._restart_connector_only,
             lambda name: self.config_store.snapshot().connector_config(name),
         )
-        worker.status_hook = self.auto_restarter.on_status
+        worker.status_hook = self._on_status
         self.reporters: list[MetricsReporter] = []
+
+    def _on_status(self, connector: str, task: int | None, state: State, trace: str | None) -> str | None:
+        """Each status the worker writes, before it is written: timed for the task's
+        running-ratio and pause-ratio, then given to the automatic restarts."""
+        if task is not None:
+            # A stopping task instance is no longer among the worker's tasks (the worker
+            # drops it before stopping it), so this is the instance reporting.
+            series = getattr(self.worker.task_states(connector).get(task), "series", None)
+            if series is not None:  # (metrics never stand in the way of a status)
+                series.states.change(state)
+        return self.auto_restarter.on_status(connector, task, state, trace)
 
     def _restart_connector_only(self, name: str) -> None:
         self.restart_connector(name, False, False)
