@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -47,9 +48,12 @@ class StandaloneWorker:
         *,
         auth: tuple[str, str] | None = None,
         env: dict[str, str] | None = None,
+        scheme: str = "http",
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.auth = auth  # credentials for the worker's own checks (basic authentication)
         self.env = dict(env or {})
+        self.verify = verify  # how the helpers' requests check an https worker
         self.work_dir = work_dir
         self.name = name
         self.port = free_port()
@@ -59,7 +63,7 @@ class StandaloneWorker:
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
             **self._mode_props(work_dir, name),
-            "listeners": f"http://127.0.0.1:{self.port}",
+            "listeners": f"{scheme}://127.0.0.1:{self.port}",
             "plugin.path": str(TEST_PLUGINS),
             "spark.driver.memory": "512m",
         }
@@ -69,7 +73,7 @@ class StandaloneWorker:
             else:
                 props[key] = value
         self.worker_file = write_properties(work_dir / f"{name}.worker.properties", props)
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{scheme}://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = work_dir / f"{name}.log"
 
@@ -90,7 +94,8 @@ class StandaloneWorker:
             if self.process.poll() is not None:
                 raise AssertionError(f"worker {self.name} exited with {self.process.returncode}:\n{self.log()}")
             try:
-                if httpx2.get(f"{self.url}/health", timeout=2, auth=self.auth).status_code == 200:
+                health = httpx2.get(f"{self.url}/health", timeout=2, auth=self.auth, verify=self.verify)
+                if health.status_code == 200:
                     return self
             except httpx2.HTTPError:
                 pass
@@ -119,7 +124,7 @@ class StandaloneWorker:
         return self.log_path.read_text(errors="replace")[-20000:] if self.log_path.exists() else ""
 
     def get(self, path: str) -> httpx2.Response:
-        return httpx2.get(self.url + path, timeout=10, auth=self.auth)
+        return httpx2.get(self.url + path, timeout=10, auth=self.auth, verify=self.verify)
 
     def task_state(self, connector: str, task: int = 0) -> str | None:
         r = self.get(f"/connectors/{connector}/tasks/{task}/status")

@@ -58,27 +58,39 @@ def rest_listeners(config: WorkerConfig) -> list[str]:
 
 
 def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
-    """The REST server of a worker, with the worker's HTTP settings."""
+    """The REST server of a worker, with the worker's HTTP and TLS settings."""
     from sluice.console.app import console_app
     from sluice.rest.app import create_app  # the cli layer wires every layer together
     from sluice.rest.basic_auth import basic_auth_users
-    from sluice.rest.server import RestServer
+    from sluice.rest.server import PROTOCOL_HTTPS, RestServer, parse_listeners
+    from sluice.rest.tls import WorkerTls
 
+    listeners = rest_listeners(config)
+    tls = WorkerTls(config.raw)
+    console = None
+    if config.get("sluice.console.enable"):
+        # The console calls back the listener a page came in by: over https it trusts the
+        # worker's own certificate (and truststore).
+        https = any(listener.protocol == PROTOCOL_HTTPS for listener in parse_listeners(listeners))
+        console = console_app(verify=tls.own_listener_client_context() if https else None)
     app = create_app(
         herder,
         cors_allowed_origins=config.get("access.control.allow.origin") or "",
         cors_allowed_methods=config.get("access.control.allow.methods") or "",
         response_headers=config.get("response.http.headers.config") or "",
-        mounts={"/ui": console_app()} if config.get("sluice.console.enable") else None,
+        mounts={"/ui": console} if console is not None else None,
         basic_auth_users=basic_auth_users(config.raw),
+        forwarding_ssl_context=tls.client_context,
     )
     return RestServer(
         herder,
-        listeners=rest_listeners(config),
+        listeners=listeners,
         advertised_host=config.get("rest.advertised.host.name"),
         advertised_port=config.get("rest.advertised.port"),
         app=app,
         admin_listeners=config.get("admin.listeners"),
+        advertised_listener=config.get("rest.advertised.listener"),
+        tls=tls,
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import ssl
 import sys
 import threading
 from collections.abc import Callable
@@ -174,13 +175,21 @@ def run_distributed_from_env(
     return _serve(connect, connect.start, "Could not start the worker", 1, stop_event)
 
 
-def run_console(urls: str, host: str, port: int, title: str, stop_event: threading.Event | None = None) -> int:
-    """Serve the web console for the Kafka Connect cluster at ``urls`` until SIGTERM/SIGINT."""
+def run_console(
+    urls: str,
+    host: str,
+    port: int,
+    title: str,
+    stop_event: threading.Event | None = None,
+    verify: ssl.SSLContext | bool = True,
+) -> int:
+    """Serve the web console for the Kafka Connect cluster at ``urls`` until SIGTERM/SIGINT;
+    ``verify`` is how https workers are checked."""
     from sluice.console.app import standalone_console_app
     from sluice.rest.server import RestServer
 
     try:
-        app = standalone_console_app(urls.split(","), title=title)
+        app = standalone_console_app(urls.split(","), title=title, verify=verify)
     except ValueError as exc:
         print(f"sluice console: {exc}", file=sys.stderr)
         return 2
@@ -206,8 +215,15 @@ def run_console(urls: str, host: str, port: int, title: str, stop_event: threadi
 def _console(args: argparse.Namespace) -> int:
     import os
 
+    from sluice.cli.manage import UsageError, tls_verify_from
+
     url = args.url or os.environ.get(URL_ENV) or "http://localhost:8083"
-    return run_console(url, args.host, args.port, args.title)
+    try:
+        verify = tls_verify_from(args)
+    except UsageError as exc:
+        print(f"sluice console: {exc.message}", file=sys.stderr)
+        return 2
+    return run_console(url, args.host, args.port, args.title, verify=verify)
 
 
 def extension_commands() -> dict[str, EntryPoint]:
@@ -246,6 +262,8 @@ def _run_extension(name: str, argv: list[str], extensions: dict[str, EntryPoint]
 
 def build_parser(extensions: dict[str, EntryPoint] | None = None) -> argparse.ArgumentParser:
     """The ``sluice`` parser; commands added by other distributions take their arguments unparsed."""
+    from sluice.cli.manage import add_tls_options
+
     if extensions is None:
         extensions = extension_commands()
     parser = argparse.ArgumentParser(prog="sluice", description="Kafka Connect in Python, on Spark.")
@@ -280,6 +298,7 @@ def build_parser(extensions: dict[str, EntryPoint] | None = None) -> argparse.Ar
     p.add_argument("--host", default="127.0.0.1", help="the address to serve the console on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=CONSOLE_PORT, help=f"the port (default {CONSOLE_PORT}; 0: any free one)")
     p.add_argument("--title", default="Kafka Connect", help="the name the pages show for the cluster")
+    add_tls_options(p)
     p.set_defaults(func=_console)
     for name in sorted({*DEVTOOLS_COMMANDS, *extensions}):
         entry = extensions.get(name)

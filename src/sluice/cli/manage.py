@@ -5,6 +5,9 @@ worker: Sluice or Apache Kafka Connect) and imports nothing of Sluice's runtime.
 get aligned tables; ``--json`` prints the server's JSON for scripts.
 
 The worker's URL comes from ``--url``, else ``$SLUICE_URL``, else ``http://localhost:8083``.
+An ``https`` worker's certificate is checked against the system's authorities, or the one
+``--ca-cert`` (``$SLUICE_CA_CERT``) names; ``--insecure`` skips the check, and
+``--client-cert``/``--client-key`` give a client certificate to a worker that asks for one.
 
 Exit codes:
 
@@ -23,6 +26,7 @@ import argparse
 import datetime
 import json
 import os
+import ssl
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,6 +48,7 @@ __all__ = [
     "PREDEFINED",
     "ConnectClient",
     "ConnectorFile",
+    "add_tls_options",
     "build_parser",
     "check_state",
     "format_properties",
@@ -51,6 +56,8 @@ __all__ = [
     "parse_config_bytes",
     "parse_offsets_bytes",
     "render_table",
+    "tls_verify",
+    "tls_verify_from",
 ]
 
 EXIT_OK = 0
@@ -63,6 +70,10 @@ EXIT_TIMEOUT = 5
 DEFAULT_URL = "http://localhost:8083"
 URL_ENV = "SLUICE_URL"
 USER_ENV = "SLUICE_USER"  # NAME:PASSWORD for a worker with basic authentication
+CA_CERT_ENV = "SLUICE_CA_CERT"  # PEM file of the authorities an https worker's certificate is checked against
+CLIENT_CERT_ENV = "SLUICE_CLIENT_CERT"
+CLIENT_KEY_ENV = "SLUICE_CLIENT_KEY"
+CLIENT_KEY_PASSWORD_ENV = "SLUICE_CLIENT_KEY_PASSWORD"  # of an encrypted --client-key
 HOME_ENV = "SLUICE_HOME"
 
 #: Predefined connectors, loadable by name alone (``sluice connector load file-source``),
@@ -134,6 +145,46 @@ def normalize_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def tls_verify(
+    ca_cert: str | None = None,
+    insecure: bool = False,
+    client_cert: str | None = None,
+    client_key: str | None = None,
+    key_password: str | None = None,
+) -> ssl.SSLContext | bool:
+    """How an https worker is checked: True (the system's authorities) when nothing is given,
+    else an SSL context trusting ``ca_cert`` (a PEM file of CA certificates, or the worker's
+    own certificate), checking nothing when ``insecure``, presenting ``client_cert`` (a PEM
+    certificate chain, with its key in it or in ``client_key``). Raises :class:`UsageError`
+    when a file cannot be used."""
+    if not (ca_cert or insecure or client_cert or client_key):
+        return True
+    if client_key and not client_cert:
+        raise UsageError("--client-key needs --client-cert (the certificate of the key)")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif ca_cert:
+        try:
+            context.load_verify_locations(cafile=ca_cert)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"--ca-cert {ca_cert}: not a readable PEM file of certificates ({exc})") from None
+        # As a Java truststore does: any certificate given is trusted, a server's own included.
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    else:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    if client_cert:
+        try:
+            context.load_cert_chain(client_cert, client_key or None, password=key_password)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(
+                f"--client-cert {client_cert}: cannot use it with its key ({exc}); an encrypted key needs "
+                f"${CLIENT_KEY_PASSWORD_ENV}"
+            ) from None
+    return context
+
+
 def _segment(value: str) -> str:
     return quote(value, safe="")
 
@@ -148,7 +199,13 @@ class ConnectClient:
     raises :class:`WorkerError` for an error answer and :class:`UnreachableError` when
     the worker cannot be reached."""
 
-    def __init__(self, url: str, transport: httpx2.BaseTransport | None = None, user: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        transport: httpx2.BaseTransport | None = None,
+        user: str | None = None,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
         url, from_url = _split_credentials(normalize_url(url))
         self.url = url
         credentials = user or from_url  # "name:password", as curl's --user takes it
@@ -162,6 +219,7 @@ class ConnectClient:
             transport=transport,
             headers={"Accept": "application/json"},
             auth=auth,
+            verify=verify,
         )
 
     def close(self) -> None:
@@ -187,7 +245,8 @@ class ConnectClient:
         except (httpx2.TransportError, httpx2.InvalidURL) as exc:
             reason = str(exc) or type(exc).__name__
             raise UnreachableError(
-                f"cannot connect to the Connect worker at {self.url}: {reason}; check --url or ${URL_ENV}"
+                f"cannot connect to the Connect worker at {self.url}: {reason}; {self._tls_hint(reason)}"
+                f"check --url or ${URL_ENV}"
             ) from None
         data: Any = None
         parsed = False
@@ -212,6 +271,9 @@ class ConnectClient:
         if response.status_code == 401:
             message = f"{message} Give credentials with --user NAME:PASSWORD or ${USER_ENV}"
         raise WorkerError(response.status_code, f"{message} (HTTP {response.status_code})")
+
+    def _tls_hint(self, reason: str) -> str:
+        return (_tls_hint(reason) or "") if self.url.lower().startswith("https://") else ""
 
     def get(self, path: str, params: Any = None) -> Any:
         return self.request("GET", path, params=params)[1]
@@ -1218,6 +1280,21 @@ def _task_id(text: str) -> int:
     return value
 
 
+def _tls_hint(reason: str) -> str | None:
+    """What to do about a failure of an https connection, from its error text."""
+    if "CERTIFICATE_VERIFY_FAILED" in reason:
+        return (
+            f"the worker's certificate is not trusted: give its authority with --ca-cert FILE or "
+            f"${CA_CERT_ENV} (--insecure skips the check); "
+        )
+    if "CERTIFICATE_REQUIRED" in reason.upper().replace(" ", "_"):
+        return "the worker asks for a client certificate: give --client-cert FILE --client-key FILE; "
+    if "disconnected without sending a response" in reason:
+        # Over TLS 1.3 a worker refusing a client without certificate just closes the connection.
+        return "if the worker asks for client certificates, give --client-cert FILE --client-key FILE; "
+    return None
+
+
 def _split_credentials(url: str) -> tuple[str, str | None]:
     """The URL without ``name:password@``, and those credentials (decoded) when it had them."""
     from urllib.parse import unquote, urlsplit, urlunsplit
@@ -1231,6 +1308,49 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
     netloc = host + (f":{parts.port}" if parts.port else "")
     credentials = unquote(parts.username) + ":" + unquote(parts.password or "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), credentials
+
+
+def add_tls_options(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """``--ca-cert``, ``--insecure``, ``--client-cert``, ``--client-key`` (also used by
+    ``sluice console``); read back with :func:`tls_verify_from`."""
+    parser.add_argument(
+        "--ca-cert",
+        metavar="FILE",
+        default=default,
+        help=f"PEM file of the authorities an https worker's certificate is checked against (default: ${CA_CERT_ENV}, "
+        "else the system's)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        default=argparse.SUPPRESS if default is argparse.SUPPRESS else False,
+        help="do not check an https worker's certificate",
+    )
+    parser.add_argument(
+        "--client-cert",
+        metavar="FILE",
+        default=default,
+        help=f"PEM certificate (chain) to present to a worker that asks for one (default: ${CLIENT_CERT_ENV})",
+    )
+    parser.add_argument(
+        "--client-key",
+        metavar="FILE",
+        default=default,
+        help=f"PEM private key of --client-cert, when not in that file (default: ${CLIENT_KEY_ENV}; "
+        f"an encrypted key's password: ${CLIENT_KEY_PASSWORD_ENV})",
+    )
+
+
+def tls_verify_from(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> ssl.SSLContext | bool:
+    """:func:`tls_verify` of the options :func:`add_tls_options` added, or their variables."""
+    env = os.environ if environ is None else environ
+    return tls_verify(
+        ca_cert=getattr(args, "ca_cert", None) or env.get(CA_CERT_ENV) or None,
+        insecure=bool(getattr(args, "insecure", False)),
+        client_cert=getattr(args, "client_cert", None) or env.get(CLIENT_CERT_ENV) or None,
+        client_key=getattr(args, "client_key", None) or env.get(CLIENT_KEY_ENV) or None,
+        key_password=env.get(CLIENT_KEY_PASSWORD_ENV),
+    )
 
 
 def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
@@ -1248,6 +1368,7 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help=f"NAME:PASSWORD for a worker with basic authentication (default: ${USER_ENV})",
     )
+    add_tls_options(common, default=argparse.SUPPRESS)
 
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -1262,6 +1383,7 @@ def build_parser(prog: str = "sluice connector") -> argparse.ArgumentParser:
     parser.add_argument(
         "--user", default=None, help=f"NAME:PASSWORD for a worker with basic authentication (default: ${USER_ENV})"
     )
+    add_tls_options(parser, default=None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, func: Callable[[Context], int], help: str) -> argparse.ArgumentParser:
@@ -1383,7 +1505,8 @@ def run(argv: Sequence[str], prog: str = "sluice connector", transport: httpx2.B
     url = args.url or os.environ.get(URL_ENV) or DEFAULT_URL
     user = getattr(args, "user", None) or os.environ.get(USER_ENV) or None
     try:
-        with ConnectClient(url, transport=transport, user=user) as client:
+        verify = tls_verify_from(args)
+        with ConnectClient(url, transport=transport, user=user, verify=verify) as client:
             return int(args.func(Context(args, client, prog)))
     except CliError as exc:
         return _fail(prog, exc)

@@ -10,6 +10,7 @@ first. What the worker refuses is shown with the worker's own message.
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -83,14 +84,18 @@ def _error_status(error: ApiError) -> int:
 class Console:
     """The pages, over the REST API ``api_for(request)`` gives."""
 
-    def __init__(self, target: Target, *, title: str) -> None:
+    def __init__(
+        self, target: Target, *, title: str, verify: ssl.SSLContext | bool = True, keep_alive: bool = True
+    ) -> None:
         self.target = target
         self.title = title
+        self._verify = verify  # how https workers are checked
+        self._limits = httpx2.Limits() if keep_alive else httpx2.Limits(max_keepalive_connections=0)
         self._http: httpx2.AsyncClient | None = None  # one connection pool for every request
 
     def api_for(self, request: Request) -> ConnectApi:
         if self._http is None:
-            self._http = httpx2.AsyncClient(timeout=REQUEST_TIMEOUT_S)
+            self._http = httpx2.AsyncClient(timeout=REQUEST_TIMEOUT_S, verify=self._verify, limits=self._limits)
         urls, headers = self.target(request)
         return ConnectApi(urls, headers=headers, client=self._http)
 
@@ -556,14 +561,23 @@ def _passed_on(request: Request) -> dict[str, str]:
     return {"Authorization": authorization} if authorization else {}
 
 
-def console_app() -> Starlette:
-    """The console a worker serves (at ``/ui/``), over its own REST API."""
-    return Starlette(routes=Console(_own_worker, title="Sluice").routes())
+def console_app(verify: ssl.SSLContext | None = None) -> Starlette:
+    """The console a worker serves (at ``/ui/``), over its own REST API. ``verify`` checks
+    the worker's own https listeners when a page comes in by one (the worker's own
+    certificate, at the local address the page was asked at)."""
+    # A connection per call to its own worker: none is left open, idle, to hold up the
+    # worker's graceful shutdown (an https one waits for the peer's close).
+    console = Console(_own_worker, title="Sluice", verify=verify or True, keep_alive=False)
+    return Starlette(routes=console.routes())
 
 
-def standalone_console_app(urls: Sequence[str], *, title: str = "Kafka Connect") -> Starlette:
+def standalone_console_app(
+    urls: Sequence[str], *, title: str = "Kafka Connect", verify: ssl.SSLContext | bool = True
+) -> Starlette:
     """``sluice console``: the console in front of the Kafka Connect cluster at ``urls`` (any
-    worker of it; the next is tried when one does not answer), served at ``/ui/``."""
+    worker of it; the next is tried when one does not answer), served at ``/ui/``. ``verify``
+    is how https workers are checked (an SSL context, True for the system's authorities,
+    False for no check)."""
     clean = [u.strip().rstrip("/") for u in urls if u.strip()]
     if not clean:
         raise ValueError("sluice console needs the URL of a Kafka Connect worker")
@@ -572,7 +586,7 @@ def standalone_console_app(urls: Sequence[str], *, title: str = "Kafka Connect")
     def target(request: Request) -> tuple[list[str], dict[str, str]]:
         return clean, _passed_on(request)
 
-    console = Starlette(routes=Console(target, title=title).routes())
+    console = Starlette(routes=Console(target, title=title, verify=verify).routes())
 
     async def to_console(request: Request) -> Response:
         return RedirectResponse(request.scope.get("root_path", "").rstrip("/") + "/ui/", status_code=307)

@@ -13,6 +13,8 @@ under that id, and ``GET /openapi.json`` serves the description of all of them.
 from __future__ import annotations
 
 import re
+import ssl
+from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -191,6 +193,7 @@ def create_app(
     response_headers: str = "",
     mounts: dict[str, ASGIApp] | None = None,
     basic_auth_users: dict[str, str] | None = None,
+    forwarding_ssl_context: Callable[[], ssl.SSLContext] | None = None,
 ) -> FastAPI:
     """The REST API of one worker, operating ``herder``.
 
@@ -200,7 +203,9 @@ def create_app(
     ``mounts`` are applications served beside the API under their path prefixes (the
     console at ``/ui``), behind the same listeners and middleware. ``basic_auth_users``
     (Kafka's basic auth extension, :mod:`sluice.rest.basic_auth`) makes every request need
-    one of those users' credentials.
+    one of those users' credentials. ``forwarding_ssl_context`` gives the SSL context of
+    requests forwarded to another worker's https listener (built on first use, as Kafka's
+    RestClient reads its TLS settings only for an https URL).
     """
     header_rules = parse_header_rules(response_headers)
     app = FastAPI(
@@ -211,6 +216,7 @@ def create_app(
         redirect_slashes=False,
     )
     app.state.herder = herder
+    app.state.forwarding_ssl_context = forwarding_ssl_context
     install_error_handlers(app)
     app.add_exception_handler(RequestForwardError, forward_request_handler)
     # add_middleware prepends: the last added is outermost. All sit inside Starlette's

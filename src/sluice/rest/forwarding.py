@@ -11,6 +11,11 @@ does not run to the leader (first hop), which sends it on to the owner (second h
 the worker knows no target (``forward_url`` None: no leader known, or the leader is
 rebalancing) it answers 409 ``NO_TARGET``, whatever the herder's message, as Kafka does.
 
+A target reached over https is checked with the worker's TLS settings (its
+``listeners.https.ssl.*`` truststore, else the top-level ``ssl.*`` one), and the worker's
+keystore is its client certificate, as with Kafka's ``RestClient``. The caller's headers go
+along, ``Authorization`` (basic authentication) included.
+
 The target's answer is passed back as it is, except that a ``Location`` naming the target
 is rewritten to name this worker: Kafka's first worker builds its own ``201 Created``,
 whose relative ``Location`` resolves against the URL the user called.
@@ -20,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 
 import httpx2
 from fastapi import Request
 from fastapi.responses import Response
 
+from sluice.api.errors import ConfigError
 from sluice.rest.errors import error_response
 from sluice.runtime.herder.base import RequestForwardError
 
@@ -55,6 +62,14 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
     if body is None:
         body = await request.body()
     headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
+    verify: ssl.SSLContext | bool = True
+    ssl_context = getattr(request.app.state, "forwarding_ssl_context", None)
+    if url.lower().startswith("https://") and ssl_context is not None:
+        try:
+            verify = ssl_context()
+        except ConfigError as error:
+            log.error("Cannot forward %s %s to %s: %s", request.method, request.url.path, url, error)
+            return error_response(500, f"Cannot forward the request to {exc.forward_url}: {error}")
     log.debug("Forwarding %s %s to %s", request.method, request.url.path, url)
     try:
         answer = await asyncio.to_thread(
@@ -65,6 +80,7 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
             content=body or None,
             headers=headers,
             timeout=FORWARD_TIMEOUT_S,
+            verify=verify,
         )
     except httpx2.HTTPError as error:
         log.warning("Forwarding %s %s to %s failed: %s", request.method, request.url.path, url, error)

@@ -119,18 +119,27 @@ def _worker_def(standalone: bool) -> ConfigDef:
         ConfigType.LIST,
         "http://:8083",
         importance=Importance.LOW,
-        documentation="REST listeners, protocol://host:port.",
+        documentation="REST listeners, protocol://host:port with protocol http or https (https: the "
+        "listeners.https.ssl.* keys, else the top-level ssl.* keys).",
     )
     d.define("rest.advertised.host.name", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
     d.define("rest.advertised.port", ConfigType.INT, None, importance=Importance.LOW, documentation="")
-    d.define("rest.advertised.listener", ConfigType.STRING, None, importance=Importance.LOW, documentation="")
+    d.define(
+        "rest.advertised.listener",
+        ConfigType.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation="The protocol (http or https) of the listener other workers are given; unset: http "
+        "when a listener is http, else https.",
+    )
     d.define(
         "admin.listeners",
         ConfigType.LIST,
         None,
         importance=Importance.LOW,
-        documentation="Listeners serving only the /admin endpoints; empty: /admin is disabled; "
-        "unset: /admin is served on the REST listeners.",
+        documentation="Listeners serving only the /admin endpoints (https: the admin.listeners.https.ssl.* "
+        "keys, else the top-level ssl.* keys); empty: /admin is disabled; unset: /admin is served on the "
+        "REST listeners.",
     )
     d.define(
         "access.control.allow.origin",

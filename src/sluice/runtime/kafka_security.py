@@ -205,7 +205,8 @@ def check_authentication(client: Mapping[str, Any], timeout_s: float = 15.0) -> 
     from confluent_kafka.admin import AdminClient
 
     errors: list[Any] = []
-    admin = AdminClient({**client, "error_cb": errors.append, "log_level": 3})
+    settings: dict[str, Any] = {**client, "error_cb": errors.append, "log_level": 3}
+    admin = AdminClient(settings)
     deadline = time.monotonic() + timeout_s
     while True:
         try:

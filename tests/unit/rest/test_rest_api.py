@@ -947,6 +947,7 @@ def test_connect_rest_error_keeps_status(client, herder):
         ("HTTP://127.0.0.1:9000", "http", "127.0.0.1", 9000),
         ("http://[::1]:8083", "http", "::1", 8083),
         (" http://host-1.example.com:80 ", "http", "host-1.example.com", 80),
+        ("HTTPS://:8443", "https", "", 8443),
     ],
 )
 def test_parse_listener(text, protocol, host, port):
@@ -957,8 +958,7 @@ def test_parse_listener(text, protocol, host, port):
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("https://:8443", "https listeners are not supported yet"),
-        ("ftp://:21", "unknown protocol 'ftp'"),
+        ("ftp://:21", "unknown protocol 'ftp'; use http or https"),
         ("http://localhost", "expected protocol://host:port"),
         ("localhost:8083", "expected protocol://host:port"),
         ("http://:70000", "out of range"),
