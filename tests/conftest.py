@@ -31,6 +31,7 @@ pytest_plugins = [
     "tests.integration.conftest_storage",
     "tests.integration.conftest_search",
     "tests.integration.conftest_browser",
+    "tests.integration.conftest_secured",
 ]
 
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"

@@ -4,7 +4,10 @@
     sluice dev console-screenshots [--out D]  the web console's pictures in the docs, taken again
     sluice dev chromium                       install (once) Debian's Chromium for the browser
                                               tests; prints its path and version
-    sluice dev kafka start [--dir D] [--port P]   start a broker, print its bootstrap address
+    sluice dev kafka start [--dir D] [--port P] [--sasl-ssl]   start a broker, print its
+                                              bootstrap address; --sasl-ssl adds a SASL_SSL
+                                              listener (user alice, password alice-secret) and
+                                              prints its address and client settings
     sluice dev kafka status [--dir D]         exit code 0 when running, 1 when not
     sluice dev kafka stop [--dir D]
     sluice dev spark start|stop|status [--dir D]   a Spark standalone master and worker;
@@ -45,11 +48,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sluice.jvm import JvmArtifactError
 from sluice_devtools import DevToolsError
 from sluice_devtools.cache import run_dir
 from sluice_devtools.processes import port_if_free
+
+if TYPE_CHECKING:
+    from sluice_devtools.kafka import KafkaBroker
 
 # The ports the predefined storage sinks (etc/connect-s3-sink.properties,
 # etc/connect-hdfs-sink.properties) expect: taken by `start` when free.
@@ -99,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "start":
             action.add_argument("--port", type=int, default=None, help="client port (default: a free one)")
+            action.add_argument(
+                "--sasl-ssl",
+                action="store_true",
+                help="add a SASL_SSL listener on another free port (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, "
+                "user alice, password alice-secret; TLS from a test CA in DIR/tls) and print its address "
+                "and the Java client settings for it",
+            )
             action.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for start-up")
         if name == "stop":
             action.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
@@ -326,6 +340,8 @@ def _service(args: argparse.Namespace) -> int:
                 "port": args.port if args.port is not None else port_if_free(SEARCH_DEFAULT_PORT),
                 "heap": args.heap,
             }
+        elif args.command == "kafka":
+            options = {"port": args.port, "sasl_ssl": args.sasl_ssl}
         else:
             options = {"port": args.port}
         service = service_class(work_dir, **options)
@@ -340,6 +356,8 @@ def _service(args: argparse.Namespace) -> int:
             print(f"webhdfs: {service.webhdfs_url}")
         elif args.command in SEARCH_COMMANDS:
             print(f"version: {service.distribution} {service.version()}")
+        elif args.command == "kafka" and args.sasl_ssl:
+            _print_sasl_ssl(service)
         return 0
     service = service_class(work_dir)
     if args.action == "stop":
@@ -349,6 +367,21 @@ def _service(args: argparse.Namespace) -> int:
     status = service.status()
     print(status)
     return 0 if status.running else 1
+
+
+def _print_sasl_ssl(broker: KafkaBroker) -> None:
+    """The SASL_SSL address, then the client settings for it as a properties file holds them."""
+    from sluice_devtools.kafka import SASL_MECHANISMS
+
+    print(f"sasl_ssl: {broker.sasl_ssl_bootstrap}")
+    print(
+        f"# Java client settings for the SASL_SSL listener; sasl.mechanism may be any of {', '.join(SASL_MECHANISMS)}"
+    )
+    print(
+        f"# (PEM truststore instead: ssl.truststore.type=PEM, ssl.truststore.location={broker.tls.ca_pem}, no password)"
+    )
+    for key, value in broker.client_properties().items():
+        print(f"{key}={value}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from sluice.api.source import partition_key
 from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.kafka_security import check_authentication
 from sluice.runtime.metrics import TaskSeries
 from sluice.spark.control import Disconnected
 from sluice.spark.launcher import Connected, JobEnded
@@ -586,6 +587,8 @@ class WorkerSinkTask(WorkerTask):
             "log_level": 3,
         }
         client_conf.pop("group.id", None)
+        if str(client_conf.get("security.protocol", "plaintext")).lower() != "plaintext":
+            check_authentication(client_conf)  # a refused login fails the task now, naming itself
         self.admin = AdminClient(dict(client_conf))
         consumer_conf = dict(client_conf)
         consumer_conf.update({"group.id": self.group_id, "enable.auto.commit": False})

@@ -1,0 +1,196 @@
+"""Acceptance: workers on a SASL_SSL broker, with the client settings a Kafka Connect user
+writes (``security.protocol``, ``sasl.jaas.config``, ``ssl.truststore.*``) for the worker's
+own clients and, under ``producer.``/``consumer.``, for the connectors'. File data moves end
+to end in standalone and distributed mode; a wrong password gives a FAILED task or a
+start-up error that names the problem, never a hang."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.helpers import wait_until
+from tests.integration.workers import DistributedWorker, StandaloneWorker
+
+pytestmark = pytest.mark.integration
+
+
+def _worker_settings(client: dict[str, str], **replace: str) -> dict[str, str | None]:
+    """The Java client settings at the top (the worker's own clients) and for the
+    connectors' producers and consumers, as a Kafka Connect worker config holds them."""
+    client = {**client, **replace}
+    security = {k: v for k, v in client.items() if k != "bootstrap.servers"}
+    settings: dict[str, str | None] = dict(security)
+    for prefix in ("producer.", "consumer."):
+        settings.update({prefix + k: v for k, v in security.items()})
+    return settings
+
+
+def _jaas(mechanism: str, password: str) -> str:
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+    return f'org.apache.kafka.common.security.{module} required username="alice" password="{password}";'
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _move_file_data(worker: StandaloneWorker, tmp_path: Path, name: str, count: int = 200) -> None:
+    source, sink = tmp_path / f"{name}-in.txt", tmp_path / f"{name}-out.txt"
+    source.write_text("".join(f"line-{i}\n" for i in range(count)))
+    topic = f"{name}-t"
+    for connector, config in (
+        (f"{name}-src", {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}),
+        (f"{name}-sink", {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic}),
+    ):
+        r = httpx2.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
+        assert r.status_code == 201, r.text
+    wait_until(
+        lambda: len(_lines(sink)) >= count,
+        timeout=150,
+        message=lambda: f"{count} lines through the secured broker, have {len(_lines(sink))}:\n{worker.log()[-4000:]}",
+    )
+    assert _lines(sink) == [f"line-{i}" for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "truststore"), [("SCRAM-SHA-512", "PKCS12"), ("PLAIN", "PEM")], ids=["scram-pkcs12", "plain-pem"]
+)
+def test_standalone_worker_moves_file_data_over_sasl_ssl(
+    secured_kafka: Any, tmp_path: Path, unique_name: str, mechanism: str, truststore: str
+) -> None:
+    client = secured_kafka.client_properties(mechanism=mechanism, truststore=truststore)
+    worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=_worker_settings(client)).start()
+    try:
+        _move_file_data(worker, tmp_path, unique_name)
+        # GET / shows the cluster id, looked up with the worker's own secured admin client
+        assert worker.get("/").json()["kafka_cluster_id"]
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def test_distributed_worker_moves_file_data_over_sasl_ssl(secured_kafka: Any, tmp_path: Path, unique_name: str) -> None:
+    """Internal topics (librdkafka), group membership (kafka-python) and the connectors'
+    clients all on SCRAM-SHA-256 over TLS."""
+    client = secured_kafka.client_properties(mechanism="SCRAM-SHA-256", truststore="PKCS12")
+    worker = DistributedWorker(
+        tmp_path,
+        client["bootstrap.servers"],
+        "w",
+        unique_name,
+        extra={
+            **_worker_settings(client),
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        },
+    ).start(timeout=180)
+    try:
+        _move_file_data(worker, tmp_path, unique_name)
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def test_a_wrong_connector_password_fails_the_task_naming_authentication(
+    secured_kafka: Any, tmp_path: Path, unique_name: str
+) -> None:
+    client = secured_kafka.client_properties(mechanism="SCRAM-SHA-512", truststore="PKCS12")
+    worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=_worker_settings(client)).start()
+    source = tmp_path / "in.txt"
+    source.write_text("a\nb\n")
+    try:
+        r = httpx2.put(
+            f"{worker.url}/connectors/{unique_name}/config",
+            json={
+                "connector.class": "FileStreamSource",
+                "file": str(source),
+                "topic": f"{unique_name}-t",
+                "producer.override.sasl.jaas.config": _jaas("SCRAM-SHA-512", "not-her-password"),
+            },
+            timeout=60,
+        )
+        assert r.status_code == 201, r.text
+        failed = wait_until(
+            lambda: (
+                (s := worker.get(f"/connectors/{unique_name}/tasks/0/status").json()).get("state") == "FAILED" and s
+            ),
+            timeout=90,
+            message=lambda: f"task FAILED:\n{worker.log()[-4000:]}",
+        )
+        assert "Authentication failed" in failed["trace"], failed["trace"]
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def test_an_untranslatable_setting_fails_the_task_naming_the_key(
+    secured_kafka: Any, tmp_path: Path, unique_name: str
+) -> None:
+    client = secured_kafka.client_properties(mechanism="PLAIN", truststore="PKCS12")
+    worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=_worker_settings(client)).start()
+    try:
+        r = httpx2.put(
+            f"{worker.url}/connectors/{unique_name}/config",
+            json={
+                "connector.class": "FileStreamSink",
+                "file": str(tmp_path / "out.txt"),
+                "topics": f"{unique_name}-t",
+                "consumer.override.ssl.truststore.password": "not-the-store-password",
+            },
+            timeout=60,
+        )
+        assert r.status_code == 201, r.text
+        failed = wait_until(
+            lambda: (
+                (s := worker.get(f"/connectors/{unique_name}/tasks/0/status").json()).get("state") == "FAILED" and s
+            ),
+            timeout=90,
+            message=lambda: f"task FAILED:\n{worker.log()[-4000:]}",
+        )
+        assert "ssl.truststore.password" in failed["trace"], failed["trace"]
+        assert "not-the-store-password" not in failed["trace"]
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+
+
+@pytest.mark.parametrize("mode", ["standalone", "distributed"])
+def test_a_wrong_worker_password_stops_the_start_naming_authentication(
+    secured_kafka: Any, tmp_path: Path, unique_name: str, mode: str
+) -> None:
+    client = secured_kafka.client_properties(mechanism="SCRAM-SHA-256", truststore="PEM")
+    settings = _worker_settings(client, **{"sasl.jaas.config": _jaas("SCRAM-SHA-256", "not-her-password")})
+    kind = StandaloneWorker if mode == "standalone" else DistributedWorker
+    args: tuple[str, ...] = ("w",) if mode == "standalone" else ("w", unique_name)
+    worker = kind(tmp_path, client["bootstrap.servers"], *args, extra=settings)  # type: ignore[arg-type]
+    started = time.monotonic()
+    if mode == "distributed":
+        # the internal topics cannot be read: the worker must give up and say why
+        with pytest.raises(AssertionError, match="exited with") as caught:
+            worker.start(timeout=150)
+        assert "Authentication failed" in str(caught.value) or "authentication" in str(caught.value).lower()
+        assert time.monotonic() - started < 150
+    else:
+        # standalone needs Kafka only for its tasks and GET /'s cluster id; it starts, and
+        # a connector's task, with the same wrong credentials, fails and says why
+        worker.start()
+        try:
+            source = tmp_path / "in.txt"
+            source.write_text("a\n")
+            r = httpx2.put(
+                f"{worker.url}/connectors/{unique_name}/config",
+                json={"connector.class": "FileStreamSource", "file": str(source), "topic": f"{unique_name}-t"},
+                timeout=60,
+            )
+            assert r.status_code == 201, r.text
+            failed = wait_until(
+                lambda: (
+                    (s := worker.get(f"/connectors/{unique_name}/tasks/0/status").json()).get("state") == "FAILED" and s
+                ),
+                timeout=90,
+                message=lambda: f"task FAILED:\n{worker.log()[-4000:]}",
+            )
+            assert "Authentication failed" in failed["trace"], failed["trace"]
+        finally:
+            assert worker.stop() == 0, worker.log()[-3000:]
