@@ -6,14 +6,17 @@ start-up error that names the problem, never a hang."""
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 
-from tests.helpers import wait_until
+from tests.helpers import read_topic, wait_until
+from tests.integration.conftest_databases import execute
 from tests.integration.workers import DistributedWorker, StandaloneWorker
 
 pytestmark = pytest.mark.integration
@@ -194,3 +197,44 @@ def test_a_wrong_worker_password_stops_the_start_naming_authentication(
             assert "Authentication failed" in failed["trace"], failed["trace"]
         finally:
             assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def test_a_split_bulk_read_writes_through_sparks_kafka_sink_over_sasl_ssl(
+    secured_kafka: Any, postgres_server: Any, tmp_path: Path, unique_name: str
+) -> None:
+    """Spark's Kafka sink (a Java client, for split reads) takes the settings as given."""
+    client = secured_kafka.client_properties(mechanism="SCRAM-SHA-512", truststore="PKCS12")
+    table = f"t_{uuid.uuid4().hex[:10]}"
+    rows_total = 3000
+    execute(
+        postgres_server,
+        f"CREATE TABLE {table} (id bigint PRIMARY KEY, name varchar(40) NOT NULL)",
+        f"INSERT INTO {table} (id, name) VALUES (%s, %s)",
+        params=[(i, f"name-{i}") for i in range(rows_total)],
+    )
+    worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=_worker_settings(client)).start()
+    try:
+        r = httpx2.put(
+            f"{worker.url}/connectors/{unique_name}/config",
+            json={
+                "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+                "connection.url": postgres_server.url,
+                "connection.user": postgres_server.user,
+                "connection.password": postgres_server.password,
+                "mode": "bulk",
+                "table.whitelist": table,
+                "topic.prefix": f"{unique_name}-",
+                "poll.interval.ms": "3600000",
+                "sluice.bulk.split.partitions": "3",
+                "sluice.bulk.split.min.rows": "1000",
+            },
+            timeout=60,
+        )
+        assert r.status_code == 201, r.text
+        # read back on the broker's plaintext listener: what the secured one took
+        messages = read_topic(secured_kafka.bootstrap, f"{unique_name}-{table}", rows_total, timeout=180)
+        assert sorted(json.loads(m.value())["payload"]["id"] for m in messages) == list(range(rows_total))
+        assert f"{unique_name}-0 read {rows_total} records in 3 Spark partitions" in worker.log()
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+        execute(postgres_server, f"DROP TABLE IF EXISTS {table}")
