@@ -475,14 +475,17 @@ class KafkaBroker(LocalService):
                 raise self._start_failure("did not open its port in time")
             time.sleep(0.05)
 
+        self._wait_for_metadata(_admin_client(self.bootstrap), deadline, "a metadata request")
+
+    def _wait_for_metadata(self, admin: Any, deadline: float, what: str) -> None:
+        """Until ``admin`` gets an answer naming brokers (``what`` says which, in the error)."""
         from confluent_kafka import KafkaException
 
-        admin = _admin_client(self.bootstrap)
         while True:
             self._check_alive_while_starting()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise self._start_failure("did not answer a metadata request in time")
+                raise self._start_failure(f"did not answer {what} in time")
             try:
                 if admin.list_topics(timeout=min(2.0, max(remaining, 0.1))).brokers:
                     return
@@ -531,7 +534,6 @@ class KafkaBroker(LocalService):
     def _wait_sasl_ssl_ready(self, deadline: float) -> None:
         """Wait for an authenticated metadata answer on the SASL_SSL listener: proves the
         listener, its certificate and the credentials before tests rely on them."""
-        from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
         config: dict[str, Any] = {
@@ -543,20 +545,9 @@ class KafkaBroker(LocalService):
             "ssl.ca.location": str(self.tls.ca_pem),
             "logger": quiet_client_logger(),
         }
-        admin = AdminClient(config)
-        while True:
-            self._check_alive_while_starting()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self._start_failure(
-                    f"did not answer an authenticated metadata request on SASL_SSL {self.sasl_ssl_bootstrap} in time"
-                )
-            try:
-                if admin.list_topics(timeout=min(2.0, max(remaining, 0.1))).brokers:
-                    return
-            except KafkaException:
-                pass
-            time.sleep(0.05)
+        self._wait_for_metadata(
+            AdminClient(config), deadline, f"an authenticated metadata request on SASL_SSL {self.sasl_ssl_bootstrap}"
+        )
 
     def _start_failure(self, what: str) -> DevToolsError:
         return DevToolsError(f"The Kafka broker in {self.work_dir} {what}. Last log lines:\n{self._log_tail()}")

@@ -42,6 +42,16 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def _failed_task(worker: StandaloneWorker, connector: str) -> dict[str, Any]:
+    """Task 0's status once it is FAILED (within a deadline)."""
+
+    def failed() -> dict[str, Any] | None:
+        status: dict[str, Any] = worker.get(f"/connectors/{connector}/tasks/0/status").json()
+        return status if status.get("state") == "FAILED" else None
+
+    return wait_until(failed, timeout=90, message=lambda: f"task FAILED:\n{worker.log()[-4000:]}")
+
+
 def _move_file_data(worker: StandaloneWorker, tmp_path: Path, name: str, count: int = 200) -> None:
     source, sink = tmp_path / f"{name}-in.txt", tmp_path / f"{name}-out.txt"
     source.write_text("".join(f"line-{i}\n" for i in range(count)))
@@ -116,13 +126,7 @@ def test_a_wrong_connector_password_fails_the_task_naming_authentication(
             timeout=60,
         )
         assert r.status_code == 201, r.text
-        failed = wait_until(
-            lambda: (
-                (s := worker.get(f"/connectors/{unique_name}/tasks/0/status").json()).get("state") == "FAILED" and s
-            ),
-            timeout=90,
-            message=lambda: f"task FAILED:\n{worker.log()[-4000:]}",
-        )
+        failed = _failed_task(worker, unique_name)
         assert "Authentication failed" in failed["trace"], failed["trace"]
     finally:
         assert worker.stop() == 0, worker.log()[-3000:]
@@ -145,13 +149,7 @@ def test_an_untranslatable_setting_fails_the_task_naming_the_key(
             timeout=60,
         )
         assert r.status_code == 201, r.text
-        failed = wait_until(
-            lambda: (
-                (s := worker.get(f"/connectors/{unique_name}/tasks/0/status").json()).get("state") == "FAILED" and s
-            ),
-            timeout=90,
-            message=lambda: f"task FAILED:\n{worker.log()[-4000:]}",
-        )
+        failed = _failed_task(worker, unique_name)
         assert "ssl.truststore.password" in failed["trace"], failed["trace"]
         assert "not-the-store-password" not in failed["trace"]
     finally:
@@ -187,13 +185,7 @@ def test_a_wrong_worker_password_stops_the_start_naming_authentication(
                 timeout=60,
             )
             assert r.status_code == 201, r.text
-            failed = wait_until(
-                lambda: (
-                    (s := worker.get(f"/connectors/{unique_name}/tasks/0/status").json()).get("state") == "FAILED" and s
-                ),
-                timeout=90,
-                message=lambda: f"task FAILED:\n{worker.log()[-4000:]}",
-            )
+            failed = _failed_task(worker, unique_name)
             assert "Authentication failed" in failed["trace"], failed["trace"]
         finally:
             assert worker.stop() == 0, worker.log()[-3000:]
