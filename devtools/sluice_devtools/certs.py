@@ -71,6 +71,18 @@ class TlsMaterials:
     def client_chain_pem(self) -> Path:
         return self.directory / "client-chain.pem"
 
+    def server_store_settings(self, prefix: str = "") -> dict[str, str]:
+        """Kafka's ``ssl.*`` keys for the PKCS12 server keystore and truststore, each key
+        after ``prefix`` (``listeners.https.`` for a worker's https listeners)."""
+        return {
+            f"{prefix}ssl.keystore.type": "PKCS12",
+            f"{prefix}ssl.keystore.location": str(self.server_p12),
+            f"{prefix}ssl.keystore.password": self.password,
+            f"{prefix}ssl.truststore.type": "PKCS12",
+            f"{prefix}ssl.truststore.location": str(self.truststore_p12),
+            f"{prefix}ssl.truststore.password": self.password,
+        }
+
 
 def issue_tls_materials(directory: Path, password: str = PASSWORD) -> TlsMaterials:
     """Write (or reuse) a CA and server and client certificates in ``directory``."""

@@ -14,25 +14,16 @@ import httpx2
 import pytest
 
 from tests.helpers import wait_until
-from tests.integration.workers import DistributedWorker, StandaloneWorker
+from tests.integration.workers import BASIC_AUTH_EXTENSION, DistributedWorker, StandaloneWorker, basic_auth_jaas
 
 pytestmark = pytest.mark.integration
 
-EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+
 GOOD = ("alice", "s3cret:with colon")
 
 
 def _jaas(tmp_path: Path) -> Path:
-    credentials = tmp_path / "credentials.properties"
-    credentials.write_text(f"{GOOD[0]}={GOOD[1]}\nbob=other\n")
-    jaas = tmp_path / "connect_jaas.conf"
-    jaas.write_text(
-        "KafkaConnect {\n"
-        "  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n"
-        f'  file="{credentials}";\n'
-        "};\n"
-    )
-    return jaas
+    return basic_auth_jaas(tmp_path, {GOOD[0]: GOOD[1], "bob": "other"})
 
 
 def test_requests_need_good_credentials(kafka_bootstrap: str, tmp_path: Path, unique_name: str) -> None:
@@ -41,7 +32,7 @@ def test_requests_need_good_credentials(kafka_bootstrap: str, tmp_path: Path, un
         tmp_path / "w",
         kafka_bootstrap,
         "auth",
-        {"rest.extension.classes": EXTENSION},
+        {"rest.extension.classes": BASIC_AUTH_EXTENSION},
         auth=GOOD,
         env={"KAFKA_OPTS": f"-Xmx1g -Djava.security.auth.login.config={jaas}"},  # as Kafka's scripts take it
     )
@@ -81,7 +72,7 @@ def test_requests_need_good_credentials(kafka_bootstrap: str, tmp_path: Path, un
 
 
 def test_a_worker_without_its_jaas_configuration_does_not_start(kafka_bootstrap: str, tmp_path: Path) -> None:
-    worker = StandaloneWorker(tmp_path, kafka_bootstrap, "no-jaas", {"rest.extension.classes": EXTENSION})
+    worker = StandaloneWorker(tmp_path, kafka_bootstrap, "no-jaas", {"rest.extension.classes": BASIC_AUTH_EXTENSION})
     with pytest.raises(AssertionError, match="exited with 1"):
         worker.start()
     assert "needs a JAAS configuration" in worker.log()
@@ -92,7 +83,7 @@ def test_a_cluster_forwards_writes_with_the_callers_credentials(
 ) -> None:
     jaas = _jaas(tmp_path)
     settings: dict[str, str | None] = {
-        "rest.extension.classes": EXTENSION,
+        "rest.extension.classes": BASIC_AUTH_EXTENSION,
         "sluice.rest.jaas.config": str(jaas),
         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
         "value.converter": "org.apache.kafka.connect.storage.StringConverter",

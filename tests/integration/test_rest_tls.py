@@ -23,11 +23,10 @@ import pytest
 
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
 from tests.helpers import wait_until
-from tests.integration.workers import DistributedWorker, StandaloneWorker
+from tests.integration.workers import BASIC_AUTH_EXTENSION, DistributedWorker, StandaloneWorker, basic_auth_jaas
 
 pytestmark = pytest.mark.integration
 
-EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 GOOD = ("alice", "s3cret")
 ASSIGNMENT = re.compile(r"Assignment of generation \d+: connectors \[[^\]]*\], tasks \[[^\]]*\] \(leader (\S+?)\)")
 CONSOLE_LINE = re.compile(r"Console for .* at (http://\S+/ui/)")
@@ -40,27 +39,12 @@ def materials(tmp_path_factory: pytest.TempPathFactory) -> TlsMaterials:
 
 def listener_keys(materials: TlsMaterials) -> dict[str, str | None]:
     """A PKCS12 keystore and truststore under Kafka's ``listeners.https.`` prefix."""
-    return {
-        "listeners.https.ssl.keystore.type": "PKCS12",
-        "listeners.https.ssl.keystore.location": str(materials.server_p12),
-        "listeners.https.ssl.keystore.password": materials.password,
-        "listeners.https.ssl.truststore.type": "PKCS12",
-        "listeners.https.ssl.truststore.location": str(materials.truststore_p12),
-        "listeners.https.ssl.truststore.password": materials.password,
-    }
+    return dict(materials.server_store_settings("listeners.https."))
 
 
 def basic_auth(tmp_path: Path) -> dict[str, str | None]:
-    credentials = tmp_path / "credentials.properties"
-    credentials.write_text(f"{GOOD[0]}={GOOD[1]}\n")
-    jaas = tmp_path / "connect_jaas.conf"
-    jaas.write_text(
-        "KafkaConnect {\n"
-        "  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n"
-        f'  file="{credentials}";\n'
-        "};\n"
-    )
-    return {"rest.extension.classes": EXTENSION, "sluice.rest.jaas.config": str(jaas)}
+    jaas = basic_auth_jaas(tmp_path, {GOOD[0]: GOOD[1]})
+    return {"rest.extension.classes": BASIC_AUTH_EXTENSION, "sluice.rest.jaas.config": str(jaas)}
 
 
 def trusting(materials: TlsMaterials, *, with_client_cert: bool = False) -> ssl.SSLContext:

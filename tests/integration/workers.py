@@ -34,6 +34,24 @@ def write_properties(path: Path, props: dict[str, str]) -> Path:
     return path
 
 
+BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+
+
+def basic_auth_jaas(directory: Path, users: dict[str, str]) -> Path:
+    """A JAAS file for Kafka's basic authentication extension whose ``KafkaConnect`` section
+    names a credentials file of ``users`` (name → password), both written in ``directory``."""
+    credentials = directory / "credentials.properties"
+    credentials.write_text("".join(f"{name}={password}\n" for name, password in users.items()))
+    jaas = directory / "connect_jaas.conf"
+    jaas.write_text(
+        "KafkaConnect {\n"
+        "  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n"
+        f'  file="{credentials}";\n'
+        "};\n"
+    )
+    return jaas
+
+
 class StandaloneWorker:
     """A ``sluice standalone`` process with its own REST port and offsets file."""
 

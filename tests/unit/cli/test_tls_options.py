@@ -40,12 +40,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def listener_props(materials: TlsMaterials, **more: str) -> dict[str, str]:
     return {
-        "listeners.https.ssl.keystore.type": "PKCS12",
-        "listeners.https.ssl.keystore.location": str(materials.server_p12),
-        "listeners.https.ssl.keystore.password": materials.password,
-        "listeners.https.ssl.truststore.type": "PKCS12",
-        "listeners.https.ssl.truststore.location": str(materials.truststore_p12),
-        "listeners.https.ssl.truststore.password": materials.password,
+        **materials.server_store_settings("listeners.https."),
         **{f"listeners.https.{key}": value for key, value in more.items()},
     }
 
