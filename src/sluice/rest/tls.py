@@ -10,19 +10,10 @@ with ``admin.listeners.https.``. Requests to other workers (forwarding to the le
 the listener keys as a client: the truststore says which servers are trusted, and the
 keystore is presented when a server asks for a client certificate.
 
-Stores, as Kafka's keys describe them:
-
-- ``ssl.keystore.type`` PKCS12 (``ssl.keystore.location``, ``ssl.keystore.password``, and
-  ``ssl.key.password`` when the key has its own) or PEM (``ssl.keystore.location`` naming a
-  file of a private key and its certificate chain, or the key and chain inline in
-  ``ssl.keystore.key`` and ``ssl.keystore.certificate.chain``; ``ssl.key.password`` when the
-  key is encrypted). A store is read by its content, as Java 9 and later do: the default
-  type, JKS, reads a PKCS12 file, and a Java KeyStore (JKS, JCEKS) is rewritten as PKCS12
-  by the JDK's ``keytool`` (refused, with the command that converts it, without one).
-- ``ssl.truststore.type`` PKCS12 (``ssl.truststore.location``, ``ssl.truststore.password``)
-  or PEM (a file of certificates, or ``ssl.truststore.certificates`` inline). Without a
-  truststore the keystore's own certificate is trusted, as Jetty uses the keystore as
-  truststore; with neither, the system's certificate authorities.
+Stores are read by :mod:`sluice._java.keystores`, as Kafka reads them: ``ssl.keystore.*``
+(PKCS12, PEM, or a Java KeyStore through the JDK's ``keytool``) and ``ssl.truststore.*``.
+Without a truststore the keystore's own certificate is trusted, as Jetty uses the keystore
+as truststore; with neither, the system's certificate authorities.
 
 Each certificate of a truststore is trusted as it is, an intermediate or a server's own
 certificate included, as Java's trust managers do. A keystore whose certificate is for
@@ -32,27 +23,32 @@ one would refuse it).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import logging
 import os
 import re
 import secrets
-import shutil
 import ssl
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from sluice._java.keystores import (
+    KEYSTORE_CHAIN,
+    KEYSTORE_KEY,
+    KEYSTORE_LOCATION,
+    KEYSTORE_PASSWORD,
+    KEYSTORE_TYPE,
+    KeyMaterial,
+    StoreError,
+    certificates_pem,
+    read_keystore,
+    read_truststore,
+)
 from sluice.api.errors import ConfigError
 
 __all__ = [
@@ -74,16 +70,6 @@ log = logging.getLogger(__name__)
 LISTENERS_HTTPS_PREFIX = "listeners.https."
 ADMIN_LISTENERS_HTTPS_PREFIX = "admin.listeners.https."
 
-KEYSTORE_TYPE = "ssl.keystore.type"
-KEYSTORE_LOCATION = "ssl.keystore.location"
-KEYSTORE_PASSWORD = "ssl.keystore.password"
-KEY_PASSWORD = "ssl.key.password"
-KEYSTORE_KEY = "ssl.keystore.key"
-KEYSTORE_CHAIN = "ssl.keystore.certificate.chain"
-TRUSTSTORE_TYPE = "ssl.truststore.type"
-TRUSTSTORE_LOCATION = "ssl.truststore.location"
-TRUSTSTORE_PASSWORD = "ssl.truststore.password"
-TRUSTSTORE_CERTIFICATES = "ssl.truststore.certificates"
 CLIENT_AUTH = "ssl.client.auth"
 PROTOCOL = "ssl.protocol"
 ENABLED_PROTOCOLS = "ssl.enabled.protocols"
@@ -91,7 +77,6 @@ CIPHER_SUITES = "ssl.cipher.suites"
 ENDPOINT_IDENTIFICATION = "ssl.endpoint.identification.algorithm"
 
 # Kafka's defaults (SslConfigs, BrokerSecurityConfigs).
-DEFAULT_STORE_TYPE = "JKS"
 DEFAULT_PROTOCOL = "TLSv1.3"
 DEFAULT_ENABLED_PROTOCOLS = ("TLSv1.2", "TLSv1.3")
 
@@ -118,8 +103,6 @@ _TLS13_SUITES = {
     "TLS_AES_128_CCM_SHA256",
     "TLS_AES_128_CCM_8_SHA256",
 }
-_JAVA_KEYSTORE_MAGIC = {b"\xfe\xed\xfe\xed": "JKS", b"\xce\xce\xce\xce": "JCEKS"}
-_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
 
 
 # --------------------------------------------------------------------------- which keys
@@ -161,262 +144,21 @@ def ssl_settings(worker_props: Mapping[str, str], prefix: str) -> SslSettings:
 # --------------------------------------------------------------------------- stores
 
 
-@dataclass(frozen=True)
-class KeyMaterial:
-    """A private key and its certificate chain (the key's own certificate first)."""
-
-    key: Any  # one of cryptography's private key types
-    chain: tuple[x509.Certificate, ...]
-
-
 def load_keystore(settings: SslSettings) -> KeyMaterial | None:
     """The keystore the settings name, or None when they name none. Raises
     :class:`ConfigError` naming the key at fault."""
-    store_type = (settings.path(KEYSTORE_TYPE) or DEFAULT_STORE_TYPE).upper()
-    location = settings.path(KEYSTORE_LOCATION)
-    password = settings.get(KEYSTORE_PASSWORD)
-    key_password = settings.get(KEY_PASSWORD)
-    inline_key = settings.get(KEYSTORE_KEY)
-    inline_chain = settings.get(KEYSTORE_CHAIN)
-    name = settings.name
-    # The combinations Kafka's DefaultSslEngineFactory accepts, with its reasons.
-    if inline_key is not None:
-        if store_type != "PEM":
-            raise ConfigError(f"{name(KEYSTORE_KEY)} is set, so {name(KEYSTORE_TYPE)} must be PEM, not {store_type}")
-        if inline_chain is None:
-            raise ConfigError(f"{name(KEYSTORE_KEY)} is set but {name(KEYSTORE_CHAIN)} is not: give its certificates")
-        if location is not None:
-            raise ConfigError(f"Both {name(KEYSTORE_LOCATION)} and {name(KEYSTORE_KEY)} are set: give one of them")
-        if password is not None:
-            raise ConfigError(
-                f"{name(KEYSTORE_PASSWORD)} cannot be given with a PEM keystore, only {name(KEY_PASSWORD)} may be"
-            )
-        return _pem_key_material(inline_key, inline_chain, key_password, settings, name(KEYSTORE_KEY))
-    if inline_chain is not None:
-        raise ConfigError(f"{name(KEYSTORE_CHAIN)} is set but {name(KEYSTORE_KEY)} is not: give the private key too")
-    if location is None:
-        if password is not None:
-            raise ConfigError(f"{name(KEYSTORE_PASSWORD)} is set but {name(KEYSTORE_LOCATION)} is not")
-        return None
-    if store_type == "PEM":
-        if password is not None:
-            raise ConfigError(
-                f"{name(KEYSTORE_PASSWORD)} cannot be given with a PEM keystore, only {name(KEY_PASSWORD)} may be"
-            )
-        text = _read_text(location, name(KEYSTORE_LOCATION))
-        return _pem_key_material(text, text, key_password, settings, name(KEYSTORE_LOCATION))
-    if store_type not in ("JKS", "JCEKS", "PKCS12"):
-        raise ConfigError(f"{name(KEYSTORE_TYPE)}={store_type} is not supported: use PKCS12, PEM or JKS")
-    if password is None:
-        raise ConfigError(f"{name(KEYSTORE_LOCATION)} is set but {name(KEYSTORE_PASSWORD)} is not")
-    data = _read_bytes(location, name(KEYSTORE_LOCATION))
-    data = _java_keystore_as_pkcs12(data, location, password, name(KEYSTORE_LOCATION), name(KEYSTORE_PASSWORD))
     try:
-        store = _load_pkcs12(data, password, location, name(KEYSTORE_LOCATION), name(KEYSTORE_PASSWORD))
-    except ConfigError:
-        if key_password is None or key_password == password:
-            raise
-        # A key with its own password (Java allows one): the store may open with that.
-        store = _load_pkcs12(data, key_password, location, name(KEYSTORE_LOCATION), name(KEYSTORE_PASSWORD))
-    if store.key is None or store.cert is None:
-        raise ConfigError(
-            f"The keystore {location} ({name(KEYSTORE_LOCATION)}) holds no private key with its certificate"
-        )
-    chain = (store.cert.certificate, *(c.certificate for c in store.additional_certs))
-    return KeyMaterial(store.key, chain)
+        return read_keystore(settings.values, settings.prefix)
+    except StoreError as error:
+        raise ConfigError(str(error)) from None
 
 
 def load_truststore(settings: SslSettings) -> list[x509.Certificate] | None:
     """The trusted certificates the settings name, or None when they name no truststore."""
-    store_type = (settings.path(TRUSTSTORE_TYPE) or DEFAULT_STORE_TYPE).upper()
-    location = settings.path(TRUSTSTORE_LOCATION)
-    password = settings.get(TRUSTSTORE_PASSWORD)
-    inline = settings.get(TRUSTSTORE_CERTIFICATES)
-    name = settings.name
-    if inline is not None:
-        if store_type != "PEM":
-            raise ConfigError(
-                f"{name(TRUSTSTORE_CERTIFICATES)} is set, so {name(TRUSTSTORE_TYPE)} must be PEM, not {store_type}"
-            )
-        if location is not None:
-            raise ConfigError(
-                f"Both {name(TRUSTSTORE_LOCATION)} and {name(TRUSTSTORE_CERTIFICATES)} are set: give one of them"
-            )
-        if password is not None:
-            raise ConfigError(f"{name(TRUSTSTORE_PASSWORD)} cannot be given with a PEM truststore")
-        return _pem_certificates(inline, name(TRUSTSTORE_CERTIFICATES))
-    if location is None:
-        if password is not None:
-            raise ConfigError(f"{name(TRUSTSTORE_PASSWORD)} is set but {name(TRUSTSTORE_LOCATION)} is not")
-        return None
-    if store_type == "PEM":
-        if password is not None:
-            raise ConfigError(f"{name(TRUSTSTORE_PASSWORD)} cannot be given with a PEM truststore")
-        return _pem_certificates(_read_text(location, name(TRUSTSTORE_LOCATION)), name(TRUSTSTORE_LOCATION))
-    if store_type not in ("JKS", "JCEKS", "PKCS12"):
-        raise ConfigError(f"{name(TRUSTSTORE_TYPE)}={store_type} is not supported: use PKCS12, PEM or JKS")
-    data = _read_bytes(location, name(TRUSTSTORE_LOCATION))
-    data = _java_keystore_as_pkcs12(data, location, password, name(TRUSTSTORE_LOCATION), name(TRUSTSTORE_PASSWORD))
-    store = _load_pkcs12(data, password, location, name(TRUSTSTORE_LOCATION), name(TRUSTSTORE_PASSWORD))
-    certificates = [c.certificate for c in store.additional_certs]
-    if store.cert is not None:
-        certificates.insert(0, store.cert.certificate)
-    if not certificates:
-        raise ConfigError(f"The truststore {location} ({name(TRUSTSTORE_LOCATION)}) holds no certificate")
-    return certificates
-
-
-def _read_bytes(path: str, key: str) -> bytes:
     try:
-        with open(path, "rb") as file:
-            return file.read()
-    except OSError as exc:
-        raise ConfigError(f"{key}: cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _read_text(path: str, key: str) -> str:
-    try:
-        return _read_bytes(path, key).decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{key}: {path} is not a PEM file (it is not text)") from None
-
-
-def _java_keystore_as_pkcs12(
-    data: bytes, path: str, password: str | None, location_key: str, password_key: str
-) -> bytes:
-    """``data`` itself, unless it is a Java KeyStore (JKS, JCEKS): that one is rewritten as
-    PKCS12, with the same password, by the JDK's ``keytool`` (only Java reads the format)."""
-    kind = _JAVA_KEYSTORE_MAGIC.get(data[:4])
-    if kind is None:
-        return data
-    keytool = _keytool()
-    if keytool is None:
-        target = os.path.splitext(path)[0] + ".p12"
-        type_key = location_key.replace(".location", ".type")
-        raise ConfigError(
-            f"{location_key}: {path} is a Java {kind} keystore, which only Java's keytool reads, and there is no "
-            f"keytool (JAVA_HOME or PATH). Convert it where there is one: keytool -importkeystore -srckeystore {path} "
-            f"-destkeystore {target} -deststoretype PKCS12; then set {location_key}={target} and {type_key}=PKCS12"
-        )
-    if password is None:
-        raise ConfigError(f"{location_key}: {path} is a Java {kind} keystore: set {password_key} to read it")
-    with tempfile.TemporaryDirectory(prefix="sluice-tls-") as directory:
-        target = os.path.join(directory, "store.p12")
-        command = [
-            keytool, "-importkeystore", "-noprompt",
-            "-srckeystore", path, "-srcstoretype", kind, "-srcstorepass:env", "SLUICE_STORE_PASSWORD",
-            "-destkeystore", target, "-deststoretype", "PKCS12", "-deststorepass:env", "SLUICE_STORE_PASSWORD",
-        ]  # fmt: skip
-        # The password goes through the environment, not the command line other users can see.
-        env = {**os.environ, "SLUICE_STORE_PASSWORD": password}
-        try:
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ConfigError(f"{location_key}: keytool could not read the {kind} keystore {path}: {exc}") from None
-        if done.returncode != 0 or not os.path.exists(target):
-            output = (done.stdout + done.stderr).strip()
-            if "password was incorrect" in output:
-                raise ConfigError(
-                    f"{location_key}: cannot read the {kind} keystore {path}: wrong password ({password_key})"
-                )
-            errors = [line for line in output.splitlines() if "error" in line.lower()]
-            reason = errors[-1] if errors else f"keytool exited with {done.returncode}"
-            raise ConfigError(f"{location_key}: keytool could not read the {kind} keystore {path}: {reason}")
-        with open(target, "rb") as converted:
-            return converted.read()
-
-
-def _keytool() -> str | None:
-    """The JDK's keytool: in ``$JAVA_HOME/bin``, on PATH, or beside the ``java`` on PATH."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and os.access(os.path.join(java_home, "bin", "keytool"), os.X_OK):
-        return os.path.join(java_home, "bin", "keytool")
-    found = shutil.which("keytool")
-    if found:
-        return found
-    java = shutil.which("java")
-    if java:
-        beside = os.path.join(os.path.dirname(os.path.realpath(java)), "keytool")
-        if os.access(beside, os.X_OK):
-            return beside
-    return None
-
-
-def _load_pkcs12(
-    data: bytes, password: str | None, path: str, location_key: str, password_key: str
-) -> pkcs12.PKCS12KeyAndCertificates:
-    try:
-        return pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
-    except ValueError:
-        if password is None:
-            reason = f"it needs a password: set {password_key}"
-        else:
-            reason = f"wrong password ({password_key}), or not a PKCS12 file"
-        raise ConfigError(f"{location_key}: cannot read the PKCS12 store {path}: {reason}") from None
-
-
-def _pem_blocks(text: str) -> list[tuple[str, str, bytes]]:
-    """``(label, original block, DER bytes)`` of each PEM block. A body may have lost its line
-    breaks (a value of a properties file), so they are not needed."""
-    blocks = []
-    for match in _PEM_BLOCK.finditer(text):
-        label, body = match.group(1), match.group(2)
-        if ":" in body:  # a legacy encrypted key's headers (Proc-Type, DEK-Info): kept as written
-            blocks.append((label, match.group(0), b""))
-            continue
-        try:
-            der = base64.b64decode("".join(body.split()), validate=True)
-        except (binascii.Error, ValueError):
-            der = b""
-        blocks.append((label, match.group(0), der))
-    return blocks
-
-
-def _pem_certificates(text: str, key: str) -> list[x509.Certificate]:
-    certificates = []
-    for label, _block, der in _pem_blocks(text):
-        if label != "CERTIFICATE":
-            continue
-        try:
-            certificates.append(x509.load_der_x509_certificate(der))
-        except ValueError:
-            raise ConfigError(f"{key}: a CERTIFICATE block cannot be read") from None
-    if not certificates:
-        raise ConfigError(f"{key}: no PEM certificate (-----BEGIN CERTIFICATE-----) found")
-    return certificates
-
-
-def _pem_key_material(
-    key_text: str, chain_text: str, key_password: str | None, settings: SslSettings, key: str
-) -> KeyMaterial:
-    keys = [(label, block, der) for label, block, der in _pem_blocks(key_text) if label.endswith("PRIVATE KEY")]
-    if not keys:
-        raise ConfigError(f"{key}: no PEM private key (-----BEGIN PRIVATE KEY-----) found")
-    if len(keys) > 1:
-        raise ConfigError(f"{key}: expected one private key, found {len(keys)}")
-    label, block, der = keys[0]
-    password_key = settings.name(KEY_PASSWORD)
-    secret = key_password.encode() if key_password is not None else None
-    try:
-        try:
-            private_key = _private_key(label, block, der, secret)
-        except TypeError:
-            if secret is None:
-                raise ConfigError(f"{key}: the private key is encrypted: set {password_key}") from None
-            private_key = _private_key(label, block, der, None)  # a password for a clear key: not needed
-    except ValueError:
-        if secret is not None:
-            raise ConfigError(f"{key}: cannot decrypt the private key: wrong {password_key}?") from None
-        raise ConfigError(f"{key}: the private key cannot be read") from None
-    except UnsupportedAlgorithm as exc:
-        raise ConfigError(f"{key}: the private key uses an unsupported algorithm: {exc}") from None
-    return KeyMaterial(private_key, tuple(_pem_certificates(chain_text, key)))
-
-
-def _private_key(label: str, block: str, der: bytes, password: bytes | None) -> Any:
-    if der:
-        return serialization.load_der_private_key(der, password)
-    return serialization.load_pem_private_key(block.encode(), password)
+        return read_truststore(settings.values, settings.prefix)
+    except StoreError as error:
+        raise ConfigError(str(error)) from None
 
 
 # --------------------------------------------------------------------------- contexts
@@ -502,8 +244,7 @@ def _serves_client_auth(keystore: KeyMaterial) -> bool:
 
 
 def _trust(context: ssl.SSLContext, certificates: list[x509.Certificate]) -> None:
-    pem = "".join(c.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in certificates)
-    context.load_verify_locations(cadata=pem)
+    context.load_verify_locations(cadata=certificates_pem(certificates))
     # Java trusts every certificate of a truststore as an anchor, not only self-signed roots.
     context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
 

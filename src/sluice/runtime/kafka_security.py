@@ -14,13 +14,13 @@ client what it understands:
   key store path of the worker's disk would not exist;
 - the user name and password of a ``PlainLoginModule``/``ScramLoginModule`` JAAS entry.
 
-Stores: PKCS12 and PEM as Kafka reads them (files or the inline ``ssl.keystore.key``,
-``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``); JKS through the JDK's
-``keytool`` (a Java key store needs Java to read). What has no Python equivalent — Kerberos
-(GSSAPI), OAUTHBEARER, Java callback or engine classes — is refused with a
-:class:`~sluice.api.errors.ConfigError` naming the key. Java-only tuning (key manager
-algorithms, providers, Java cipher suite names) is ignored: the TLS libraries choose their
-own, see docs/compatibility.md.
+Stores are read by :mod:`sluice._java.keystores`, as Kafka reads them: PKCS12 and PEM (files
+or the inline ``ssl.keystore.key``, ``ssl.keystore.certificate.chain``,
+``ssl.truststore.certificates``); JKS through the JDK's ``keytool`` (a Java key store needs
+Java to read). What has no Python equivalent — Kerberos (GSSAPI), OAUTHBEARER, Java callback
+or engine classes — is refused with a :class:`~sluice.api.errors.ConfigError` naming the key.
+Java-only tuning (key manager algorithms, providers, Java cipher suite names) is ignored: the
+TLS libraries choose their own, see docs/compatibility.md.
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 import ssl
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
@@ -75,8 +73,8 @@ _LIBRDKAFKA_NATIVE = (
     "ssl.key.location",
 )
 _HIDDEN = "[hidden]"
-_JKS_MAGIC = b"\xfe\xed\xfe\xed"
-_KEY_BLOCK = re.compile(rb"-----BEGIN ([A-Z ]*)PRIVATE KEY-----.+?-----END \1PRIVATE KEY-----", re.S)
+# Store keys whose values an error may show, besides types: the others are passwords and PEM text.
+_SHOWN_STORE_KEYS = ("ssl.keystore.location", "ssl.truststore.location")
 
 
 def security_settings(props: Mapping[str, Any]) -> dict[str, str]:
@@ -313,194 +311,32 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
 
 
 def _tls(settings: Mapping[str, str], client: str) -> dict[str, Any]:
+    # Imported here: cryptography is loaded only by clients that use TLS.
+    from sluice._java.keystores import (
+        DEFAULT_STORE_TYPE,
+        StoreError,
+        certificates_pem,
+        read_keystore,
+        read_truststore,
+    )
+
     algorithm = settings.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
     out: dict[str, Any] = {"verify_hostname": algorithm == "https"}
     if algorithm not in ("https", ""):
         raise ConfigError("ssl.endpoint.identification.algorithm", algorithm, f"{client}: must be https or empty")
-    out["ca_pem"] = _truststore(settings, client)
-    out["certificate_pem"], out["key_pem"] = _keystore(settings, client)
+    try:
+        # Without a truststore, the TLS library's default authorities, as the JDK's cacerts for Java.
+        truststore = read_truststore(settings)
+        keystore = read_keystore(settings)
+    except StoreError as error:
+        value = settings.get(error.key)
+        if error.key.endswith(".type"):
+            value = value or DEFAULT_STORE_TYPE
+        elif value is not None and error.key not in _SHOWN_STORE_KEYS:
+            value = _HIDDEN
+        # The message may begin with the key the ConfigError names already.
+        raise ConfigError(error.key, value, f"{client}: {str(error).removeprefix(error.key + ': ')}") from None
+    out["ca_pem"] = certificates_pem(truststore) if truststore is not None else None
+    out["certificate_pem"] = keystore.chain_pem() if keystore is not None else None
+    out["key_pem"] = keystore.key_pem() if keystore is not None else None
     return out
-
-
-def _truststore(settings: Mapping[str, str], client: str) -> str | None:
-    store_type = settings.get("ssl.truststore.type", "JKS").strip().upper()
-    inline = settings.get("ssl.truststore.certificates", "").strip()
-    location = settings.get("ssl.truststore.location", "").strip()
-    password = settings.get("ssl.truststore.password") or None
-    if inline:
-        if store_type != "PEM":
-            raise ConfigError(
-                "ssl.truststore.certificates", _HIDDEN, f"{client}: needs ssl.truststore.type=PEM, not {store_type}"
-            )
-        return _certificates_pem(inline.encode(), "ssl.truststore.certificates", client)
-    if not location:
-        return None  # the TLS library's default authorities, as the JDK's cacerts for Java
-    data = _read_store(location, "ssl.truststore.location", client)
-    if store_type == "PEM":
-        return _certificates_pem(data, "ssl.truststore.location", client)
-    certificates, _ = _load_binary_store(
-        data, store_type, location, password, "ssl.truststore.location", "ssl.truststore.password", client
-    )
-    if not certificates:
-        raise ConfigError("ssl.truststore.location", location, f"{client}: the truststore holds no certificate")
-    return certificates
-
-
-def _keystore(settings: Mapping[str, str], client: str) -> tuple[str | None, str | None]:
-    store_type = settings.get("ssl.keystore.type", "JKS").strip().upper()
-    location = settings.get("ssl.keystore.location", "").strip()
-    inline_key = settings.get("ssl.keystore.key", "").strip()
-    inline_chain = settings.get("ssl.keystore.certificate.chain", "").strip()
-    store_password = settings.get("ssl.keystore.password") or None
-    key_password = settings.get("ssl.key.password") or None
-    if inline_key or inline_chain:
-        if store_type != "PEM" or not (inline_key and inline_chain):
-            raise ConfigError(
-                "ssl.keystore.key",
-                _HIDDEN,
-                f"{client}: ssl.keystore.key and ssl.keystore.certificate.chain go together, "
-                "with ssl.keystore.type=PEM",
-            )
-        key = _private_key_pem(inline_key.encode(), key_password, "ssl.keystore.key", "ssl.key.password", client)
-        return _certificates_pem(inline_chain.encode(), "ssl.keystore.certificate.chain", client), key
-    if not location:
-        return None, None
-    data = _read_store(location, "ssl.keystore.location", client)
-    if store_type == "PEM":
-        key = _private_key_pem(data, key_password, "ssl.keystore.location", "ssl.key.password", client)
-        return _certificates_pem(data, "ssl.keystore.location", client), key
-    chain, key_text = _load_binary_store(
-        data,
-        store_type,
-        location,
-        store_password,
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        client,
-        key_password=key_password,
-    )
-    if key_text is None:
-        raise ConfigError("ssl.keystore.location", location, f"{client}: the keystore holds no private key")
-    return chain, key_text
-
-
-def _read_store(location: str, key: str, client: str) -> bytes:
-    try:
-        return Path(location).read_bytes()
-    except OSError as exc:
-        raise ConfigError(key, location, f"{client}: cannot read it: {exc.strerror or exc}") from exc
-
-
-def _certificates_pem(data: bytes, key: str, client: str) -> str:
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import Encoding
-
-    try:
-        certificates = x509.load_pem_x509_certificates(data)
-    except ValueError as exc:
-        raise ConfigError(key, _HIDDEN, f"{client}: no PEM certificate could be read ({exc})") from exc
-    return "".join(c.public_bytes(Encoding.PEM).decode() for c in certificates)
-
-
-def _private_key_pem(data: bytes, password: str | None, key: str, password_key: str, client: str) -> str:
-    from cryptography.hazmat.primitives import serialization
-
-    match = _KEY_BLOCK.search(data)
-    if match is None:
-        raise ConfigError(key, _HIDDEN, f"{client}: no PEM private key found")
-    try:
-        private_key = serialization.load_pem_private_key(
-            match.group(0), password.encode() if password and b"ENCRYPTED" in match.group(0) else None
-        )
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(password_key, _HIDDEN, f"{client}: the private key cannot be read with it ({exc})") from exc
-    return _unencrypted_pem(private_key)
-
-
-def _unencrypted_pem(private_key: Any) -> str:
-    from cryptography.hazmat.primitives import serialization
-
-    pem: bytes = private_key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return pem.decode()
-
-
-def _load_binary_store(
-    data: bytes,
-    store_type: str,
-    location: str,
-    password: str | None,
-    location_key: str,
-    password_key: str,
-    client: str,
-    key_password: str | None = None,
-) -> tuple[str, str | None]:
-    """``(certificates as PEM, private key as PEM or None)`` of a PKCS12 or JKS store.
-
-    As the JDK does, a store is read by its content: ``JKS`` (Kafka's default type) holding
-    a PKCS12 file is read as PKCS12."""
-    if store_type not in ("JKS", "PKCS12"):
-        raise ConfigError(location_key.replace("location", "type"), store_type, f"{client}: use PKCS12, JKS or PEM")
-    if data.startswith(_JKS_MAGIC):
-        data = _jks_to_pkcs12(location, password, key_password, location_key, password_key, client)
-    from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
-
-    try:
-        store = pkcs12.load_pkcs12(data, password.encode() if password else None)
-    except ValueError as exc:
-        raise ConfigError(
-            password_key, _HIDDEN, f"{client}: the store {location} cannot be opened with it (or is not PKCS12)"
-        ) from exc
-    certificates = ([store.cert] if store.cert is not None else []) + list(store.additional_certs)
-    chain = "".join(c.certificate.public_bytes(Encoding.PEM).decode() for c in certificates)
-    key = _unencrypted_pem(store.key) if store.key is not None else None
-    return chain, key
-
-
-def _jks_to_pkcs12(
-    location: str,
-    password: str | None,
-    key_password: str | None,
-    location_key: str,
-    password_key: str,
-    client: str,
-) -> bytes:
-    """A JKS store rewritten as PKCS12 by the JDK's keytool (the store password protects both)."""
-    from sluice.jvm.java import java_executable
-
-    if not password:
-        raise ConfigError(password_key, None, f"{client}: a JKS store ({location}) needs its password")
-    keytool = Path(java_executable()).with_name("keytool")
-    with tempfile.TemporaryDirectory(prefix="sluice-jks-") as directory:
-        target = Path(directory, "store.p12")
-        command = [
-            str(keytool),
-            "-importkeystore",
-            "-noprompt",
-            "-srckeystore",
-            location,
-            "-srcstoretype",
-            "JKS",
-            "-srcstorepass:env",
-            "SLUICE_SRC_PASS",
-            "-destkeystore",
-            str(target),
-            "-deststoretype",
-            "PKCS12",
-            "-deststorepass:env",
-            "SLUICE_SRC_PASS",
-        ]
-        if key_password:
-            command += ["-srckeypass:env", "SLUICE_KEY_PASS", "-destkeypass:env", "SLUICE_SRC_PASS"]
-        env = {**os.environ, "SLUICE_SRC_PASS": password, "SLUICE_KEY_PASS": key_password or ""}
-        try:
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ConfigError(location_key, location, f"{client}: keytool could not read the JKS store: {exc}") from exc
-        if done.returncode != 0 or not target.exists():
-            lines = (done.stdout + done.stderr).strip().splitlines()
-            errors = [line for line in lines if "error" in line.lower()]
-            reason = (errors or lines or [f"keytool exited with {done.returncode}"])[-1]
-            raise ConfigError(password_key, _HIDDEN, f"{client}: the JKS store {location} cannot be read: {reason}")
-        return target.read_bytes()

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from sluice._java import keystores
 from sluice.api.errors import ConfigError
 from sluice.console.app import console_app
 from sluice.rest import RestServer, create_app, tls
@@ -243,7 +244,7 @@ def test_pem_store_rules(props: dict[str, str], message: str) -> None:
 @pytest.fixture(scope="module")
 def java_keystores(materials: TlsMaterials) -> tuple[Path, Path]:
     """The server keystore and the truststore as Java KeyStores (JKS), made by keytool."""
-    keytool = tls._keytool()
+    keytool = keystores.find_keytool()
     if keytool is None:
         pytest.skip("no JDK keytool")
     made = []
@@ -291,7 +292,7 @@ def test_a_java_keystore_is_read_through_keytool(materials: TlsMaterials, java_k
 def test_without_keytool_a_java_keystore_is_refused_with_the_conversion_to_run(
     tmp_path: Path, magic: bytes, store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tls, "_keytool", lambda: None)
+    monkeypatch.setattr(keystores, "find_keytool", lambda: None)
     path = tmp_path / f"{store}.jks"
     path.write_bytes(magic + b"\x00\x00\x00\x02" + bytes(64))
     props = {f"listeners.https.ssl.{store}.location": str(path), f"listeners.https.ssl.{store}.password": "changeit"}

@@ -177,14 +177,14 @@ def test_jks_stores_are_read_through_keytool(tls: TlsMaterials, tmp_path: Path) 
     )
     assert security.ca_pem is not None
     assert _subjects(security.ca_pem) == ["CN=Sluice test CA,O=Sluice tests"]
-    with pytest.raises(ConfigError, match=r"ssl\.truststore\.password.*JKS store .* cannot be read"):
+    with pytest.raises(ConfigError, match=r"ssl\.truststore\.password: client: .*JKS keystore .*: wrong password"):
         ClientSecurity.from_java(
             {"security.protocol": "SSL", "ssl.truststore.location": str(jks), "ssl.truststore.password": "wrong-one"}
         )
 
 
 def test_store_errors_name_the_key(tls: TlsMaterials, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"ssl\.truststore\.password.*cannot be opened with it"):
+    with pytest.raises(ConfigError, match=r"ssl\.truststore\.password: client: .*: wrong password"):
         ClientSecurity.from_java(
             {
                 "security.protocol": "SSL",
@@ -193,9 +193,9 @@ def test_store_errors_name_the_key(tls: TlsMaterials, tmp_path: Path) -> None:
                 "ssl.truststore.password": "wrong",
             }
         )
-    with pytest.raises(ConfigError, match=r"ssl\.truststore\.location.*cannot read it"):
+    with pytest.raises(ConfigError, match=r"ssl\.truststore\.location: client: cannot read .*none"):
         ClientSecurity.from_java({"security.protocol": "SSL", "ssl.truststore.location": str(tmp_path / "none")})
-    with pytest.raises(ConfigError, match=r"ssl\.key\.password.*private key cannot be read"):
+    with pytest.raises(ConfigError, match=r"ssl\.key\.password: client: .*cannot decrypt the private key"):
         ClientSecurity.from_java(
             {
                 "security.protocol": "SSL",
@@ -257,3 +257,44 @@ def test_client_configs_carry_translated_security_and_drop_java_only_keys(tls: T
         "ssl.endpoint.identification.algorithm": "https",
         "ssl.ca.location": str(tls.ca_pem),
     }
+
+
+def test_a_jks_keystore_with_the_key_password_kafka_configs_carry(tls: TlsMaterials, tmp_path: Path) -> None:
+    jks = tmp_path / "client.jks"
+    keytool = Path(java_executable()).with_name("keytool")
+    subprocess.run(
+        [str(keytool), "-importkeystore", "-noprompt", "-srckeystore", str(tls.client_p12)]
+        + ["-srcstoretype", "PKCS12", "-srcstorepass", tls.password, "-destkeystore", str(jks)]
+        + ["-deststoretype", "JKS", "-deststorepass", tls.password],
+        check=True,
+        capture_output=True,
+    )
+    security = ClientSecurity.from_java(
+        {
+            "security.protocol": "SSL",
+            "ssl.keystore.location": str(jks),
+            "ssl.keystore.password": tls.password,
+            "ssl.key.password": tls.password,
+        }
+    )
+    assert security.certificate_pem is not None
+    assert _subjects(security.certificate_pem)[0] == "CN=sluice-client,O=Sluice tests"
+    assert security.key_pem is not None and "BEGIN PRIVATE KEY" in security.key_pem
+
+
+def test_kafkas_store_rules_hold_for_clients(tls: TlsMaterials) -> None:
+    with pytest.raises(
+        ConfigError, match=r"\[hidden\] for configuration ssl\.keystore\.password: client: .*cannot be given with a PEM"
+    ) as caught:
+        ClientSecurity.from_java(
+            {
+                "security.protocol": "SSL",
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.key": tls.client_key_pem.read_text(),
+                "ssl.keystore.certificate.chain": tls.client_chain_pem.read_text(),
+                "ssl.keystore.password": "store-secret",
+            }
+        )
+    assert "store-secret" not in str(caught.value)
+    with pytest.raises(ConfigError, match=r"Invalid value JKS for configuration ssl\.keystore\.type: client: "):
+        ClientSecurity.from_java({"security.protocol": "SSL", "ssl.keystore.key": "k"})

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from starlette.applications import Starlette
 from starlette.requests import Request
 
 from sluice.api.errors import NotFoundError
@@ -233,6 +234,7 @@ def _request(method: str, path: str, query: str = "", body: bytes = b"", host: s
         "headers": [(b"host", host.encode()), (b"content-type", b"application/json")],
         "server": (name, int(port)),
         "client": ("127.0.0.1", 5000),
+        "app": Starlette(),  # the application serving it, as routing sets it
     }
     sent = False
 
