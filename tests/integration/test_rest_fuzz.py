@@ -394,6 +394,10 @@ def test_fuzz_every_endpoint(worker: StandaloneWorker, connectors: dict[str, dic
     for name, config in connectors.items():
         assert worker.get(f"/connectors/{name}/config").json() == {**config, "name": name}
     for name in (SOURCE, SINK):
-        wait_until(lambda n=name: _connector_running(worker, n), timeout=60, message=f"{name} still RUNNING")
+        wait_until(
+            lambda n=name: _connector_running(worker, n),
+            timeout=60,
+            message=lambda n=name: f"{n} still RUNNING: {worker.get(f'/connectors/{n}/status').text}",
+        )
     for name in (STOPPED_SOURCE, STOPPED_SINK):
         assert _connector_stopped(worker, name)
