@@ -52,6 +52,7 @@ __all__ = [
     "TRUSTSTORE_TYPE",
     "KeyMaterial",
     "StoreError",
+    "StoreSettings",
     "certificates_pem",
     "find_keytool",
     "read_keystore",
@@ -113,14 +114,17 @@ def certificates_pem(certificates: Iterable[x509.Certificate]) -> str:
     return "".join(c.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in certificates)
 
 
-class _Settings:
-    """Unprefixed ``ssl.*`` settings, and how to name a key as the user wrote it."""
+@dataclass(frozen=True)
+class StoreSettings:
+    """Unprefixed ``ssl.*`` settings, and the ``prefix`` they were written under
+    (``listeners.https.``, ``admin.listeners.https.``, ``""``), so that messages name a key
+    as the user wrote it."""
 
-    def __init__(self, values: Mapping[str, str], prefix: str) -> None:
-        self.values = values
-        self.prefix = prefix
+    prefix: str
+    values: Mapping[str, str]
 
     def name(self, key: str) -> str:
+        """The property as written in the user's configuration."""
         return self.prefix + key
 
     def get(self, key: str) -> str | None:
@@ -139,7 +143,7 @@ class _Settings:
 def read_keystore(settings: Mapping[str, str], prefix: str = "") -> KeyMaterial | None:
     """The keystore ``settings`` name, or None when they name none. ``prefix`` is how the
     user's keys begin (``listeners.https.``), for the messages of :class:`StoreError`."""
-    s = _Settings(settings, prefix)
+    s = StoreSettings(prefix, settings)
     store_type = (s.path(KEYSTORE_TYPE) or DEFAULT_STORE_TYPE).upper()
     location = s.path(KEYSTORE_LOCATION)
     password = s.get(KEYSTORE_PASSWORD)
@@ -206,7 +210,7 @@ def read_keystore(settings: Mapping[str, str], prefix: str = "") -> KeyMaterial 
     return KeyMaterial(store.key, chain)
 
 
-def _pem_keystore_password(s: _Settings) -> StoreError:
+def _pem_keystore_password(s: StoreSettings) -> StoreError:
     return StoreError(
         KEYSTORE_PASSWORD,
         f"{s.name(KEYSTORE_PASSWORD)} cannot be given with a PEM keystore, only {s.name(KEY_PASSWORD)} may be",
@@ -220,7 +224,7 @@ def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.
     """The trusted certificates ``settings`` name, or None when they name no truststore.
     Each certificate of a PKCS12 store is trusted, a key entry's own included, as Java's
     trust managers do."""
-    s = _Settings(settings, prefix)
+    s = StoreSettings(prefix, settings)
     store_type = (s.path(TRUSTSTORE_TYPE) or DEFAULT_STORE_TYPE).upper()
     location = s.path(TRUSTSTORE_LOCATION)
     password = s.get(TRUSTSTORE_PASSWORD)
@@ -265,19 +269,19 @@ def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.
     return certificates
 
 
-def _pem_truststore_password(s: _Settings) -> StoreError:
+def _pem_truststore_password(s: StoreSettings) -> StoreError:
     return StoreError(TRUSTSTORE_PASSWORD, f"{s.name(TRUSTSTORE_PASSWORD)} cannot be given with a PEM truststore")
 
 
 # --------------------------------------------------------------------------- files
 
 
-def _check_binary_type(store_type: str, s: _Settings, type_key: str) -> None:
+def _check_binary_type(store_type: str, s: StoreSettings, type_key: str) -> None:
     if store_type not in _BINARY_TYPES:
         raise StoreError(type_key, f"{s.name(type_key)}={store_type} is not supported: use PKCS12, PEM or JKS")
 
 
-def _read_bytes(path: str, s: _Settings, location_key: str) -> bytes:
+def _read_bytes(path: str, s: StoreSettings, location_key: str) -> bytes:
     try:
         with open(path, "rb") as file:
             return file.read()
@@ -285,7 +289,7 @@ def _read_bytes(path: str, s: _Settings, location_key: str) -> bytes:
         raise StoreError(location_key, f"{s.name(location_key)}: cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _read_text(path: str, s: _Settings, location_key: str) -> str:
+def _read_text(path: str, s: StoreSettings, location_key: str) -> str:
     try:
         return _read_bytes(path, s, location_key).decode("utf-8")
     except UnicodeDecodeError:
@@ -293,7 +297,7 @@ def _read_text(path: str, s: _Settings, location_key: str) -> str:
 
 
 def _load_pkcs12(
-    data: bytes, password: str | None, path: str, s: _Settings, location_key: str, password_key: str
+    data: bytes, password: str | None, path: str, s: StoreSettings, location_key: str, password_key: str
 ) -> pkcs12.PKCS12KeyAndCertificates:
     try:
         return pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
@@ -327,7 +331,7 @@ def find_keytool() -> str | None:
 
 
 def _java_keystore_as_pkcs12(
-    data: bytes, path: str, password: str | None, key_password: str | None, s: _Settings, location_key: str
+    data: bytes, path: str, password: str | None, key_password: str | None, s: StoreSettings, location_key: str
 ) -> tuple[bytes, str] | None:
     """None unless ``data`` is a Java KeyStore (JKS, JCEKS); then the store rewritten as PKCS12
     by the JDK's ``keytool`` (only Java reads the format), and the password that opens it.
@@ -392,7 +396,9 @@ def _java_keystore_as_pkcs12(
 class _Keytool:
     """Runs keytool on one Java KeyStore, its failures turned into :class:`StoreError`."""
 
-    def __init__(self, keytool: str, kind: str, path: str, s: _Settings, location_key: str, password_key: str) -> None:
+    def __init__(
+        self, keytool: str, kind: str, path: str, s: StoreSettings, location_key: str, password_key: str
+    ) -> None:
         self.keytool = keytool
         self.kind = kind
         self.path = path
@@ -476,7 +482,7 @@ def _pem_blocks(text: str) -> list[tuple[str, str, bytes]]:
     return blocks
 
 
-def _pem_certificates(text: str, s: _Settings, key: str) -> list[x509.Certificate]:
+def _pem_certificates(text: str, s: StoreSettings, key: str) -> list[x509.Certificate]:
     certificates = []
     for label, _block, der in _pem_blocks(text):
         if label != "CERTIFICATE":
@@ -490,7 +496,7 @@ def _pem_certificates(text: str, s: _Settings, key: str) -> list[x509.Certificat
     return certificates
 
 
-def _pem_private_key(text: str, key_password: str | None, s: _Settings, key: str) -> PrivateKeyTypes:
+def _pem_private_key(text: str, key_password: str | None, s: StoreSettings, key: str) -> PrivateKeyTypes:
     """The one private key of ``text`` (the value or file of ``key``)."""
     keys = [(label, block, der) for label, block, der in _pem_blocks(text) if label.endswith("PRIVATE KEY")]
     where = s.name(key)
@@ -510,7 +516,7 @@ def _pem_private_key(text: str, key_password: str | None, s: _Settings, key: str
     return _private_key(block, der, None, s, key)  # a password for a clear key: not needed
 
 
-def _private_key(block: str, der: bytes, password: bytes | None, s: _Settings, key: str) -> PrivateKeyTypes:
+def _private_key(block: str, der: bytes, password: bytes | None, s: StoreSettings, key: str) -> PrivateKeyTypes:
     """The key of a PEM block; a TypeError when ``password`` is given for a clear key or
     missing for an encrypted one."""
     where = s.name(key)

@@ -31,7 +31,6 @@ import secrets
 import ssl
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -45,6 +44,7 @@ from sluice._java.keystores import (
     KEYSTORE_TYPE,
     KeyMaterial,
     StoreError,
+    StoreSettings,
     certificates_pem,
     read_keystore,
     read_truststore,
@@ -55,7 +55,6 @@ __all__ = [
     "ADMIN_LISTENERS_HTTPS_PREFIX",
     "LISTENERS_HTTPS_PREFIX",
     "KeyMaterial",
-    "SslSettings",
     "WorkerTls",
     "client_context",
     "load_keystore",
@@ -108,43 +107,19 @@ _TLS13_SUITES = {
 # --------------------------------------------------------------------------- which keys
 
 
-@dataclass(frozen=True)
-class SslSettings:
-    """The ``ssl.*`` settings one listener (or client) uses, without their prefix.
-
-    ``prefix`` is where they came from (``listeners.https.``, ``admin.listeners.https.``,
-    or ``""`` for the top-level keys): error messages name the keys as the user wrote them.
-    """
-
-    prefix: str
-    values: Mapping[str, str]
-
-    def name(self, key: str) -> str:
-        """The property as written in the worker's configuration."""
-        return self.prefix + key
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def path(self, key: str) -> str | None:
-        """A location or type: unset when missing or blank."""
-        value = self.values.get(key)
-        return value.strip() if value is not None and value.strip() else None
-
-
-def ssl_settings(worker_props: Mapping[str, str], prefix: str) -> SslSettings:
+def ssl_settings(worker_props: Mapping[str, str], prefix: str) -> StoreSettings:
     """The settings under ``prefix`` when any key starts with it, else the top-level ``ssl.*``
     ones (Kafka's all-or-nothing rule)."""
     prefixed = {k[len(prefix) :]: str(v) for k, v in worker_props.items() if k.startswith(prefix)}
     if prefixed:
-        return SslSettings(prefix, prefixed)
-    return SslSettings("", {k: str(v) for k, v in worker_props.items() if k.startswith("ssl.")})
+        return StoreSettings(prefix, prefixed)
+    return StoreSettings("", {k: str(v) for k, v in worker_props.items() if k.startswith("ssl.")})
 
 
 # --------------------------------------------------------------------------- stores
 
 
-def load_keystore(settings: SslSettings) -> KeyMaterial | None:
+def load_keystore(settings: StoreSettings) -> KeyMaterial | None:
     """The keystore the settings name, or None when they name none. Raises
     :class:`ConfigError` naming the key at fault."""
     try:
@@ -153,7 +128,7 @@ def load_keystore(settings: SslSettings) -> KeyMaterial | None:
         raise ConfigError(str(error)) from None
 
 
-def load_truststore(settings: SslSettings) -> list[x509.Certificate] | None:
+def load_truststore(settings: StoreSettings) -> list[x509.Certificate] | None:
     """The trusted certificates the settings name, or None when they name no truststore."""
     try:
         return read_truststore(settings.values, settings.prefix)
@@ -164,7 +139,7 @@ def load_truststore(settings: SslSettings) -> list[x509.Certificate] | None:
 # --------------------------------------------------------------------------- contexts
 
 
-def server_context(settings: SslSettings) -> ssl.SSLContext:
+def server_context(settings: StoreSettings) -> ssl.SSLContext:
     """The SSL context of an https listener."""
     keystore = load_keystore(settings)
     if keystore is None:
@@ -190,7 +165,7 @@ def server_context(settings: SslSettings) -> ssl.SSLContext:
     return context
 
 
-def client_context(settings: SslSettings) -> ssl.SSLContext:
+def client_context(settings: StoreSettings) -> ssl.SSLContext:
     """The SSL context of requests to other workers' https listeners (Kafka's RestClient)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     _set_protocols(context, settings)
@@ -211,7 +186,7 @@ def client_context(settings: SslSettings) -> ssl.SSLContext:
     return context
 
 
-def own_listener_client_context(settings: SslSettings) -> ssl.SSLContext:
+def own_listener_client_context(settings: StoreSettings) -> ssl.SSLContext:
     """The SSL context of a worker's requests to its own https listener (the console calls
     back the listener a page came in by, at the local address it was reached at): the
     worker's own certificate and its truststore are trusted; the host name is not checked,
@@ -249,7 +224,7 @@ def _trust(context: ssl.SSLContext, certificates: list[x509.Certificate]) -> Non
     context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
 
 
-def _load_key(context: ssl.SSLContext, keystore: KeyMaterial, settings: SslSettings) -> None:
+def _load_key(context: ssl.SSLContext, keystore: KeyMaterial, settings: StoreSettings) -> None:
     """Python's ssl module loads keys from files only: the key goes to a private temporary
     file, encrypted with a one-off password, for as long as loading takes."""
     one_off = secrets.token_hex(16)
@@ -271,7 +246,7 @@ def _load_key(context: ssl.SSLContext, keystore: KeyMaterial, settings: SslSetti
             os.unlink(path)
 
 
-def _set_protocols(context: ssl.SSLContext, settings: SslSettings) -> None:
+def _set_protocols(context: ssl.SSLContext, settings: StoreSettings) -> None:
     """``ssl.enabled.protocols`` within what ``ssl.protocol`` speaks; Python sets a range, from
     the lowest enabled version to the highest."""
     protocol = (settings.get(PROTOCOL) or DEFAULT_PROTOCOL).strip()
@@ -299,7 +274,7 @@ def _set_protocols(context: ssl.SSLContext, settings: SslSettings) -> None:
     context.maximum_version = max(allowed)
 
 
-def _set_cipher_suites(context: ssl.SSLContext, settings: SslSettings) -> None:
+def _set_cipher_suites(context: ssl.SSLContext, settings: StoreSettings) -> None:
     """``ssl.cipher.suites`` in Java's (IANA) names or OpenSSL's; TLS 1.3 suites are left to
     OpenSSL, which Python cannot restrict."""
     suites = _list(settings.get(CIPHER_SUITES) or "")
@@ -348,11 +323,11 @@ class WorkerTls:
         self._contexts: dict[str, ssl.SSLContext] = {}
 
     @property
-    def listener_settings(self) -> SslSettings:
+    def listener_settings(self) -> StoreSettings:
         return ssl_settings(self._props, LISTENERS_HTTPS_PREFIX)
 
     @property
-    def admin_listener_settings(self) -> SslSettings:
+    def admin_listener_settings(self) -> StoreSettings:
         return ssl_settings(self._props, ADMIN_LISTENERS_HTTPS_PREFIX)
 
     def listener_context(self) -> ssl.SSLContext:
