@@ -151,6 +151,37 @@ def test_a_transform_is_added_by_alias_with_its_own_fields(target: Target, page:
     target.request("DELETE", f"/connectors/{quote_segment(name)}")
 
 
+# Runs in the page: the moment a redrawn form is inserted, before the browser does anything
+# else, give its batch.size a bad value as a person would (input, then change).
+_CHANGE_AS_SOON_AS_REDRAWN = """() => {
+  const observer = new MutationObserver((records) => {
+    for (const record of records) {
+      for (const node of record.addedNodes) {
+        if (node.id !== "config-form") { continue; }
+        observer.disconnect();
+        const input = node.querySelector('[data-key="batch.size"] input');
+        input.value = "lots";
+        input.dispatchEvent(new Event("input", {bubbles: true}));
+        input.dispatchEvent(new Event("change", {bubbles: true}));
+      }
+    }
+  });
+  observer.observe(document.querySelector("main"), {childList: true, subtree: true});
+}"""
+
+
+def test_a_change_the_moment_the_form_is_redrawn_is_validated(target: Target, page: Page) -> None:
+    page.goto(f"{target.console}new?plugin={FILE_SOURCE}")
+    expect(page.locator("#config-form")).to_be_visible()
+    page.evaluate(_CHANGE_AS_SOON_AS_REDRAWN)
+    page.locator('[data-key="topic"] input').fill("anything")
+    page.locator('[data-key="topic"] input').press("Tab")
+    # the redraw the topic brought is changed at once; that change brings a redraw of its own
+    batch = page.locator('[data-key="batch.size"]')
+    expect(batch.locator(".field-errors")).to_contain_text("batch.size", timeout=REDRAW_MS)
+    expect(batch.locator("input")).to_have_value("lots")
+
+
 def test_a_failed_task_shows_its_trace_and_restarts(target: Target, page: Page, unique_name: str) -> None:
     name = f"{unique_name}-mock"
     # fails 5 s after each start: long enough to see the restarted task run
