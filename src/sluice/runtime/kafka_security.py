@@ -30,13 +30,17 @@ import logging
 import os
 import ssl
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sluice.api.errors import ConfigError, ConnectError
 from sluice.spark.kafka_client_errors import AUTHENTICATION_ERRORS
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
 
 __all__ = [
     "SECURITY_KEY_PREFIXES",
@@ -192,9 +196,11 @@ def librdkafka_security(props: Mapping[str, Any], client: str = "client") -> dic
     return ClientSecurity.from_java(props, client).librdkafka()
 
 
-def check_authentication(client: Mapping[str, Any], timeout_s: float = 15.0) -> None:
+def check_authentication(client: Mapping[str, Any], timeout_s: float = 15.0) -> AdminClient:
     """Ask the cluster for its metadata once with librdkafka settings ``client``; raise
-    :class:`ConnectError` with the client's message when authentication fails.
+    :class:`ConnectError` with the client's message when authentication fails. Returns the
+    ``AdminClient`` that asked, for the caller to go on with: its connection is made and
+    logged in already.
 
     librdkafka retries a refused login for ever, so the worker's start-up would otherwise
     wait on its internal topics until a timeout that does not say why. An unreachable
@@ -202,23 +208,27 @@ def check_authentication(client: Mapping[str, Any], timeout_s: float = 15.0) -> 
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
-    errors: list[Any] = []
-    settings: dict[str, Any] = {**client, "error_cb": errors.append, "log_level": 3}
+    refused: list[Any] = []
+
+    def note_refusal(error: Any) -> None:
+        if not refused and error.code() in AUTHENTICATION_ERRORS:
+            refused.append(error)
+
+    settings: dict[str, Any] = {**client, "error_cb": note_refusal, "log_level": 3}
     admin = AdminClient(settings)
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             admin.list_topics(timeout=min(1.0, max(deadline - time.monotonic(), 0.1)))
-            return
+            return admin
         except KafkaException:
             pass
-        refused = next((e for e in errors if e.code() in AUTHENTICATION_ERRORS), None)
-        if refused is not None:
+        if refused:
             raise ConnectError(
-                f"Cannot authenticate to the Kafka cluster at {client.get('bootstrap.servers')}: {refused.str()}"
+                f"Cannot authenticate to the Kafka cluster at {client.get('bootstrap.servers')}: {refused[0].str()}"
             )
         if time.monotonic() >= deadline:
-            return
+            return admin
 
 
 # ---------------------------------------------------------------------------- SASL
@@ -310,24 +320,62 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
 # ---------------------------------------------------------------------------- TLS
 
 
-def _tls(settings: Mapping[str, str], client: str) -> dict[str, Any]:
+# A task start builds several clients from the same settings (producer, dead letter queue,
+# consumer, admin): the stores are read once for all of them (a JKS store runs keytool), and
+# again when a store file changes. Keyed on the ssl.* settings and the store files' stamps.
+_StoresKey = tuple[tuple[tuple[str, str], ...], tuple[tuple[int, int, int] | None, ...]]
+_STORES_READ: dict[_StoresKey, tuple[str | None, str | None, str | None]] = {}
+_STORES_READ_LIMIT = 32
+_STORES_READ_LOCK = threading.Lock()
+
+
+def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
+    if not path:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _stores_as_pem(settings: Mapping[str, str]) -> tuple[str | None, str | None, str | None]:
+    """The trusted certificates, the client chain and its key, as PEM (each ``None`` when
+    not set). Raises :class:`~sluice._java.keystores.StoreError`."""
     # Imported here: cryptography is loaded only by clients that use TLS.
-    from sluice._java.keystores import (
-        DEFAULT_STORE_TYPE,
-        StoreError,
-        certificates_pem,
-        read_keystore,
-        read_truststore,
+    from sluice._java.keystores import certificates_pem, read_keystore, read_truststore
+
+    key: _StoresKey = (
+        tuple(sorted((k, v) for k, v in settings.items() if k.startswith("ssl."))),
+        (_file_stamp(settings.get("ssl.truststore.location")), _file_stamp(settings.get("ssl.keystore.location"))),
     )
+    with _STORES_READ_LOCK:
+        known = _STORES_READ.get(key)
+    if known is not None:
+        return known
+    # Without a truststore, the TLS library's default authorities, as the JDK's cacerts for Java.
+    truststore = read_truststore(settings)
+    keystore = read_keystore(settings)
+    read = (
+        certificates_pem(truststore) if truststore is not None else None,
+        keystore.chain_pem() if keystore is not None else None,
+        keystore.key_pem() if keystore is not None else None,
+    )
+    with _STORES_READ_LOCK:
+        if len(_STORES_READ) >= _STORES_READ_LIMIT:
+            _STORES_READ.clear()
+        _STORES_READ[key] = read
+    return read
+
+
+def _tls(settings: Mapping[str, str], client: str) -> dict[str, Any]:
+    from sluice._java.keystores import DEFAULT_STORE_TYPE, StoreError
 
     algorithm = settings.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
-    out: dict[str, Any] = {"verify_hostname": algorithm == "https"}
     if algorithm not in ("https", ""):
         raise ConfigError("ssl.endpoint.identification.algorithm", algorithm, f"{client}: must be https or empty")
     try:
-        # Without a truststore, the TLS library's default authorities, as the JDK's cacerts for Java.
-        truststore = read_truststore(settings)
-        keystore = read_keystore(settings)
+        ca_pem, certificate_pem, key_pem = _stores_as_pem(settings)
     except StoreError as error:
         value = settings.get(error.key)
         if error.key.endswith(".type"):
@@ -336,7 +384,9 @@ def _tls(settings: Mapping[str, str], client: str) -> dict[str, Any]:
             value = _HIDDEN
         # The message may begin with the key the ConfigError names already.
         raise ConfigError(error.key, value, f"{client}: {str(error).removeprefix(error.key + ': ')}") from None
-    out["ca_pem"] = certificates_pem(truststore) if truststore is not None else None
-    out["certificate_pem"] = keystore.chain_pem() if keystore is not None else None
-    out["key_pem"] = keystore.key_pem() if keystore is not None else None
-    return out
+    return {
+        "verify_hostname": algorithm == "https",
+        "ca_pem": ca_pem,
+        "certificate_pem": certificate_pem,
+        "key_pem": key_pem,
+    }

@@ -588,8 +588,10 @@ class WorkerSinkTask(WorkerTask):
         }
         client_conf.pop("group.id", None)
         if str(client_conf.get("security.protocol", "plaintext")).lower() != "plaintext":
-            check_authentication(client_conf)  # a refused login fails the task now, naming itself
-        self.admin = AdminClient(dict(client_conf))
+            # a refused login fails the task now, naming itself; the admin that asked goes on
+            self.admin = check_authentication(client_conf)
+        else:
+            self.admin = AdminClient(dict(client_conf))
         consumer_conf = dict(client_conf)
         consumer_conf.update({"group.id": self.group_id, "enable.auto.commit": False})
         self.consumer = Consumer(consumer_conf)

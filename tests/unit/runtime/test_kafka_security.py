@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ssl
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -181,6 +183,36 @@ def test_jks_stores_are_read_through_keytool(tls: TlsMaterials, tmp_path: Path) 
         ClientSecurity.from_java(
             {"security.protocol": "SSL", "ssl.truststore.location": str(jks), "ssl.truststore.password": "wrong-one"}
         )
+
+
+def test_stores_are_read_once_for_the_clients_of_one_start_and_again_when_changed(
+    tls: TlsMaterials, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sluice._java import keystores
+
+    reads: list[str] = []
+    read_truststore = keystores.read_truststore
+
+    def counting(settings: Mapping[str, str]) -> Any:
+        reads.append(settings["ssl.truststore.location"])
+        return read_truststore(settings)
+
+    monkeypatch.setattr(keystores, "read_truststore", counting)
+    truststore = tmp_path / "trusted.pem"
+    truststore.write_text(tls.ca_pem.read_text())
+    settings = {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(truststore)}
+    clients = [ClientSecurity.from_java(settings, client) for client in ("producer", "consumer", "admin")]
+    assert len(reads) == 1
+    assert {c.ca_pem for c in clients} == {clients[0].ca_pem}
+    # the file is replaced (a certificate renewed): the next client reads it again
+    replaced = tmp_path / "renewed.pem"
+    replaced.write_text(tls.other_ca_pem.read_text())
+    replaced.replace(truststore)
+    renewed = ClientSecurity.from_java(settings, "producer")
+    assert len(reads) == 2
+    assert renewed.ca_pem is not None
+    assert _subjects(renewed.ca_pem) == _subjects(tls.other_ca_pem.read_text())
+    assert _subjects(renewed.ca_pem) != _subjects(clients[0].ca_pem or "")
 
 
 def test_store_errors_name_the_key(tls: TlsMaterials, tmp_path: Path) -> None:
