@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -79,6 +79,20 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
 
 def _error_status(error: ApiError) -> int:
     return error.status if 400 <= error.status < 600 else 502
+
+
+@dataclass(frozen=True)
+class _FormView:
+    """How the config form is drawn: for creating or editing, with the worker's errors beside
+    their fields or not, a message above it, and what the person had open or typed."""
+
+    mode: str  # "create" or "edit"
+    show_errors: bool
+    error: str | None = None
+    status_code: int = 200
+    text: str | None = None  # the JSON/properties textarea; None: the values as JSON
+    fragment: bool = False  # only the form, for a live redraw
+    open_groups: frozenset[str] = frozenset()
 
 
 class Console:
@@ -254,7 +268,8 @@ class Console:
                 key=lambda p: (str(p.get("type")), str(p.get("class"))),
             )
             return self.page(request, "plugins.html", plugins=connectors)
-        return await self._form_page(request, plugin, {"connector.class": plugin}, mode="create", show_errors=False)
+        blank = _FormView("create", show_errors=False)
+        return await self._form_page(request, plugin, {"connector.class": plugin}, blank)
 
     async def edit(self, request: Request) -> Response:
         name = request.query_params.get("name", "")
@@ -265,62 +280,26 @@ class Console:
             return self.page(request, "missing.html", _error_status(e), name=name, error=e.message)
         config.setdefault("name", name)
         plugin = config.get("connector.class", "")
-        return await self._form_page(request, plugin, config, mode="edit", show_errors=True)
+        return await self._form_page(request, plugin, config, _FormView("edit", show_errors=True))
 
-    async def _form_page(
-        self,
-        request: Request,
-        plugin: str,
-        values: dict[str, str],
-        *,
-        mode: str,
-        show_errors: bool,
-        error: str | None = None,
-        status_code: int = 200,
-        text: str | None = None,
-        fragment: bool = False,
-        open_groups: frozenset[str] = frozenset(),
-    ) -> Response:
+    async def _form_page(self, request: Request, plugin: str, values: dict[str, str], view: _FormView) -> Response:
         values = {**values, "connector.class": plugin}
         try:
             answer = await self.api_for(request).validate(plugin, values)
         except ApiError as e:
             return self.page(request, "plugins.html", _error_status(e), plugins=[], error=e.message)
-        return self._show_form(
-            request,
-            plugin,
-            answer,
-            values,
-            mode=mode,
-            show_errors=show_errors,
-            error=error,
-            status_code=status_code,
-            text=text,
-            fragment=fragment,
-            open_groups=open_groups,
-        )
+        return self._show_form(request, plugin, answer, values, view)
 
     def _show_form(
-        self,
-        request: Request,
-        plugin: str,
-        answer: Any,
-        values: dict[str, str],
-        *,
-        mode: str,
-        show_errors: bool,
-        error: str | None = None,
-        status_code: int = 200,
-        text: str | None = None,
-        fragment: bool = False,
-        open_groups: frozenset[str] = frozenset(),
+        self, request: Request, plugin: str, answer: Any, values: dict[str, str], view: _FormView
     ) -> Response:
         """The form from a validate ``answer`` for ``values``."""
-        form = build_form(plugin, answer, values, mode=mode, show_errors=show_errors, open_groups=open_groups)
-        if text is None:
-            text = json.dumps(values, indent=2, ensure_ascii=False)
-        template = "_form.html" if fragment else "form.html"
-        return self.page(request, template, status_code, form=form, text=text, error=error)
+        form = build_form(
+            plugin, answer, values, mode=view.mode, show_errors=view.show_errors, open_groups=view.open_groups
+        )
+        text = view.text if view.text is not None else json.dumps(values, indent=2, ensure_ascii=False)
+        template = "_form.html" if view.fragment else "form.html"
+        return self.page(request, template, view.status_code, form=form, text=text, error=view.error)
 
     async def submit_form(self, request: Request) -> Response:
         form = await request.form()
@@ -337,18 +316,16 @@ class Console:
             try:
                 loaded = config_from_text(text)
             except ValueError as e:
-                return await self._form_page(
-                    request, plugin, values, mode=mode, show_errors=False, error=str(e), status_code=400, text=text
-                )
+                failed = _FormView(mode, show_errors=False, error=str(e), status_code=400, text=text)
+                return await self._form_page(request, plugin, values, failed)
             plugin = loaded.get("connector.class") or plugin
             values = loaded
             if mode == "edit":
                 values["name"] = _field(form, "console:name")
         if action != "save":
             opened = frozenset(g for g in _field(form, "console:open").split("\n") if g)
-            return await self._form_page(
-                request, plugin, values, mode=mode, show_errors=True, text=text, fragment=live, open_groups=opened
-            )
+            checked = _FormView(mode, show_errors=True, text=text, fragment=live, open_groups=opened)
+            return await self._form_page(request, plugin, values, checked)
         api = self.api_for(request)
         values["connector.class"] = plugin
         try:
@@ -357,16 +334,9 @@ class Console:
             return self.page(request, "plugins.html", _error_status(e), plugins=[], error=e.message)
         if int(answer.get("error_count") or 0):
             count = int(answer["error_count"])
-            return self._show_form(
-                request,
-                plugin,
-                answer,
-                values,
-                mode=mode,
-                show_errors=True,
-                error=f"Fix the {count} error(s) marked below first.",
-                status_code=400,
-            )
+            message = f"Fix the {count} error(s) marked below first."
+            refused = _FormView(mode, show_errors=True, error=message, status_code=400)
+            return self._show_form(request, plugin, answer, values, refused)
         name = values.get("name", "")
         config = {k: v for k, v in values.items() if k != "name"} if mode == "create" else values
         try:
@@ -375,16 +345,8 @@ class Console:
             else:
                 await api.put_config(name, config)
         except ApiError as e:
-            return self._show_form(
-                request,
-                plugin,
-                answer,
-                values,
-                mode=mode,
-                show_errors=True,
-                error=e.message,
-                status_code=_error_status(e),
-            )
+            failed = _FormView(mode, show_errors=True, error=e.message, status_code=_error_status(e))
+            return self._show_form(request, plugin, answer, values, failed)
         return self.redirect(request, "connector", name=name, done="created" if mode == "create" else "updated")
 
     # -- loggers ----------------------------------------------------------------------
