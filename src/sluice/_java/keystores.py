@@ -162,10 +162,7 @@ def read_keystore(settings: Mapping[str, str], prefix: str = "") -> KeyMaterial 
                 KEYSTORE_CHAIN, f"{name(KEYSTORE_KEY)} is set but {name(KEYSTORE_CHAIN)} is not: give its certificates"
             )
         if location is not None:
-            raise StoreError(
-                KEYSTORE_LOCATION,
-                f"Both {name(KEYSTORE_LOCATION)} and {name(KEYSTORE_KEY)} are set: give one of them",
-            )
+            raise _location_and_inline(s, KEYSTORE_LOCATION, KEYSTORE_KEY)
         if password is not None:
             raise _pem_keystore_password(s)
         key = _pem_private_key(inline_key, key_password, s, KEYSTORE_KEY)
@@ -176,9 +173,7 @@ def read_keystore(settings: Mapping[str, str], prefix: str = "") -> KeyMaterial 
         )
     if location is None:
         if password is not None:
-            raise StoreError(
-                KEYSTORE_LOCATION, f"{name(KEYSTORE_PASSWORD)} is set but {name(KEYSTORE_LOCATION)} is not"
-            )
+            raise _password_without_location(s, KEYSTORE_PASSWORD, KEYSTORE_LOCATION)
         return None
     if store_type == "PEM":
         if password is not None:
@@ -217,6 +212,14 @@ def _pem_keystore_password(s: StoreSettings) -> StoreError:
     )
 
 
+def _location_and_inline(s: StoreSettings, location_key: str, inline_key: str) -> StoreError:
+    return StoreError(location_key, f"Both {s.name(location_key)} and {s.name(inline_key)} are set: give one of them")
+
+
+def _password_without_location(s: StoreSettings, password_key: str, location_key: str) -> StoreError:
+    return StoreError(location_key, f"{s.name(password_key)} is set but {s.name(location_key)} is not")
+
+
 # --------------------------------------------------------------------------- truststores
 
 
@@ -237,18 +240,13 @@ def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.
                 f"{name(TRUSTSTORE_CERTIFICATES)} is set, so {name(TRUSTSTORE_TYPE)} must be PEM, not {store_type}",
             )
         if location is not None:
-            raise StoreError(
-                TRUSTSTORE_LOCATION,
-                f"Both {name(TRUSTSTORE_LOCATION)} and {name(TRUSTSTORE_CERTIFICATES)} are set: give one of them",
-            )
+            raise _location_and_inline(s, TRUSTSTORE_LOCATION, TRUSTSTORE_CERTIFICATES)
         if password is not None:
             raise _pem_truststore_password(s)
         return _pem_certificates(inline, s, TRUSTSTORE_CERTIFICATES)
     if location is None:
         if password is not None:
-            raise StoreError(
-                TRUSTSTORE_LOCATION, f"{name(TRUSTSTORE_PASSWORD)} is set but {name(TRUSTSTORE_LOCATION)} is not"
-            )
+            raise _password_without_location(s, TRUSTSTORE_PASSWORD, TRUSTSTORE_LOCATION)
         return None
     if store_type == "PEM":
         if password is not None:
