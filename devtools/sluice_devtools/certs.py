@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import ipaddress
+import ssl
 from pathlib import Path
 
 __all__ = ["TlsMaterials", "issue_tls_materials"]
@@ -70,6 +71,14 @@ class TlsMaterials:
     @property
     def client_chain_pem(self) -> Path:
         return self.directory / "client-chain.pem"
+
+    def client_context(self, *, with_client_cert: bool = False) -> ssl.SSLContext:
+        """A client's TLS context trusting the test authority, optionally presenting the
+        client certificate."""
+        context = ssl.create_default_context(cafile=str(self.ca_pem))
+        if with_client_cert:
+            context.load_cert_chain(str(self.client_chain_pem), str(self.client_key_pem), password=self.password)
+        return context
 
     def server_store_settings(self, prefix: str = "") -> dict[str, str]:
         """Kafka's ``ssl.*`` keys for the PKCS12 server keystore and truststore, each key

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -47,15 +46,6 @@ def basic_auth(tmp_path: Path) -> dict[str, str | None]:
     return {"rest.extension.classes": BASIC_AUTH_EXTENSION, "sluice.rest.jaas.config": str(jaas)}
 
 
-def trusting(materials: TlsMaterials, *, with_client_cert: bool = False) -> ssl.SSLContext:
-    context = ssl.create_default_context(cafile=str(materials.ca_pem))
-    if with_client_cert:
-        context.load_cert_chain(
-            str(materials.client_chain_pem), str(materials.client_key_pem), password=materials.password
-        )
-    return context
-
-
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("SLUICE_")}
     return subprocess.run(
@@ -75,11 +65,11 @@ def test_https_with_basic_auth(kafka_bootstrap: str, tmp_path: Path, materials: 
         {**basic_auth(tmp_path), **listener_keys(materials)},
         auth=GOOD,
         scheme="https",
-        verify=trusting(materials),
+        verify=materials.client_context(),
     )
     worker.start()
     try:
-        verify = trusting(materials)
+        verify = materials.client_context()
         assert worker.url.startswith("https://")
         anonymous = httpx2.get(worker.url + "/connectors", verify=verify, timeout=10)
         assert anonymous.status_code == 401 and anonymous.text == "User cannot access the resource."
@@ -141,13 +131,13 @@ def test_client_certificates_required(kafka_bootstrap: str, tmp_path: Path, mate
         "tls-client-auth",
         top_level,
         scheme="https",
-        verify=trusting(materials, with_client_cert=True),
+        verify=materials.client_context(with_client_cert=True),
     )
     worker.start()
     try:
         with pytest.raises(httpx2.TransportError):
-            httpx2.get(worker.url + "/connectors", verify=trusting(materials), timeout=10)
-        r = httpx2.get(worker.url + "/connectors", verify=trusting(materials, with_client_cert=True), timeout=10)
+            httpx2.get(worker.url + "/connectors", verify=materials.client_context(), timeout=10)
+        r = httpx2.get(worker.url + "/connectors", verify=materials.client_context(with_client_cert=True), timeout=10)
         assert r.status_code == 200 and r.json() == []
         ca = str(materials.ca_pem)
         refused = cli("--url", worker.url, "--ca-cert", ca, "list")
@@ -176,13 +166,13 @@ def test_pem_keystore(kafka_bootstrap: str, tmp_path: Path, materials: TlsMateri
         "listeners.https.ssl.client.auth": "requested",
     }
     worker = StandaloneWorker(
-        tmp_path / "w", kafka_bootstrap, "tls-pem", settings, scheme="https", verify=trusting(materials)
+        tmp_path / "w", kafka_bootstrap, "tls-pem", settings, scheme="https", verify=materials.client_context()
     )
     worker.start()
     try:
-        for verify in (trusting(materials), trusting(materials, with_client_cert=True)):
+        for verify in (materials.client_context(), materials.client_context(with_client_cert=True)):
             assert httpx2.get(worker.url + "/connectors", verify=verify, timeout=10).json() == []
-        page = httpx2.get(worker.url + "/ui/", verify=trusting(materials), timeout=30)
+        page = httpx2.get(worker.url + "/ui/", verify=materials.client_context(), timeout=30)
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
     finally:
         assert worker.stop() == 0, worker.log()
@@ -197,7 +187,7 @@ def test_a_cluster_on_https_forwards_writes_with_credentials(
         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
         "value.converter": "org.apache.kafka.connect.storage.StringConverter",
     }
-    verify = trusting(materials)
+    verify = materials.client_context()
     workers = [
         DistributedWorker(
             tmp_path / f"w{i}",

@@ -42,8 +42,10 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def _failed_task(worker: StandaloneWorker, connector: str) -> dict[str, Any]:
-    """Task 0's status once it is FAILED (within a deadline)."""
+def _failed_task(worker: StandaloneWorker, connector: str, config: dict[str, str]) -> dict[str, Any]:
+    """Create ``connector`` with ``config``; its task 0's status once it is FAILED (within a deadline)."""
+    r = httpx2.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
+    assert r.status_code == 201, r.text
 
     def failed() -> dict[str, Any] | None:
         status: dict[str, Any] = worker.get(f"/connectors/{connector}/tasks/0/status").json()
@@ -115,18 +117,13 @@ def test_a_wrong_connector_password_fails_the_task_naming_authentication(
     source = tmp_path / "in.txt"
     source.write_text("a\nb\n")
     try:
-        r = httpx2.put(
-            f"{worker.url}/connectors/{unique_name}/config",
-            json={
-                "connector.class": "FileStreamSource",
-                "file": str(source),
-                "topic": f"{unique_name}-t",
-                "producer.override.sasl.jaas.config": _jaas("SCRAM-SHA-512", "not-her-password"),
-            },
-            timeout=60,
-        )
-        assert r.status_code == 201, r.text
-        failed = _failed_task(worker, unique_name)
+        config = {
+            "connector.class": "FileStreamSource",
+            "file": str(source),
+            "topic": f"{unique_name}-t",
+            "producer.override.sasl.jaas.config": _jaas("SCRAM-SHA-512", "not-her-password"),
+        }
+        failed = _failed_task(worker, unique_name, config)
         assert "Authentication failed" in failed["trace"], failed["trace"]
     finally:
         assert worker.stop() == 0, worker.log()[-3000:]
@@ -138,18 +135,13 @@ def test_an_untranslatable_setting_fails_the_task_naming_the_key(
     client = secured_kafka.client_properties(mechanism="PLAIN", truststore="PKCS12")
     worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=_worker_settings(client)).start()
     try:
-        r = httpx2.put(
-            f"{worker.url}/connectors/{unique_name}/config",
-            json={
-                "connector.class": "FileStreamSink",
-                "file": str(tmp_path / "out.txt"),
-                "topics": f"{unique_name}-t",
-                "consumer.override.ssl.truststore.password": "not-the-store-password",
-            },
-            timeout=60,
-        )
-        assert r.status_code == 201, r.text
-        failed = _failed_task(worker, unique_name)
+        config = {
+            "connector.class": "FileStreamSink",
+            "file": str(tmp_path / "out.txt"),
+            "topics": f"{unique_name}-t",
+            "consumer.override.ssl.truststore.password": "not-the-store-password",
+        }
+        failed = _failed_task(worker, unique_name, config)
         assert "ssl.truststore.password" in failed["trace"], failed["trace"]
         assert "not-the-store-password" not in failed["trace"]
     finally:
@@ -179,13 +171,8 @@ def test_a_wrong_worker_password_stops_the_start_naming_authentication(
         try:
             source = tmp_path / "in.txt"
             source.write_text("a\n")
-            r = httpx2.put(
-                f"{worker.url}/connectors/{unique_name}/config",
-                json={"connector.class": "FileStreamSource", "file": str(source), "topic": f"{unique_name}-t"},
-                timeout=60,
-            )
-            assert r.status_code == 201, r.text
-            failed = _failed_task(worker, unique_name)
+            config = {"connector.class": "FileStreamSource", "file": str(source), "topic": f"{unique_name}-t"}
+            failed = _failed_task(worker, unique_name, config)
             assert "Authentication failed" in failed["trace"], failed["trace"]
         finally:
             assert worker.stop() == 0, worker.log()[-3000:]

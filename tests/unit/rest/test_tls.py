@@ -54,16 +54,6 @@ def pkcs12_props(materials: TlsMaterials, prefix: str = "listeners.https.", **mo
     return {prefix + key: value for key, value in props.items()}
 
 
-def trusting(materials: TlsMaterials, *, with_client_cert: bool = False) -> ssl.SSLContext:
-    """A client's context trusting the test authority, optionally with the client certificate."""
-    context = ssl.create_default_context(cafile=str(materials.ca_pem))
-    if with_client_cert:
-        context.load_cert_chain(
-            str(materials.client_chain_pem), str(materials.client_key_pem), password=materials.password
-        )
-    return context
-
-
 @contextmanager
 def serving(herder: FakeHerder, props: dict[str, str], listeners: str, **options) -> Iterator[RestServer]:
     server = RestServer(herder, listeners, tls=WorkerTls(props), **options)
@@ -343,7 +333,7 @@ def test_an_https_listener_serves_the_api(materials: TlsMaterials) -> None:
     with serving(FakeHerder(), pkcs12_props(materials), "https://127.0.0.1:0") as server:
         assert server.url.startswith("https://127.0.0.1:")
         assert server.advertised_url == server.url
-        r = httpx2.get(server.url + "/connectors", verify=trusting(materials), timeout=10)
+        r = httpx2.get(server.url + "/connectors", verify=materials.client_context(), timeout=10)
         assert r.status_code == 200 and r.json() == []
         with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             httpx2.get(server.url + "/connectors", timeout=10)  # the system's authorities know nothing of it
@@ -355,13 +345,13 @@ def test_an_https_listener_serves_the_api(materials: TlsMaterials) -> None:
 def test_client_certificates_by_mode(materials: TlsMaterials, mode: str) -> None:
     props = pkcs12_props(materials, **{"ssl.client.auth": mode})
     with serving(FakeHerder(), props, "https://127.0.0.1:0") as server:
-        with_cert = httpx2.get(server.url + "/", verify=trusting(materials, with_client_cert=True), timeout=10)
+        with_cert = httpx2.get(server.url + "/", verify=materials.client_context(with_client_cert=True), timeout=10)
         assert with_cert.status_code == 200
         if mode == "required":
             with pytest.raises(httpx2.TransportError):
-                httpx2.get(server.url + "/", verify=trusting(materials), timeout=10)
+                httpx2.get(server.url + "/", verify=materials.client_context(), timeout=10)
         else:
-            assert httpx2.get(server.url + "/", verify=trusting(materials), timeout=10).status_code == 200
+            assert httpx2.get(server.url + "/", verify=materials.client_context(), timeout=10).status_code == 200
 
 
 def test_client_certificates_are_checked_against_the_truststore(materials: TlsMaterials) -> None:
@@ -372,7 +362,7 @@ def test_client_certificates_are_checked_against_the_truststore(materials: TlsMa
     }
     del props["listeners.https.ssl.truststore.password"]
     with serving(FakeHerder(), props, "https://127.0.0.1:0") as server, pytest.raises(httpx2.TransportError):
-        httpx2.get(server.url + "/", verify=trusting(materials, with_client_cert=True), timeout=10)
+        httpx2.get(server.url + "/", verify=materials.client_context(with_client_cert=True), timeout=10)
 
 
 def test_mixed_and_admin_https_listeners(materials: TlsMaterials, pem_keystore: Path) -> None:
@@ -390,7 +380,7 @@ def test_mixed_and_admin_https_listeners(materials: TlsMaterials, pem_keystore: 
         plain, secure = server.urls
         assert plain.startswith("http://") and secure.startswith("https://")
         assert server.advertised_url == plain  # Kafka advertises http when a listener is http
-        verify = trusting(materials)
+        verify = materials.client_context()
         assert httpx2.get(plain + "/connectors", timeout=10).json() == []
         assert httpx2.get(secure + "/connectors", verify=verify, timeout=10).json() == []
         admin = f"https://127.0.0.1:{server.admin_ports[0]}"
@@ -456,7 +446,7 @@ def test_a_write_is_forwarded_over_https_with_the_callers_credentials(materials:
             follower.url + "/connectors",
             json={"name": "s1", "config": {"connector.class": SINK}},
             auth=("alice", "s3cret"),
-            verify=trusting(materials),
+            verify=materials.client_context(),
             timeout=30,
         )
         assert r.status_code == 201, r.text
@@ -469,7 +459,7 @@ def test_a_write_is_forwarded_over_https_with_the_callers_credentials(materials:
             follower.url + "/connectors",
             json={"name": "s2", "config": {"connector.class": SINK}},
             auth=("alice", "wrong"),
-            verify=trusting(materials),
+            verify=materials.client_context(),
             timeout=30,
         )
         assert refused.status_code == 401 and leader_herder.configs == leader_herder_before
@@ -507,7 +497,7 @@ def test_the_console_calls_its_worker_back_over_https(materials: TlsMaterials) -
     herder = FakeHerder()
     with serving(herder, props, "https://127.0.0.1:0,http://127.0.0.1:0", app=_worker_app(herder, props)) as server:
         for url in server.urls:
-            page = httpx2.get(url + "/ui/", auth=("alice", "s3cret"), verify=trusting(materials), timeout=30)
+            page = httpx2.get(url + "/ui/", auth=("alice", "s3cret"), verify=materials.client_context(), timeout=30)
             assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
             assert "No Kafka Connect worker answered" not in page.text
 
@@ -540,6 +530,6 @@ def test_the_console_works_where_client_certificates_are_requested(materials: Tl
     props = pkcs12_props(materials, **{"ssl.client.auth": "requested"})
     herder = FakeHerder()
     with serving(herder, props, "https://127.0.0.1:0", app=_worker_app(herder, props)) as server:
-        verify = trusting(materials, with_client_cert=True)
+        verify = materials.client_context(with_client_cert=True)
         page = httpx2.get(server.url + "/ui/", auth=("alice", "s3cret"), verify=verify, timeout=30)
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
