@@ -29,8 +29,10 @@ import secrets
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -137,13 +139,65 @@ class StoreSettings:
         return value.strip() if value is not None and value.strip() else None
 
 
+# --------------------------------------------------------------------------- reading once
+
+_KEYSTORE_KEYS = (KEYSTORE_TYPE, KEYSTORE_LOCATION, KEYSTORE_PASSWORD, KEY_PASSWORD, KEYSTORE_KEY, KEYSTORE_CHAIN)
+_TRUSTSTORE_KEYS = (TRUSTSTORE_TYPE, TRUSTSTORE_LOCATION, TRUSTSTORE_PASSWORD, TRUSTSTORE_CERTIFICATES)
+_Read = TypeVar("_Read")
+
+
+class _ReadStores:
+    """What stores held, by the settings that name them and their file's stamp (inode, size,
+    modification time). The same stores serve several clients and contexts (a task's
+    producer, dead letter queue, consumer and admin; a worker's https listener and its
+    requests to other workers), and a Java KeyStore costs a keytool run each time it is
+    read. A replaced or changed file is read again; a store that cannot be read is not
+    remembered, so the next reader gets the same error."""
+
+    LIMIT = 32
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._read: dict[tuple[object, ...], object] = {}
+
+    def get(self, s: StoreSettings, keys: tuple[str, ...], location_key: str, read: Callable[[], _Read]) -> _Read:
+        key = (location_key, tuple(s.get(k) for k in keys), _file_stamp(s.path(location_key)))
+        with self._lock:
+            if key in self._read:
+                return cast(_Read, self._read[key])
+        value = read()
+        with self._lock:
+            if len(self._read) >= self.LIMIT:
+                self._read.clear()
+            self._read[key] = value
+        return value
+
+
+def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
+    if path is None:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+_READ_STORES = _ReadStores()
+
+
 # --------------------------------------------------------------------------- keystores
 
 
 def read_keystore(settings: Mapping[str, str], prefix: str = "") -> KeyMaterial | None:
     """The keystore ``settings`` name, or None when they name none. ``prefix`` is how the
-    user's keys begin (``listeners.https.``), for the messages of :class:`StoreError`."""
+    user's keys begin (``listeners.https.``), for the messages of :class:`StoreError`.
+    Read once for the same settings while its file is unchanged (see :class:`_ReadStores`)."""
     s = StoreSettings(prefix, settings)
+    return _READ_STORES.get(s, _KEYSTORE_KEYS, KEYSTORE_LOCATION, lambda: _read_keystore(s))
+
+
+def _read_keystore(s: StoreSettings) -> KeyMaterial | None:
     store_type = (s.path(KEYSTORE_TYPE) or DEFAULT_STORE_TYPE).upper()
     location = s.path(KEYSTORE_LOCATION)
     password = s.get(KEYSTORE_PASSWORD)
@@ -226,8 +280,13 @@ def _password_without_location(s: StoreSettings, password_key: str, location_key
 def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.Certificate] | None:
     """The trusted certificates ``settings`` name, or None when they name no truststore.
     Each certificate of a PKCS12 store is trusted, a key entry's own included, as Java's
-    trust managers do."""
+    trust managers do. Read once for the same settings while its file is unchanged."""
     s = StoreSettings(prefix, settings)
+    certificates = _READ_STORES.get(s, _TRUSTSTORE_KEYS, TRUSTSTORE_LOCATION, lambda: _read_truststore(s))
+    return list(certificates) if certificates is not None else None
+
+
+def _read_truststore(s: StoreSettings) -> tuple[x509.Certificate, ...] | None:
     store_type = (s.path(TRUSTSTORE_TYPE) or DEFAULT_STORE_TYPE).upper()
     location = s.path(TRUSTSTORE_LOCATION)
     password = s.get(TRUSTSTORE_PASSWORD)
@@ -243,7 +302,7 @@ def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.
             raise _location_and_inline(s, TRUSTSTORE_LOCATION, TRUSTSTORE_CERTIFICATES)
         if password is not None:
             raise _pem_truststore_password(s)
-        return _pem_certificates(inline, s, TRUSTSTORE_CERTIFICATES)
+        return tuple(_pem_certificates(inline, s, TRUSTSTORE_CERTIFICATES))
     if location is None:
         if password is not None:
             raise _password_without_location(s, TRUSTSTORE_PASSWORD, TRUSTSTORE_LOCATION)
@@ -251,7 +310,7 @@ def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.
     if store_type == "PEM":
         if password is not None:
             raise _pem_truststore_password(s)
-        return _pem_certificates(_read_text(location, s, TRUSTSTORE_LOCATION), s, TRUSTSTORE_LOCATION)
+        return tuple(_pem_certificates(_read_text(location, s, TRUSTSTORE_LOCATION), s, TRUSTSTORE_LOCATION))
     _check_binary_type(store_type, s, TRUSTSTORE_TYPE)
     data = _read_bytes(location, s, TRUSTSTORE_LOCATION)
     converted = _java_keystore_as_pkcs12(data, location, password, None, s, TRUSTSTORE_LOCATION)
@@ -264,7 +323,7 @@ def read_truststore(settings: Mapping[str, str], prefix: str = "") -> list[x509.
         raise StoreError(
             TRUSTSTORE_LOCATION, f"The truststore {location} ({name(TRUSTSTORE_LOCATION)}) holds no certificate"
         )
-    return certificates
+    return tuple(certificates)
 
 
 def _pem_truststore_password(s: StoreSettings) -> StoreError:

@@ -30,7 +30,6 @@ import logging
 import os
 import ssl
 import tempfile
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -320,52 +319,20 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
 # ---------------------------------------------------------------------------- TLS
 
 
-# A task start builds several clients from the same settings (producer, dead letter queue,
-# consumer, admin): the stores are read once for all of them (a JKS store runs keytool), and
-# again when a store file changes. Keyed on the ssl.* settings and the store files' stamps.
-_StoresKey = tuple[tuple[tuple[str, str], ...], tuple[tuple[int, int, int] | None, ...]]
-_STORES_READ: dict[_StoresKey, tuple[str | None, str | None, str | None]] = {}
-_STORES_READ_LIMIT = 32
-_STORES_READ_LOCK = threading.Lock()
-
-
-def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
-    if not path:
-        return None
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-
-
 def _stores_as_pem(settings: Mapping[str, str]) -> tuple[str | None, str | None, str | None]:
     """The trusted certificates, the client chain and its key, as PEM (each ``None`` when
     not set). Raises :class:`~sluice._java.keystores.StoreError`."""
     # Imported here: cryptography is loaded only by clients that use TLS.
     from sluice._java.keystores import certificates_pem, read_keystore, read_truststore
 
-    key: _StoresKey = (
-        tuple(sorted((k, v) for k, v in settings.items() if k.startswith("ssl."))),
-        (_file_stamp(settings.get("ssl.truststore.location")), _file_stamp(settings.get("ssl.keystore.location"))),
-    )
-    with _STORES_READ_LOCK:
-        known = _STORES_READ.get(key)
-    if known is not None:
-        return known
     # Without a truststore, the TLS library's default authorities, as the JDK's cacerts for Java.
     truststore = read_truststore(settings)
     keystore = read_keystore(settings)
-    read = (
+    return (
         certificates_pem(truststore) if truststore is not None else None,
         keystore.chain_pem() if keystore is not None else None,
         keystore.key_pem() if keystore is not None else None,
     )
-    with _STORES_READ_LOCK:
-        if len(_STORES_READ) >= _STORES_READ_LIMIT:
-            _STORES_READ.clear()
-        _STORES_READ[key] = read
-    return read
 
 
 def _tls(settings: Mapping[str, str], client: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ssl
 import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -191,13 +190,13 @@ def test_stores_are_read_once_for_the_clients_of_one_start_and_again_when_change
     from sluice._java import keystores
 
     reads: list[str] = []
-    read_truststore = keystores.read_truststore
+    read_bytes = keystores._read_bytes  # noqa: SLF001 - the one place a store file is read
 
-    def counting(settings: Mapping[str, str]) -> Any:
-        reads.append(settings["ssl.truststore.location"])
-        return read_truststore(settings)
+    def counting(path: str, *args: Any) -> bytes:
+        reads.append(path)
+        return read_bytes(path, *args)
 
-    monkeypatch.setattr(keystores, "read_truststore", counting)
+    monkeypatch.setattr(keystores, "_read_bytes", counting)
     truststore = tmp_path / "trusted.pem"
     truststore.write_text(tls.ca_pem.read_text())
     settings = {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(truststore)}
