@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import os
 import re
 import secrets
 import shutil
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -109,6 +111,33 @@ class KeyMaterial:
 
     def chain_pem(self) -> str:
         return certificates_pem(self.chain)
+
+    @classmethod
+    def from_pem(cls, key_pem: str, chain_pem: str) -> KeyMaterial:
+        """An unencrypted PEM key and its PEM certificate chain (as :meth:`key_pem` and
+        :meth:`chain_pem` give them)."""
+        key = serialization.load_pem_private_key(key_pem.encode("ascii"), None)
+        return cls(key, tuple(x509.load_pem_x509_certificates(chain_pem.encode("ascii"))))
+
+    def load_into(self, context: ssl.SSLContext) -> None:
+        """Present this key and chain from ``context``. Python's ssl module loads keys from
+        files only: the key goes to a private temporary file, encrypted with a one-off
+        password, for as long as loading takes. Raises :class:`ssl.SSLError` when the key
+        does not go with the certificate."""
+        one_off = secrets.token_hex(16)
+        pem = self.key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(one_off.encode()),
+        ) + self.chain_pem().encode("ascii")
+        descriptor, path = tempfile.mkstemp(prefix="sluice-tls-", suffix=".pem")
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(pem)
+            context.load_cert_chain(path, password=one_off)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def certificates_pem(certificates: Iterable[x509.Certificate]) -> str:

@@ -23,17 +23,12 @@ one would refuse it).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import re
-import secrets
 import ssl
-import tempfile
 from collections.abc import Callable, Mapping
 
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from sluice._java.keystores import (
@@ -225,25 +220,11 @@ def _trust(context: ssl.SSLContext, certificates: list[x509.Certificate]) -> Non
 
 
 def _load_key(context: ssl.SSLContext, keystore: KeyMaterial, settings: StoreSettings) -> None:
-    """Python's ssl module loads keys from files only: the key goes to a private temporary
-    file, encrypted with a one-off password, for as long as loading takes."""
-    one_off = secrets.token_hex(16)
-    pem = keystore.key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.BestAvailableEncryption(one_off.encode()),
-    ) + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in keystore.chain)
-    descriptor, path = tempfile.mkstemp(prefix="sluice-tls-", suffix=".pem")
     try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(pem)
-        context.load_cert_chain(path, password=one_off)
+        keystore.load_into(context)
     except ssl.SSLError as exc:
         where = settings.name(KEYSTORE_LOCATION) if settings.path(KEYSTORE_LOCATION) else settings.name(KEYSTORE_KEY)
         raise ConfigError(f"{where}: the private key does not go with its certificate ({exc.reason})") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
 
 
 def _set_protocols(context: ssl.SSLContext, settings: StoreSettings) -> None:

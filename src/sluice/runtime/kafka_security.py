@@ -27,12 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import ssl
-import tempfile
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluice.api.errors import ConfigError, ConnectError
@@ -177,14 +174,9 @@ class ClientSecurity:
         )
         context.check_hostname = self.verify_hostname
         if self.certificate_pem and self.key_pem:
-            # The ssl module loads a certificate and key from files only: a private
-            # directory for the moment it reads them.
-            with tempfile.TemporaryDirectory(prefix="sluice-tls-") as directory:
-                chain, key = Path(directory, "chain.pem"), Path(directory, "key.pem")
-                for path, text in ((chain, self.certificate_pem), (key, self.key_pem)):
-                    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-                        f.write(text)
-                context.load_cert_chain(chain, key)
+            from sluice._java.keystores import KeyMaterial
+
+            KeyMaterial.from_pem(self.key_pem, self.certificate_pem).load_into(context)
         return context
 
 
