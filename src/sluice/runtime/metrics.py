@@ -190,19 +190,16 @@ class WorkerCounters:
     )
     _results_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
-    def __setattr__(self, name: str, value: object) -> None:
-        # The worker and its tasks bump the totals directly (counters.x += 1): a start's
-        # result is noted with its time as its total grows.
-        kind, _, outcome = name.partition("_startup_")
-        results = self.__dict__.get("_results")
-        if results is not None and outcome in ("successes", "failures") and isinstance(value, int):
-            added = value - getattr(self, name)
-            if added > 0:
-                now = self.clock()
-                with self._results_lock:
-                    results[kind].extend([(now, outcome == "successes")] * added)
-                    self._forget(results[kind], now)
-        super().__setattr__(name, value)
+    def start_ended(self, kind: str, succeeded: bool) -> None:
+        """A ``kind`` (``connector`` or ``task``) start succeeded or failed: counted in its
+        total, and noted with its time for the window's percentages."""
+        outcome = "successes" if succeeded else "failures"
+        now = self.clock()
+        with self._results_lock:
+            name = f"{kind}_startup_{outcome}"
+            setattr(self, name, getattr(self, name) + 1)
+            self._results[kind].append((now, succeeded))
+            self._forget(self._results[kind], now)
 
     def _forget(self, results: deque[tuple[float, bool]], now: float) -> None:
         while results and now - results[0][0] > self.window_s:

@@ -190,10 +190,10 @@ class WorkerTask:
         if counters is not None and not self._reached_running:
             if state is State.RUNNING:
                 self._reached_running = True
-                counters.task_startup_successes += 1
+                counters.start_ended("task", True)
             elif state is State.FAILED:
                 self._reached_running = True  # counted once: a failure before it ever ran
-                counters.task_startup_failures += 1
+                counters.start_ended("task", False)
         self.state, self.trace = state, trace
         if self._cancelled.is_set():
             log.debug("Task %s-%s was abandoned: not reporting %s", *self.id, state.value)

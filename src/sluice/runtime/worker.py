@@ -222,7 +222,7 @@ class Worker:
                 connector: Connector = desc.cls()
             except BaseException as exc:
                 self.counters.connector_startup_attempts += 1
-                self.counters.connector_startup_failures += 1
+                self.counters.start_ended("connector", False)
                 self._put_connector_status(name, State.FAILED, _trace(exc))
                 return False
             if hosted is not None:  # this worker already runs some of its tasks
@@ -235,10 +235,7 @@ class Worker:
             connector.initialize(_Context(self, name))
             self.counters.connector_startup_attempts += 1
             started = self._transition_connector(wc, target)
-            if started:
-                self.counters.connector_startup_successes += 1
-            else:
-                self.counters.connector_startup_failures += 1
+            self.counters.start_ended("connector", started)
             return started
 
     def host_tasks_of(self, name: str, config: dict[str, str]) -> None:
@@ -494,7 +491,7 @@ class Worker:
                         ),
                     )
             except BaseException as exc:
-                self.counters.task_startup_failures += 1
+                self.counters.start_ended("task", False)
                 report(State.FAILED, _trace(exc))
                 return
             wc.tasks[task] = worker_task

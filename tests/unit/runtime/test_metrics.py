@@ -129,14 +129,14 @@ def test_startup_percentages_are_over_the_last_minute() -> None:
     counters = WorkerCounters(clock=clock)
     assert counters.startup_share("task", True) == 0.0  # no start: 0, as Kafka's Frequencies
     counters.task_startup_attempts += 4
-    counters.task_startup_successes += 1
-    counters.task_startup_successes += 2
-    counters.task_startup_failures += 1
-    counters.connector_startup_successes += 1
+    for _ in range(3):
+        counters.start_ended("task", True)
+    counters.start_ended("task", False)
+    counters.start_ended("connector", True)
     assert counters.startup_share("task", True) == 0.75 and counters.startup_share("task", False) == 0.25
     assert counters.startup_share("connector", True) == 1.0
     clock.now += 40
-    counters.task_startup_failures += 1
+    counters.start_ended("task", False)
     assert counters.startup_share("task", False) == 2 / 5
     clock.now += 30  # the first four starts are over a minute old
     assert counters.startup_share("task", False) == 1.0 and counters.startup_share("task", True) == 0.0

@@ -207,7 +207,7 @@ def test_task_values_as_a_dashboard_reads_them() -> None:
 def test_the_new_names_in_prometheus_text() -> None:
     clock = Clock()
     worker = _worker(clock)
-    worker.counters.task_startup_successes += 1
+    worker.counters.start_ended("task", True)
     text = prometheus_text(worker_metrics(worker))
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name in (
