@@ -21,6 +21,7 @@ import dataclasses
 import datetime
 import ipaddress
 import ssl
+import subprocess
 from pathlib import Path
 
 __all__ = ["TlsMaterials", "issue_tls_materials"]
@@ -79,6 +80,25 @@ class TlsMaterials:
         if with_client_cert:
             context.load_cert_chain(str(self.client_chain_pem), str(self.client_key_pem), password=self.password)
         return context
+
+    def java_keystore(self, source: Path, target: Path, kind: str = "JKS", key_password: str | None = None) -> Path:
+        """``source`` (one of the PKCS12 stores here) rewritten at ``target`` as a Java KeyStore
+        (``kind`` JKS or JCEKS) by the JDK's keytool, under :attr:`password`; its key under
+        ``key_password`` of its own when given. Raises RuntimeError when there is no keytool."""
+        from sluice._java.keystores import find_keytool
+
+        keytool = find_keytool()
+        if keytool is None:
+            raise RuntimeError("No JDK keytool (JAVA_HOME or PATH) to write a Java KeyStore with")
+        command = [
+            keytool, "-importkeystore", "-noprompt", "-srckeystore", str(source), "-srcstoretype", "PKCS12",
+            "-srcstorepass", self.password, "-destkeystore", str(target), "-deststoretype", kind,
+            "-deststorepass", self.password,
+        ]  # fmt: skip
+        if key_password is not None:
+            command += ["-srcalias", source.stem, "-destkeypass", key_password]  # the alias each store's key has
+        subprocess.run(command, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+        return target
 
     def server_store_settings(self, prefix: str = "") -> dict[str, str]:
         """Kafka's ``ssl.*`` keys for the PKCS12 server keystore and truststore, each key

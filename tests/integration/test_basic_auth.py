@@ -5,16 +5,19 @@ the caller's credentials; the CLI works with credentials and says when they are 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
 import pytest
 
 from tests.helpers import wait_until
-from tests.integration.workers import BASIC_AUTH_EXTENSION, DistributedWorker, StandaloneWorker, basic_auth_jaas
+from tests.integration.workers import (
+    BASIC_AUTH_EXTENSION,
+    DistributedWorker,
+    StandaloneWorker,
+    basic_auth_jaas,
+    connector_cli,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -51,22 +54,12 @@ def test_requests_need_good_credentials(kafka_bootstrap: str, tmp_path: Path, un
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text
         assert httpx2.get(worker.url + "/metrics", timeout=10).status_code == 401
 
-        def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-            clean = {k: v for k, v in os.environ.items() if k not in ("SLUICE_URL", "SLUICE_USER")}
-            return subprocess.run(
-                [sys.executable, "-m", "sluice.cli.main", "connector", *args],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env={**clean, **(env or {})},
-            )
-
-        refused = cli("--url", worker.url, "list")
+        refused = connector_cli("--url", worker.url, "list")
         assert refused.returncode == 1 and "--user NAME:PASSWORD" in refused.stderr, refused.stderr
-        assert cli("--url", worker.url, "--user", ":".join(GOOD), "list").returncode == 0
-        assert cli("--url", worker.url, "list", env={"SLUICE_USER": ":".join(GOOD)}).returncode == 0
+        assert connector_cli("--url", worker.url, "--user", ":".join(GOOD), "list").returncode == 0
+        assert connector_cli("--url", worker.url, "list", env={"SLUICE_USER": ":".join(GOOD)}).returncode == 0
         in_url = worker.url.replace("http://", "http://alice:s3cret%3Awith%20colon@")
-        assert cli("--url", in_url, "list").returncode == 0
+        assert connector_cli("--url", in_url, "list").returncode == 0
     finally:
         assert worker.stop() == 0, worker.log()
 

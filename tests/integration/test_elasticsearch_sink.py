@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +18,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.helpers import read_topic, wait_until
-from tests.integration.workers import StandaloneWorker
+from tests.integration.workers import StandaloneWorker, connector_cli
 
 pytestmark = pytest.mark.integration
 
@@ -475,21 +473,10 @@ def test_predefined_elasticsearch_sink_loads_by_name(worker, kafka_bootstrap, op
     produce(kafka_bootstrap, topic, [(f"id{i}", envelope(order(i))) for i in range(30)])
     settings = {"topics": topic, "connection.url": opensearch_server.url}
     args = [arg for key, value in settings.items() for arg in ("--set", f"{key}={value}")]
-    result = subprocess.run(
-        [sys.executable, "-m", "sluice.cli.main", "connector", "--url", worker.url, "load", "elasticsearch-sink", *args,
-         "--wait", "--timeout", "90"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )  # fmt: skip
+    result = connector_cli("--url", worker.url, "load", "elasticsearch-sink", *args, "--wait", "--timeout", "90")
     assert result.returncode == 0, result.stdout + result.stderr
     search = Search(opensearch_server.url)
     search.wait_count(topic, 30, worker, "elasticsearch-sink")
     assert search.docs(topic)["id7"]["customer"] == "c-0"
-    unload = subprocess.run(
-        [sys.executable, "-m", "sluice.cli.main", "connector", "--url", worker.url, "unload", "elasticsearch-sink"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    unload = connector_cli("--url", worker.url, "unload", "elasticsearch-sink")
     assert unload.returncode == 0, unload.stdout + unload.stderr

@@ -10,7 +10,6 @@ caller's credentials."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -22,7 +21,13 @@ import pytest
 
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
 from tests.helpers import wait_until
-from tests.integration.workers import BASIC_AUTH_EXTENSION, DistributedWorker, StandaloneWorker, basic_auth_jaas
+from tests.integration.workers import (
+    BASIC_AUTH_EXTENSION,
+    DistributedWorker,
+    StandaloneWorker,
+    basic_auth_jaas,
+    connector_cli,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -44,17 +49,6 @@ def listener_keys(materials: TlsMaterials) -> dict[str, str | None]:
 def basic_auth(tmp_path: Path) -> dict[str, str | None]:
     jaas = basic_auth_jaas(tmp_path, {GOOD[0]: GOOD[1]})
     return {"rest.extension.classes": BASIC_AUTH_EXTENSION, "sluice.rest.jaas.config": str(jaas)}
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLUICE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "sluice.cli.main", "connector", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**clean, **(env or {})},
-    )
 
 
 def test_https_with_basic_auth(kafka_bootstrap: str, tmp_path: Path, materials: TlsMaterials) -> None:
@@ -85,15 +79,15 @@ def test_https_with_basic_auth(kafka_bootstrap: str, tmp_path: Path, materials: 
         assert "No Kafka Connect worker answered" not in page.text
 
         # the CLI: the authority with --ca-cert or $SLUICE_CA_CERT, credentials with --user or $SLUICE_USER
-        untrusted = cli("--url", worker.url, "--user", ":".join(GOOD), "list")
+        untrusted = connector_cli("--url", worker.url, "--user", ":".join(GOOD), "list")
         assert untrusted.returncode == 3 and "--ca-cert FILE" in untrusted.stderr, untrusted.stderr
         ca = str(materials.ca_pem)
-        trusted = cli("--url", worker.url, "--ca-cert", ca, "--user", ":".join(GOOD), "list", "--json")
+        trusted = connector_cli("--url", worker.url, "--ca-cert", ca, "--user", ":".join(GOOD), "list", "--json")
         assert trusted.returncode == 0 and trusted.stdout.strip() == "[]", trusted.stderr
-        anonymous_cli = cli("--url", worker.url, "--ca-cert", ca, "list")
+        anonymous_cli = connector_cli("--url", worker.url, "--ca-cert", ca, "list")
         assert anonymous_cli.returncode == 1 and "--user NAME:PASSWORD" in anonymous_cli.stderr
         env = {"SLUICE_URL": worker.url, "SLUICE_CA_CERT": ca, "SLUICE_USER": ":".join(GOOD)}
-        assert cli("list", env=env).returncode == 0
+        assert connector_cli("list", env=env).returncode == 0
 
         # sluice console in front of the https worker
         console = subprocess.Popen(
@@ -140,9 +134,9 @@ def test_client_certificates_required(kafka_bootstrap: str, tmp_path: Path, mate
         r = httpx2.get(worker.url + "/connectors", verify=materials.client_context(with_client_cert=True), timeout=10)
         assert r.status_code == 200 and r.json() == []
         ca = str(materials.ca_pem)
-        refused = cli("--url", worker.url, "--ca-cert", ca, "list")
+        refused = connector_cli("--url", worker.url, "--ca-cert", ca, "list")
         assert refused.returncode == 3 and "--client-cert FILE" in refused.stderr, refused.stderr
-        accepted = cli(
+        accepted = connector_cli(
             "--url", worker.url, "--ca-cert", ca,
             "--client-cert", str(materials.client_chain_pem), "--client-key", str(materials.client_key_pem),
             "list",

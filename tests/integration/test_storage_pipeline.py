@@ -8,8 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -32,7 +30,7 @@ from tests.integration.test_storage_sinks import (
     record_time,
     seq_of,
 )
-from tests.integration.workers import StandaloneWorker
+from tests.integration.workers import StandaloneWorker, connector_cli
 
 pytestmark = pytest.mark.integration
 
@@ -69,15 +67,6 @@ def produce(bootstrap: str, topic: str, seqs: range) -> None:
             except BufferError:
                 producer.poll(0.1)
     assert producer.flush(120) == 0
-
-
-def connector_cli(worker: StandaloneWorker, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sluice.cli.main", "connector", "--url", worker.url, *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
 
 
 def parquet_rows(files: dict[str, bytes], topic: str) -> list[dict[str, Any]]:
@@ -265,7 +254,7 @@ def test_predefined_s3_sink_loads_and_writes_parquet(worker, s3_server, kafka_bo
     topic = f"{unique_name}-s3"
     create_topic(kafka_bootstrap, topic)
     settings = {**s3_settings(s3_server, bucket), "topics": topic, "flush.size": "100", "tasks.max": "3"}
-    result = connector_cli(worker, "load", "s3-sink", *sets(settings), "--wait", "--timeout", "90")
+    result = connector_cli("--url", worker.url, "load", "s3-sink", *sets(settings), "--wait", "--timeout", "90")
     assert result.returncode == 0, result.stdout + result.stderr
     produce(kafka_bootstrap, topic, range(900))
     reader = S3Reader(s3_server, bucket)
@@ -275,7 +264,7 @@ def test_predefined_s3_sink_loads_and_writes_parquet(worker, s3_server, kafka_bo
         message=lambda: f"900 records in parquet objects; {worker.get('/connectors/s3-sink/status').text}",
     )
     assert sorted(rows, key=lambda r: r["seq"]) == expected(range(900))
-    assert connector_cli(worker, "unload", "s3-sink").returncode == 0
+    assert connector_cli("--url", worker.url, "unload", "s3-sink").returncode == 0
 
 
 def test_predefined_hdfs_sink_loads_and_writes_avro(worker, hdfs_cluster, kafka_bootstrap, unique_name):
@@ -283,7 +272,7 @@ def test_predefined_hdfs_sink_loads_and_writes_avro(worker, hdfs_cluster, kafka_
     root = f"/pipeline-{uuid.uuid4().hex[:8]}"
     create_topic(kafka_bootstrap, topic)
     settings = {"hdfs.url": hdfs_cluster.webhdfs_url + root, "topics": topic, "flush.size": "50", "tasks.max": "2"}
-    result = connector_cli(worker, "load", "hdfs-sink", *sets(settings), "--wait", "--timeout", "90")
+    result = connector_cli("--url", worker.url, "load", "hdfs-sink", *sets(settings), "--wait", "--timeout", "90")
     assert result.returncode == 0, result.stdout + result.stderr
     produce(kafka_bootstrap, topic, range(300))
     reader = HdfsReader(hdfs_cluster, root)
@@ -293,7 +282,7 @@ def test_predefined_hdfs_sink_loads_and_writes_avro(worker, hdfs_cluster, kafka_
         message=lambda: f"300 records in avro files; {worker.get('/connectors/hdfs-sink/status').text}",
     )
     assert sorted(rows, key=lambda r: r["seq"]) == expected(range(300))
-    assert connector_cli(worker, "unload", "hdfs-sink").returncode == 0
+    assert connector_cli("--url", worker.url, "unload", "hdfs-sink").returncode == 0
 
 
 def test_a_missing_bucket_is_a_failed_task_with_the_reason(worker, s3_server, unique_name):

@@ -52,6 +52,30 @@ def basic_auth_jaas(directory: Path, users: dict[str, str]) -> Path:
     return jaas
 
 
+# The variables the connector CLI takes its worker and credentials from: a test says its own.
+_CLI_CONNECTION_ENV = (
+    "SLUICE_URL",
+    "SLUICE_USER",
+    "SLUICE_CA_CERT",
+    "SLUICE_CLIENT_CERT",
+    "SLUICE_CLIENT_KEY",
+    "SLUICE_CLIENT_KEY_PASSWORD",
+)
+
+
+def connector_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m sluice.cli.main connector ARGS``, its output captured, with this process's
+    environment but for the CLI's connection variables, and ``env`` added."""
+    clean = {k: v for k, v in os.environ.items() if k not in _CLI_CONNECTION_ENV}
+    return subprocess.run(
+        [sys.executable, "-m", "sluice.cli.main", "connector", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**clean, **(env or {})},
+    )
+
+
 class StandaloneWorker:
     """A ``sluice standalone`` process with its own REST port and offsets file."""
 

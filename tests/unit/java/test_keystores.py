@@ -3,7 +3,6 @@ settings, as Kafka's DefaultSslEngineFactory reads them."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,15 +28,7 @@ def subjects(certificates: list[x509.Certificate] | tuple[x509.Certificate, ...]
 
 
 def pkcs12_settings(materials: TlsMaterials, **more: str) -> dict[str, str]:
-    return {
-        "ssl.keystore.type": "PKCS12",
-        "ssl.keystore.location": str(materials.server_p12),
-        "ssl.keystore.password": materials.password,
-        "ssl.truststore.type": "PKCS12",
-        "ssl.truststore.location": str(materials.truststore_p12),
-        "ssl.truststore.password": materials.password,
-        **more,
-    }
+    return {**materials.server_store_settings(), **more}
 
 
 def store_error(settings: dict[str, str], prefix: str = "") -> StoreError:
@@ -288,26 +279,13 @@ def keytool() -> str:
     return found
 
 
-def java_store(
-    keytool: str, source: Path, target: Path, password: str, kind: str = "JKS", key_password: str | None = None
-) -> Path:
-    """``source`` (PKCS12) as a Java KeyStore; its key under ``key_password`` when given."""
-    command = [
-        keytool, "-importkeystore", "-noprompt", "-srckeystore", str(source), "-srcstoretype", "PKCS12",
-        "-srcstorepass", password, "-destkeystore", str(target), "-deststoretype", kind, "-deststorepass", password,
-    ]  # fmt: skip
-    if key_password is not None:
-        command += ["-srcalias", source.stem, "-destkeypass", key_password]  # the alias issue_tls_materials gives
-    subprocess.run(command, check=True, capture_output=True, stdin=subprocess.DEVNULL)
-    return target
-
-
 @pytest.mark.parametrize(("kind", "magic"), [("JKS", b"\xfe\xed\xfe\xed"), ("JCEKS", b"\xce\xce\xce\xce")])
+@pytest.mark.usefixtures("keytool")
 def test_java_keystores_are_read_through_keytool(
-    materials: TlsMaterials, keytool: str, tmp_path: Path, kind: str, magic: bytes
+    materials: TlsMaterials, tmp_path: Path, kind: str, magic: bytes
 ) -> None:
-    keystore = java_store(keytool, materials.server_p12, tmp_path / "server.ks", materials.password, kind)
-    truststore = java_store(keytool, materials.truststore_p12, tmp_path / "trust.ks", materials.password, kind)
+    keystore = materials.java_keystore(materials.server_p12, tmp_path / "server.ks", kind)
+    truststore = materials.java_keystore(materials.truststore_p12, tmp_path / "trust.ks", kind)
     assert keystore.read_bytes()[:4] == magic
     settings = {
         "ssl.keystore.location": str(keystore),
@@ -330,10 +308,9 @@ def test_java_keystores_are_read_through_keytool(
     assert error.key == "ssl.truststore.password" and "set ssl.truststore.password to read it" in str(error)
 
 
-def test_a_java_keystores_key_with_its_own_password(materials: TlsMaterials, keytool: str, tmp_path: Path) -> None:
-    keystore = java_store(
-        keytool, materials.server_p12, tmp_path / "server.jks", materials.password, key_password="key-secret"
-    )
+@pytest.mark.usefixtures("keytool")
+def test_a_java_keystores_key_with_its_own_password(materials: TlsMaterials, tmp_path: Path) -> None:
+    keystore = materials.java_keystore(materials.server_p12, tmp_path / "server.jks", key_password="key-secret")
     settings = {"ssl.keystore.location": str(keystore), "ssl.keystore.password": materials.password}
     loaded = read_keystore({**settings, "ssl.key.password": "key-secret"})
     assert loaded is not None and subjects(loaded.chain) == [SERVER, CA]

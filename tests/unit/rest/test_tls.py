@@ -6,7 +6,6 @@ URL, forwarding between workers and the console's call back to its own worker.""
 from __future__ import annotations
 
 import ssl
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,16 +41,7 @@ def pem_keystore(materials: TlsMaterials) -> Path:
 
 
 def pkcs12_props(materials: TlsMaterials, prefix: str = "listeners.https.", **more: str) -> dict[str, str]:
-    props = {
-        "ssl.keystore.type": "PKCS12",
-        "ssl.keystore.location": str(materials.server_p12),
-        "ssl.keystore.password": materials.password,
-        "ssl.truststore.type": "PKCS12",
-        "ssl.truststore.location": str(materials.truststore_p12),
-        "ssl.truststore.password": materials.password,
-        **more,
-    }
-    return {prefix + key: value for key, value in props.items()}
+    return {**materials.server_store_settings(prefix), **{prefix + key: value for key, value in more.items()}}
 
 
 @contextmanager
@@ -234,22 +224,13 @@ def test_pem_store_rules(props: dict[str, str], message: str) -> None:
 @pytest.fixture(scope="module")
 def java_keystores(materials: TlsMaterials) -> tuple[Path, Path]:
     """The server keystore and the truststore as Java KeyStores (JKS), made by keytool."""
-    keytool = keystores.find_keytool()
-    if keytool is None:
+    if keystores.find_keytool() is None:
         pytest.skip("no JDK keytool")
     made = []
     for source in (materials.server_p12, materials.truststore_p12):
         target = source.with_suffix(".jks")
         if not target.exists():
-            subprocess.run(
-                [
-                    keytool, "-importkeystore", "-noprompt", "-srckeystore", str(source), "-srcstoretype", "PKCS12",
-                    "-srcstorepass", materials.password, "-destkeystore", str(target), "-deststoretype", "JKS",
-                    "-deststorepass", materials.password,
-                ],
-                check=True,
-                capture_output=True,
-            )  # fmt: skip
+            materials.java_keystore(source, target)
         made.append(target)
     return made[0], made[1]
 
@@ -441,27 +422,24 @@ def test_a_write_is_forwarded_over_https_with_the_callers_credentials(materials:
         serving(leader_herder, props, "https://127.0.0.1:0", app=_worker_app(leader_herder, props)) as leader,
         serving(follower_herder, props, "https://127.0.0.1:0", app=_worker_app(follower_herder, props)) as follower,
     ):
-        follower_herder.raise_next["put_connector_config"] = RequestForwardError(leader.url, "not the leader")
-        r = httpx2.post(
-            follower.url + "/connectors",
-            json={"name": "s1", "config": {"connector.class": SINK}},
-            auth=("alice", "s3cret"),
-            verify=materials.client_context(),
-            timeout=30,
-        )
+
+        def create_through_the_follower(name: str, password: str) -> httpx2.Response:
+            follower_herder.raise_next["put_connector_config"] = RequestForwardError(leader.url, "not the leader")
+            return httpx2.post(
+                follower.url + "/connectors",
+                json={"name": name, "config": {"connector.class": SINK}},
+                auth=("alice", password),
+                verify=materials.client_context(),
+                timeout=30,
+            )
+
+        r = create_through_the_follower("s1", "s3cret")
         assert r.status_code == 201, r.text
         assert r.headers["location"] == follower.url + "/connectors/s1"
         assert "s1" in leader_herder.configs and "s1" not in follower_herder.configs
         # the leader checked the forwarded credentials
-        follower_herder.raise_next["put_connector_config"] = RequestForwardError(leader.url, "not the leader")
         leader_herder_before = dict(leader_herder.configs)
-        refused = httpx2.post(
-            follower.url + "/connectors",
-            json={"name": "s2", "config": {"connector.class": SINK}},
-            auth=("alice", "wrong"),
-            verify=materials.client_context(),
-            timeout=30,
-        )
+        refused = create_through_the_follower("s2", "wrong")
         assert refused.status_code == 401 and leader_herder.configs == leader_herder_before
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ssl
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,6 @@ import pytest
 from cryptography import x509
 
 from sluice.api.errors import ConfigError
-from sluice.jvm.java import java_executable
 from sluice.runtime.data_path import librdkafka_config, librdkafka_consumer_config
 from sluice.runtime.kafka_security import ClientSecurity, librdkafka_security, parse_jaas_config
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
@@ -162,15 +160,7 @@ def test_pem_files_and_inline_pem(tls: TlsMaterials, tmp_path: Path) -> None:
 
 
 def test_jks_stores_are_read_through_keytool(tls: TlsMaterials, tmp_path: Path) -> None:
-    jks = tmp_path / "truststore.jks"
-    keytool = Path(java_executable()).with_name("keytool")
-    subprocess.run(
-        [str(keytool), "-importkeystore", "-noprompt", "-srckeystore", str(tls.truststore_p12)]
-        + ["-srcstoretype", "PKCS12", "-srcstorepass", tls.password, "-destkeystore", str(jks)]
-        + ["-deststoretype", "JKS", "-deststorepass", tls.password],
-        check=True,
-        capture_output=True,
-    )
+    jks = tls.java_keystore(tls.truststore_p12, tmp_path / "truststore.jks")
     assert jks.read_bytes()[:4] == b"\xfe\xed\xfe\xed"
     # ssl.truststore.type defaults to JKS, as in Kafka
     security = ClientSecurity.from_java(
@@ -291,15 +281,7 @@ def test_client_configs_carry_translated_security_and_drop_java_only_keys(tls: T
 
 
 def test_a_jks_keystore_with_the_key_password_kafka_configs_carry(tls: TlsMaterials, tmp_path: Path) -> None:
-    jks = tmp_path / "client.jks"
-    keytool = Path(java_executable()).with_name("keytool")
-    subprocess.run(
-        [str(keytool), "-importkeystore", "-noprompt", "-srckeystore", str(tls.client_p12)]
-        + ["-srcstoretype", "PKCS12", "-srcstorepass", tls.password, "-destkeystore", str(jks)]
-        + ["-deststoretype", "JKS", "-deststorepass", tls.password],
-        check=True,
-        capture_output=True,
-    )
+    jks = tls.java_keystore(tls.client_p12, tmp_path / "client.jks")
     security = ClientSecurity.from_java(
         {
             "security.protocol": "SSL",
