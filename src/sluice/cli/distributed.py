@@ -50,7 +50,7 @@ class DistributedConnect:
         # The worker's own clients (internal topics, group membership) use its top-level
         # security settings, as Kafka's do; an untranslatable one stops the start here.
         self.security = ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients")
-        client = {"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()}
+        client = self._client = {"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()}
         group = self.config.get("group.id")
         self.config_store = KafkaConfigBackingStore(
             self.config.get("config.storage.topic"),
@@ -117,7 +117,7 @@ class DistributedConnect:
         self.spark.start_async()
         if self.security.protocol != "PLAINTEXT":
             # a refused login names itself here rather than as a store's timeout
-            check_authentication({"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()})
+            check_authentication(self._client)
         self.config_store.start()
         self.offset_store.start()
         self.status_store.start()
