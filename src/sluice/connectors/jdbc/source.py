@@ -61,9 +61,25 @@ from sluice.api.connector import Task
 from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import SourceRecord
 from sluice.api.source import SourceConnector, SourceTask, partition_key
-from sluice.connectors.jdbc import source_config as cfg
 from sluice.connectors.jdbc.dialect import Dialect
-from sluice.connectors.jdbc.source_config import CONFIG_DEF, SourceSettings, check_cross_key_rules
+from sluice.connectors.jdbc.source_config import (
+    CONFIG_DEF,
+    CONNECTION_URL,
+    INCREMENTING_COLUMN_NAME,
+    MODE,
+    MODE_BULK,
+    MODE_INCREMENTING,
+    MODE_TIMESTAMP,
+    MODE_TIMESTAMP_INCREMENTING,
+    QUERY,
+    QUERY_MASKED,
+    TABLE_BLACKLIST,
+    TABLE_WHITELIST,
+    TABLES,
+    TABLES_FETCHED,
+    SourceSettings,
+    check_cross_key_rules,
+)
 from sluice.connectors.jdbc.source_querier import (
     KeyRange,
     Querier,
@@ -219,11 +235,11 @@ class TableMonitor:
         if duplicates:
             s = self._settings
             key = (
-                f"'{cfg.TABLE_WHITELIST}'"
+                f"'{TABLE_WHITELIST}'"
                 if s.whitelist
-                else f"'{cfg.TABLE_BLACKLIST}'"
+                else f"'{TABLE_BLACKLIST}'"
                 if s.blacklist
-                else f"'{cfg.TABLE_WHITELIST}' or '{cfg.TABLE_BLACKLIST}'"
+                else f"'{TABLE_WHITELIST}' or '{TABLE_BLACKLIST}'"
             )
             error = ConnectError(
                 "The connector uses the unqualified table name as the topic name and has detected duplicate "
@@ -335,7 +351,7 @@ class JdbcSourceConnector(SourceConnector):
         if s is None:
             raise ConnectError("The connector is not started")
         if s.query is not None:
-            return [{**self._props, cfg.TABLES: "", cfg.TABLES_FETCHED: "true"}]
+            return [{**self._props, TABLES: "", TABLES_FETCHED: "true"}]
         assert self._monitor is not None and self._dialect is not None
         tables = self._monitor.tables()
         if not tables:
@@ -343,13 +359,11 @@ class JdbcSourceConnector(SourceConnector):
                 log.warning("The connector has not been able to read the list of tables from the database yet.")
             else:
                 log.warning("No tables were found so there's no work to be done.")
-            return [{**self._props, cfg.TABLES: "", cfg.TABLES_FETCHED: "false" if tables is None else "true"}]
+            return [{**self._props, TABLES: "", TABLES_FETCHED: "false" if tables is None else "true"}]
         quote_char = self._dialect.quote("x")[0] if s.quote_identifiers else None
         configs = []
         for group in group_partitions(tables, min(len(tables), max(max_tasks, 1))):
-            configs.append(
-                {**self._props, cfg.TABLES: format_table_list(group, quote_char), cfg.TABLES_FETCHED: "true"}
-            )
+            configs.append({**self._props, TABLES: format_table_list(group, quote_char), TABLES_FETCHED: "true"})
         return configs
 
     def stop(self) -> None:
@@ -370,7 +384,7 @@ class JdbcSourceConnector(SourceConnector):
         if not check_cross_key_rules(connector_configs, values):
             return config
         # the database must be reachable (Confluent's validateConnection)
-        url_value = values.get(cfg.CONNECTION_URL)
+        url_value = values.get(CONNECTION_URL)
         try:
             settings = SourceSettings.parse(connector_configs)
             session = ReadSession(_dialect(settings), settings.zone)
@@ -381,7 +395,7 @@ class JdbcSourceConnector(SourceConnector):
             finally:
                 session.close()
         except _QueryError as e:
-            key = cfg.QUERY_MASKED if settings.query_masked else cfg.QUERY
+            key = QUERY_MASKED if settings.query_masked else QUERY
             if key in values:
                 values[key].add_error_message(str(e))
         except connect_or_db_errors(ConfigError) as e:
@@ -453,13 +467,13 @@ class JdbcSourceTask(SourceTask):
             raise ConfigError(
                 "Invalid configuration: a JdbcSourceTask cannot have both a table and a query assigned to it"
             )
-        if s.mode not in (cfg.MODE_BULK, cfg.MODE_INCREMENTING, cfg.MODE_TIMESTAMP, cfg.MODE_TIMESTAMP_INCREMENTING):
-            raise ConfigError(cfg.MODE, s.mode, "Query mode must be specified")
+        if s.mode not in (MODE_BULK, MODE_INCREMENTING, MODE_TIMESTAMP, MODE_TIMESTAMP_INCREMENTING):
+            raise ConfigError(MODE, s.mode, "Query mode must be specified")
         session = ReadSession(_dialect(s), s.zone)
         self._session = session
         _connect_with_retries(session, s.connection_attempts, s.connection_backoff_ms, self._stop)
 
-        incremental = s.mode != cfg.MODE_BULK
+        incremental = s.mode != MODE_BULK
         offsets: dict[Any, Any] = {}
         if incremental:
             partitions: list[dict[str, Any]] = []
@@ -511,7 +525,7 @@ class JdbcSourceTask(SourceTask):
                         if not incrementing:
                             raise ConnectError(
                                 f"Cannot use mode {s.mode} on table {target}: "
-                                f"{cfg.INCREMENTING_COLUMN_NAME} is not set "
+                                f"{INCREMENTING_COLUMN_NAME} is not set "
                                 "and the table has no auto-incrementing column"
                             )
                     if s.validate_non_null:
@@ -628,7 +642,7 @@ class JdbcSourceTask(SourceTask):
         """The key ranges to read a due bulk-mode table in, or None to read it here."""
         table = querier.table
         if (
-            s.mode != cfg.MODE_BULK
+            s.mode != MODE_BULK
             or table is None
             or querier.querying
             or s.bulk_split_partitions < 2
@@ -660,7 +674,7 @@ class JdbcSourceTask(SourceTask):
         try:
             querier = Querier(
                 session,
-                cfg.MODE_BULK,
+                MODE_BULK,
                 part.table,
                 None,
                 s.topic_prefix,
