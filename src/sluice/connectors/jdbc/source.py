@@ -77,8 +77,6 @@ from sluice.connectors.jdbc.source_config import (
     TABLE_WHITELIST,
     TABLES,
     TABLES_FETCHED,
-    SourceSettings,
-    check_cross_key_rules,
 )
 from sluice.connectors.jdbc.source_querier import (
     KeyRange,
@@ -99,6 +97,7 @@ from sluice.connectors.jdbc.source_queries import (
     is_transient,
     parse_table_list,
 )
+from sluice.connectors.jdbc.source_settings import SourceSettings, check_cross_key_rules
 
 __all__ = ["JdbcSourceConnector", "JdbcSourceTask", "TableMonitor", "group_partitions"]
 
