@@ -32,7 +32,6 @@ from typing import Any
 from sluice.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue, convert_to_string, parse_type
 from sluice.api.connector import Connector
 from sluice.api.errors import ConfigError, NotFoundError
-from sluice.runtime.client_configs import client_config_def
 from sluice.runtime.config import (
     ADMIN_OVERRIDES_PREFIX,
     CONNECTOR_CLASS_CONFIG,
@@ -57,6 +56,7 @@ from sluice.runtime.config import (
     resolve_class_name,
     version_mismatch_message,
 )
+from sluice.runtime.config.clients import client_config_def
 from sluice.runtime.data_path import topic_creation_errors
 from sluice.runtime.herder.base import (
     BadRequestError,
