@@ -15,7 +15,7 @@ class JsonResponse(JSONResponse):
     that a lone UTF-16 surrogate in a string is written as its ``\\udXXX`` escape instead
     of failing the whole answer with a 500.
 
-    Request bodies holding one are refused (see ``sluice.rest.app``), but a connector
+    Request bodies holding one are refused (see ``sluice.rest.requests``), but a connector
     config read from a properties file (``\\ud800`` is a valid escape there) or stored
     before that check can still hold one; answers about it must not break.
     """
