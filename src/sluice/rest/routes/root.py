@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import Request, Response
 
-from sluice.rest.openapi import openapi_document
+from sluice.rest.openapi.document import openapi_document
 from sluice.rest.requests import json_response
 from sluice.rest.routes.endpoint import Endpoint
 from sluice.runtime.herder.base import Herder
