@@ -14,7 +14,6 @@ defaults, validators, groups and display metadata), :func:`enrich` adds the keys
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import logging
 import re
@@ -41,6 +40,13 @@ from sluice.api.config import (
     parse_type,
 )
 from sluice.api.errors import ConfigError, ConnectError
+from sluice.runtime.config.versions import (
+    PLUGIN_VERSION_VALIDATOR,
+    VersionRange,
+    default_version,
+    version_mismatch_message,
+    version_range,
+)
 from sluice.runtime.plugins import PluginDesc, Plugins
 
 __all__ = [
@@ -53,6 +59,7 @@ __all__ = [
     "enrich",
     "resolve_class_name",
     "version_mismatch_message",
+    "version_range",
     "worker_converter_defaults",
 ]
 
@@ -476,167 +483,6 @@ def _valid_regex(name: str, value: Any) -> None:
         raise ConfigError(name, value, f"Invalid regex: {exc}") from exc
 
 
-# -- plugin versions ---------------------------------------------------------------------
-
-
-class VersionRange:
-    """A plugin version requirement as Kafka reads ``*.plugin.version`` (Maven's syntax):
-    a plain version (``1.2``: exactly that version), or ranges such as ``[1.0,2.0)``,
-    ``(,1.0]``, ``[1.5,)`` or ``[1.0]``, several separated by commas."""
-
-    def __init__(self, spec: str) -> None:
-        self.spec = spec
-        self.ranges: list[tuple[str | None, bool, str | None, bool]] = []  # (low, low_inclusive, high, high_inclusive)
-        text = spec.strip()
-        if not text:
-            raise ValueError("Version requirement may not be empty")
-        if text[0] not in "[(":
-            self.ranges.append((text, True, text, True))
-            return
-        while text.startswith(("[", "(")):
-            close = min((i for i in (text.find("]"), text.find(")")) if i >= 0), default=-1)
-            if close < 0:
-                raise ValueError(f"Unbounded range: {spec}")
-            self.ranges.append(self._range(text[: close + 1], spec))
-            text = text[close + 1 :].strip()
-            if text.startswith(","):
-                text = text[1:].strip()
-        if text:
-            raise ValueError(f"Only fully-qualified sets allowed in multiple set scenario: {spec}")
-
-    @staticmethod
-    def _range(part: str, spec: str) -> tuple[str | None, bool, str | None, bool]:
-        low_inclusive, high_inclusive = part[0] == "[", part[-1] == "]"
-        inner = part[1:-1].strip()
-        if "," not in inner:
-            if not (low_inclusive and high_inclusive) or not inner:
-                raise ValueError(f"Single version must be surrounded by []: {spec}")
-            return inner, True, inner, True
-        low, _, high = (s.strip() for s in inner.partition(","))
-        if "," in high:
-            raise ValueError(f"Invalid version range {part}, too many commas")
-        if low and high and _Version(low) > _Version(high):
-            raise ValueError(f"Range defies version ordering: {spec}")
-        return low or None, low_inclusive, high or None, high_inclusive
-
-    def contains(self, version: str) -> bool:
-        key = _Version(version)
-        for low, low_in, high, high_in in self.ranges:
-            if low is not None and (key < _Version(low) or (key == _Version(low) and not low_in)):
-                continue
-            if high is not None and (key > _Version(high) or (key == _Version(high) and not high_in)):
-                continue
-            return True
-        return False
-
-    def __str__(self) -> str:
-        parts = []
-        for low, low_in, high, high_in in self.ranges:
-            parts.append(f"{'[' if low_in else '('}{low or ''},{high or ''}{']' if high_in else ')'}")
-        return ",".join(parts)
-
-
-_QUALIFIERS = {
-    "alpha": 0,
-    "a": 0,
-    "beta": 1,
-    "b": 1,
-    "milestone": 2,
-    "m": 2,
-    "rc": 3,
-    "cr": 3,
-    "snapshot": 4,
-    "": 5,
-    "ga": 5,
-    "final": 5,
-    "release": 5,
-    "sp": 6,
-}
-_RELEASE = 5
-
-
-@functools.total_ordering
-class _Version:
-    """A version ordered close to Maven's ComparableVersion: numbers compare as numbers,
-    known qualifiers (alpha < beta < milestone < rc < snapshot < release < sp) by rank and
-    other words after them alphabetically; a number is above any qualifier, and a missing
-    item counts as 0 against a number and as a release against a qualifier, so
-    1 == 1.0 and 1.0-SNAPSHOT < 1.0 < 1.0.1."""
-
-    def __init__(self, text: str) -> None:
-        self.items: list[int | tuple[int, str]] = []
-        for token in re.findall(r"[0-9]+|[a-zA-Z]+", text.lower()):
-            if token.isdigit():
-                self.items.append(int(token))
-            else:
-                rank = _QUALIFIERS.get(token)
-                self.items.append((rank, "") if rank is not None else (len(_QUALIFIERS), token))
-
-    def _compare(self, other: _Version) -> int:
-        for i in range(max(len(self.items), len(other.items))):
-            a = self.items[i] if i < len(self.items) else None
-            b = other.items[i] if i < len(other.items) else None
-            if a is None:
-                a = 0 if isinstance(b, int) else (_RELEASE, "")
-            if b is None:
-                b = 0 if isinstance(a, int) else (_RELEASE, "")
-            if isinstance(a, int) != isinstance(b, int):
-                return 1 if isinstance(a, int) else -1
-            if a != b:
-                return -1 if a < b else 1  # type: ignore[operator]
-        return 0
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Version) and self._compare(other) == 0
-
-    def __lt__(self, other: _Version) -> bool:
-        return self._compare(other) < 0
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def version_range(spec: str) -> VersionRange:
-    """Parse a ``*.plugin.version`` value; raises :class:`ConfigError` with Maven's words."""
-    try:
-        return VersionRange(spec)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def _plugin_version_validator(name: str, value: Any) -> None:
-    if value is not None:
-        try:
-            VersionRange(str(value))
-        except ValueError as exc:
-            raise ConfigError(name, value, str(exc)) from exc
-
-
-_VERSION_VALIDATOR = LambdaValidator.with_(_plugin_version_validator, "a version or a version range")
-
-
-def _default_version(version: str | None) -> str | None:
-    """A plugin's version as the default of its version key (none if it does not parse)."""
-    if version is None:
-        return None
-    try:
-        VersionRange(version)
-    except ValueError:
-        return None
-    return version
-
-
-def version_mismatch_message(class_name: str, spec: str, available: str | None) -> str | None:
-    """Kafka's error when no installed version of ``class_name`` satisfies ``spec``."""
-    try:
-        wanted = VersionRange(spec)
-    except ValueError:
-        return None  # reported by the version key's own validator
-    if available is not None and wanted.contains(available):
-        return None
-    shown = f"[{available}]" if available is not None else "[]"
-    return f"Plugin {class_name} not found that matches the version range {wanted}, available versions: {shown}"
-
-
 # -- recommenders and validators backed by the installed plugins -------------------------
 
 
@@ -762,8 +608,8 @@ def _common_def(
     d.define(
         CONNECTOR_VERSION_CONFIG,
         ConfigType.STRING,
-        _default_version(connector_version),
-        _VERSION_VALIDATOR,
+        default_version(connector_version),
+        PLUGIN_VERSION_VALIDATOR,
         Importance.MEDIUM,
         "Which installed version of the connector plugin to use: a version, or a range such as [1.0,2.0). "
         "Defaults to the installed version.",
@@ -839,8 +685,8 @@ def _common_def(
         d.define(
             version_key,
             ConfigType.STRING,
-            _default_version(default.version),
-            _VERSION_VALIDATOR,
+            default_version(default.version),
+            PLUGIN_VERSION_VALIDATOR,
             Importance.LOW,
             f"Which installed version of the {class_key} plugin to use: a version, or a range such as "
             "[1.0,2.0). Defaults to the installed version.",
@@ -1188,12 +1034,12 @@ def _enrich_family(d: ConfigDef, props: Mapping[str, Any], plugins: Plugins, fam
             f"{family.interface} type for {alias}",
             recommender=_PluginClasses(plugins, family.kind),
         )
-        version = _default_version(plugin.version if plugin else None)
+        version = default_version(plugin.version if plugin else None)
         d.define(
             prefix + PLUGIN_VERSION_SUFFIX,
             ConfigType.STRING,
             version,
-            _VERSION_VALIDATOR,
+            PLUGIN_VERSION_VALIDATOR,
             Importance.HIGH,
             f"Which installed version of the '{alias}' {what} to use: a version, or a range such as "
             "[1.0,2.0). Defaults to the installed version.",
