@@ -20,7 +20,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext  # 
 from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type  # noqa: E402
 from sluice.api.errors import DataError  # noqa: E402
 from sluice.converters.avro import AvroConverter  # noqa: E402
-from sluice.converters.avro_data import AvroData, avro_json  # noqa: E402
+from sluice.formats.avro import AvroData, avro_json  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

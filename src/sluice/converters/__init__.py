@@ -1,4 +1,5 @@
-"""Built-in converters (they import only :mod:`sluice.api`):
+"""Built-in converters (they import only :mod:`sluice.api` and the data mappings of
+:mod:`sluice.formats`):
 
 * :class:`StringConverter` — ``org.apache.kafka.connect.storage.StringConverter``
 * :class:`ByteArrayConverter` — ``org.apache.kafka.connect.converters.ByteArrayConverter``

@@ -4,7 +4,7 @@ Every non-null key or value is written as Confluent's wire format: the magic byt
 the schema id as a 4-byte big-endian integer, then the Avro binary encoding of the value
 (a top-level ``bytes`` schema writes the bytes bare, as Confluent's serializer does). The
 Avro schema is derived from the Connect schema exactly as Confluent's ``AvroData`` does
-(see :mod:`sluice.converters.avro_data`) and registered under the subject the subject name
+(see :mod:`sluice.formats.avro`) and registered under the subject the subject name
 strategy gives (``<topic>-key``/``<topic>-value`` by default). Reading looks the writer
 schema up by id, and its version in the subject, and builds the Connect schema from it.
 
@@ -44,7 +44,7 @@ from sluice.api.config import ConfigDef, ConfigType, Importance, ValidString
 from sluice.api.converter import Converter, SchemaAndValue
 from sluice.api.data import Schema
 from sluice.api.errors import ConfigError, DataError, RetriableError
-from sluice.converters.avro_data import (
+from sluice.formats.avro import (
     AvroCodec,
     AvroData,
     AvroType,

@@ -16,7 +16,7 @@ import pytest
 from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from sluice.api.errors import ConfigError, DataError, RetriableError
 from sluice.converters.avro import AvroConverter, RegistryError, RegistryUnavailable, subject_name
-from sluice.converters.avro_data import (
+from sluice.formats.avro import (
     ANYTHING_SCHEMA,
     AvroCodec,
     AvroData,
@@ -513,7 +513,7 @@ def test_reading_unions_enums_and_fixed(registry: FakeRegistry) -> None:
         (4, {"x": 1}, "In", None),
         (0, None, None, None),
     ]:
-        from sluice.converters.avro_data import union_datum
+        from sluice.formats.avro import union_datum
 
         raw = {"u": union_datum(parsed.fields[0].schema, index, datum), "e": "B", "f": b"ab"}
         sv = c.to_connect_data("t", b"\x00" + sid.to_bytes(4, "big") + codec.encode(raw))

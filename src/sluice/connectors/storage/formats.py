@@ -64,8 +64,8 @@ from sluice.api.data import (
 from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import SinkRecord
 from sluice.connectors.storage.arrow_data import arrow_schema, row_converter
-from sluice.converters.avro_data import AvroData, avro_json, wire_schema
 from sluice.converters.json import JsonConverter
+from sluice.formats.avro import AvroData, avro_json, wire_schema
 
 __all__ = [
     "AvroFormat",
