@@ -49,11 +49,6 @@ ALLOWED: dict[str, set[str]] = {
     },
 }
 TOP_LEVEL_OK = {"sluice"}  # `from sluice import __version__`
-# The one known exception to "plugins import api only" (docs/architecture.md, "Storage
-# sinks"): the storage sinks' Avro and JSON files are written with the converters' data
-# mappings, as Confluent's storage sinks bundle kafka-connect-avro-data and connect-json.
-# To go once those mappings live in a layer below the plugins.
-SIDEWAYS_OK: dict[str, set[str]] = {"connectors/storage/formats.py": {"converters.json"}}
 
 
 def _imports(path: Path) -> list[str]:
@@ -78,7 +73,7 @@ SOURCES = sorted(p for p in SRC.rglob("*.py") if len(p.relative_to(SRC).parts) >
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(SRC)))
 def test_module_imports_respect_layers(path: Path) -> None:
     package = _package_of(path)
-    allowed = ALLOWED[package] | SIDEWAYS_OK.get(str(path.relative_to(SRC)), set())
+    allowed = ALLOWED[package]
     violations = []
     for name in _imports(path):
         root = name.split(".")[0]

@@ -16,8 +16,8 @@ decides which records go to which file, rotates and uploads/commits them.
   it (``.snappy.parquet``, ``.gz.parquet``, ``.parquet`` uncompressed); HDFS's is always
   ``.parquet`` (Confluent's HDFS sink always writes snappy; here ``parquet.codec`` is
   honoured there too).
-* **JSON** (``.json``): one value per line. A Struct is written by JsonConverter with
-  ``schemas.enable=false`` (``json.decimal.format`` BASE64/NUMERIC, S3); any other value as
+* **JSON** (``.json``): one value per line. A Struct is written as JsonConverter writes it
+  with ``schemas.enable=false`` (``json.decimal.format`` BASE64/NUMERIC, S3); any other value as
   Jackson's ``ObjectMapper`` writes the Java object (a decimal as a number, a date or time
   as epoch milliseconds, bytes as base64, a null value as ``null``).
 * **ByteArray** (S3, ``format.bytearray.extension``, default ``.bin``): the bytes of each
@@ -64,8 +64,9 @@ from sluice.api.data import (
 from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import SinkRecord
 from sluice.connectors.storage.arrow_data import arrow_schema, row_converter
-from sluice.converters.json import JsonConverter
 from sluice.formats.avro import AvroData, avro_json, wire_schema
+from sluice.formats.json_data import JsonData
+from sluice.formats.json_nodes import json_bytes
 
 __all__ = [
     "AvroFormat",
@@ -226,34 +227,35 @@ class JsonFormat(Format):
     ) -> None:
         if compression not in COMPRESSION_TYPES:
             raise ValueError(f"Unknown compression {compression!r}")
+        if decimal_format.upper() not in ("BASE64", "NUMERIC"):
+            raise ValueError(f"Unknown decimal format {decimal_format!r}")
         self.compression = compression
         self.level = level
         self.extension = extension + (".gz" if compression == "gzip" else "")
-        self._converter_config = {"schemas.enable": "false", "decimal.format": decimal_format.upper()}
+        self._decimal_numeric = decimal_format.upper() == "NUMERIC"
 
     def open(self, path: pathlib.Path, schema: Schema | None) -> RecordFileWriter:
-        converter = JsonConverter()
-        converter.configure(dict(self._converter_config), False)
+        json_data = JsonData(decimal_numeric=self._decimal_numeric)
 
         def encode(record: SinkRecord) -> bytes:
             value = record.value
             if isinstance(value, Struct):
-                return converter.from_connect_data(record.topic, value.schema, value) or b"null"
-            return _jackson(value, schema, converter).encode("utf-8")
+                return json_bytes(json_data.to_json(value.schema, value))
+            return _jackson(value, schema, json_data).encode("utf-8")
 
         return _LineWriter(path, encode, LINE_SEPARATOR.encode(), _gzip_level(self.compression, self.level))
 
 
-def _jackson(value: Any, schema: Schema | None, converter: JsonConverter) -> str:
+def _jackson(value: Any, schema: Schema | None, json_data: JsonData) -> str:
     """``value`` as Jackson's ``ObjectMapper.writeValue`` writes the Java object Connect holds
     (Confluent writes non-Struct values so): BigDecimal as its ``toString``, ``java.util.Date``
     (Date, Time and Timestamp values) as epoch milliseconds, ``byte[]`` as base64, NaN and
     infinities quoted. A Struct inside (which Jackson cannot write sensibly) is written
-    by JsonConverter."""
+    as JsonConverter writes it."""
     if value is None:
         return "null"
     if isinstance(value, Struct):
-        return (converter.from_connect_data("", value.schema, value) or b"null").decode("utf-8")
+        return json_bytes(json_data.to_json(value.schema, value)).decode("utf-8")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -272,7 +274,7 @@ def _jackson(value: Any, schema: Schema | None, converter: JsonConverter) -> str
         return str(_epoch_millis(value, schema))
     if isinstance(value, (list, tuple)):
         vs = schema.value_schema() if schema is not None and schema.type is Type.ARRAY else None
-        return "[" + ",".join(_jackson(v, vs, converter) for v in value) + "]"
+        return "[" + ",".join(_jackson(v, vs, json_data) for v in value) + "]"
     if isinstance(value, dict):
         ks = vs = None
         if schema is not None and schema.type is Type.MAP:
@@ -280,7 +282,7 @@ def _jackson(value: Any, schema: Schema | None, converter: JsonConverter) -> str
         return (
             "{"
             + ",".join(
-                jackson_string(k if isinstance(k, str) else java_string(k, ks)) + ":" + _jackson(v, vs, converter)
+                jackson_string(k if isinstance(k, str) else java_string(k, ks)) + ":" + _jackson(v, vs, json_data)
                 for k, v in value.items()
             )
             + "}"
