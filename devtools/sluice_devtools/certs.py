@@ -85,7 +85,7 @@ class TlsMaterials:
         """``source`` (one of the PKCS12 stores here) rewritten at ``target`` as a Java KeyStore
         (``kind`` JKS or JCEKS) by the JDK's keytool, under :attr:`password`; its key under
         ``key_password`` of its own when given. Raises RuntimeError when there is no keytool."""
-        from sluice._java.keystores import find_keytool
+        from sluice.tls.keystores import find_keytool
 
         keytool = find_keytool()
         if keytool is None:

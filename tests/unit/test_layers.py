@@ -13,8 +13,13 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src" / "sluice"
 
 # What each package may import from sluice (besides itself). design.md:
-#   cli > rest > runtime > storage > spark > api; plugins > formats > api: plugins import
-#   api only, connectors and converters also formats (Connect data in Avro and JSON).
+#   cli > rest > runtime > storage > spark > taskhost > api; plugins > formats > api:
+#   plugins import api only, connectors and converters also formats (Connect data in Avro
+#   and JSON). taskhost runs in the executors (no PySpark); spark is the driver's side of
+#   Spark and the only package importing PySpark.
+# kafka (Kafka-client plumbing: settings, security, errors, retries, topic creation) sits
+# below storage and taskhost, which both talk to Kafka; tls (key and trust stores) below
+# kafka and rest, which both read stores.
 # jvm (the JVM artifacts the worker fetches or builds: Spark's Kafka jars, the producer
 # interceptor) imports nothing of sluice; spark, runtime and cli may use it.
 # _java (Java compatibility helpers) imports nothing of sluice; every package may use it.
@@ -26,16 +31,21 @@ ALLOWED: dict[str, set[str]] = {
     "converters": {"_java", "api", "formats"},
     "transforms": {"_java", "api"},
     "providers": {"_java", "api"},
-    "spark": {"_java", "api", "jvm"},
-    "storage": {"_java", "api"},
+    "tls": {"_java"},
+    "kafka": {"_java", "api", "tls"},
+    "taskhost": {"_java", "api", "kafka"},
+    "spark": {"_java", "api", "jvm", "kafka", "taskhost"},
+    "storage": {"_java", "api", "kafka"},
     "jvm": {"_java"},
-    "runtime": {"_java", "api", "spark", "storage", "jvm", "runtime"},
-    "rest": {"_java", "api", "runtime.herder.base"},
+    "runtime": {"_java", "api", "kafka", "tls", "taskhost", "spark", "storage", "jvm", "runtime"},
+    "rest": {"_java", "api", "tls", "runtime.herder.base"},
     # the web console: a client of the REST API, over HTTP only
     "console": {"_java"},
     "cli": {
         "_java",
         "api",
+        "kafka",
+        "tls",
         "spark",
         "storage",
         "runtime",
@@ -114,9 +124,11 @@ def test_the_runtime_and_the_task_hosts_import_without_pyspark() -> None:
         "sluice.runtime.herder.standalone",
         "sluice.runtime.herder.distributed",
         "sluice.spark.launcher",
-        "sluice.spark.task_host",
-        "sluice.spark.source_loop",
-        "sluice.spark.sink_loop",
+        "sluice.taskhost.host",
+        "sluice.taskhost.source",
+        "sluice.taskhost.sink",
+        "sluice.taskhost.split_part",
+        "sluice.kafka.security",
     ]
     code = (
         "import importlib, sys\n"

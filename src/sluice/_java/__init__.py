@@ -13,9 +13,6 @@ layer (``sluice.api`` included) may use it. One theme a module:
 * :mod:`sluice._java.regex` — ``java.util.regex`` patterns and ``Matcher`` replacement
   strings in Python's ``re``.
 * :mod:`sluice._java.names` — class names as Java error messages print them.
-* :mod:`sluice._java.keystores` — key stores and trust stores as Kafka's
-  ``DefaultSslEngineFactory`` reads them (PKCS12, PEM, JKS through the JDK's ``keytool``),
-  for the https listeners and the Kafka clients' TLS settings.
 
 Errors are Python's (:class:`ValueError`, :class:`re.error`); callers turn them into
 Connect's exceptions where Kafka throws those.

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sluice.kafka.security import ClientSecurity
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.herder.base import Herder, TargetState
 from sluice.runtime.herder.standalone import StandaloneHerder
-from sluice.runtime.kafka_security import ClientSecurity
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.file import FileOffsetBackingStore

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 from sluice.cli.connect import KafkaClusterId, _default_spark_factory, build_rest_server
+from sluice.kafka.security import ClientSecurity, check_authentication
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
-from sluice.runtime.kafka_security import ClientSecurity, check_authentication
 from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.kafka_config import KafkaConfigBackingStore

@@ -10,7 +10,7 @@ with ``admin.listeners.https.``. Requests to other workers (forwarding to the le
 the listener keys as a client: the truststore says which servers are trusted, and the
 keystore is presented when a server asks for a client certificate.
 
-Stores are read by :mod:`sluice._java.keystores`, as Kafka reads them: ``ssl.keystore.*``
+Stores are read by :mod:`sluice.tls.keystores`, as Kafka reads them: ``ssl.keystore.*``
 (PKCS12, PEM, or a Java KeyStore through the JDK's ``keytool``) and ``ssl.truststore.*``.
 Without a truststore the keystore's own certificate is trusted, as Jetty uses the keystore
 as truststore; with neither, the system's certificate authorities.
@@ -31,7 +31,8 @@ from collections.abc import Callable, Mapping
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from sluice._java.keystores import (
+from sluice.api.errors import ConfigError
+from sluice.tls.keystores import (
     KEYSTORE_CHAIN,
     KEYSTORE_KEY,
     KEYSTORE_LOCATION,
@@ -44,7 +45,6 @@ from sluice._java.keystores import (
     read_keystore,
     read_truststore,
 )
-from sluice.api.errors import ConfigError
 
 __all__ = [
     "ADMIN_LISTENERS_HTTPS_PREFIX",

@@ -1,20 +1,19 @@
-"""Driver-side pieces of a task's data path: its error policy and transform chain, as the
-executors get them, and the sink dead letter queue.
+"""Driver-side pieces of a task's data path: its error policy, transform chain and topic
+creation groups, as the executors get them, and the dead letter queue's topic.
 
-The executors (``sluice.spark``) see only Python class paths and plain settings; here the
+The task hosts (:mod:`sluice.taskhost`) see only Python class paths and plain settings; here the
 connector config's ``errors.*``, ``transforms.*`` and ``predicates.*`` keys are read and
 plugin names (Kafka class names, aliases) resolved.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from sluice.kafka.topics import DEFAULT_GROUP, TopicCreationGroup, TopicCreationSpec, create_missing_topics
 from sluice.runtime.config import (
     DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
     DLQ_TOPIC_NAME_CONFIG,
@@ -25,79 +24,20 @@ from sluice.runtime.config import (
     TOPIC_CREATION_PREFIX,
     TRANSFORMS_CONFIG,
 )
-from sluice.runtime.kafka_security import librdkafka_security
 from sluice.runtime.plugins import Plugins
-from sluice.spark.errors import ErrorPolicy
-from sluice.spark.protocol import PluginSpec
-from sluice.spark.topic_creation import DEFAULT_GROUP, TopicCreationGroup, TopicCreationSpec, create_missing_topics
+from sluice.taskhost.protocol import PluginSpec
+from sluice.taskhost.tolerance import ErrorPolicy
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "DeadLetterQueue",
+    "DeadLetterTopic",
     "error_policy",
-    "librdkafka_config",
-    "librdkafka_consumer_config",
     "topic_creation_active",
     "topic_creation_errors",
     "topic_creation_spec",
     "transforms_spec",
 ]
-
-_LIBRDKAFKA_PRODUCER_KEYS = frozenset(
-    {
-        "bootstrap.servers",
-        "acks",
-        "client.id",
-        "compression.type",
-        "linger.ms",
-        "batch.size",
-        "delivery.timeout.ms",
-        "request.timeout.ms",
-        "retries",
-        "retry.backoff.ms",
-        "enable.idempotence",
-    }
-)
-
-
-_LIBRDKAFKA_CONSUMER_KEYS = frozenset(
-    {
-        "bootstrap.servers",
-        "client.id",
-        "group.id",
-        "auto.offset.reset",
-        "fetch.min.bytes",
-        "fetch.max.bytes",
-        "fetch.wait.max.ms",
-        "max.partition.fetch.bytes",
-        "isolation.level",
-        "check.crcs",
-        "client.rack",
-        "request.timeout.ms",
-        "retry.backoff.ms",
-    }
-)
-
-
-def librdkafka_config(java_client_config: Mapping[str, str], client: str = "producer") -> dict[str, str]:
-    """The settings of a Java client config (worker ``producer.*``, ``admin.*``, overrides)
-    that librdkafka shares with the Java client, and its security settings translated
-    (:mod:`sluice.runtime.kafka_security`), for the clients Sluice runs in Python.
-
-    Raises :class:`~sluice.api.errors.ConfigError` for security settings librdkafka cannot
-    be given."""
-    shared = {k: v for k, v in java_client_config.items() if k in _LIBRDKAFKA_PRODUCER_KEYS}
-    return {**shared, **librdkafka_security(java_client_config, client)}
-
-
-def librdkafka_consumer_config(java_consumer_config: Mapping[str, str]) -> dict[str, str]:
-    """The settings of a Java consumer config (worker ``consumer.*``, connector
-    ``consumer.override.*``) that librdkafka's consumer shares with the Java client, and its
-    security settings translated (see :func:`librdkafka_config`)."""
-    shared = {k: v for k, v in java_consumer_config.items() if k in _LIBRDKAFKA_CONSUMER_KEYS}
-    return {**shared, **librdkafka_security(java_consumer_config, "consumer")}
-
 
 TRANSFORMATION_CHAIN_CLASS = "sluice.transforms.chain.TransformationChain"
 
@@ -221,70 +161,24 @@ def topic_creation_errors(config: Mapping[str, str], worker_enabled: bool) -> li
     return []
 
 
-class DeadLetterQueue:
-    """A sink connector's dead letter queue topic: created (one partition) when missing,
-    then written to before the offsets of a batch are committed."""
+class DeadLetterTopic:
+    """A connector's dead letter queue topic: created (one partition) when missing, before
+    the connector's tasks start; the tasks' own producers write the dead letters."""
 
-    def __init__(self, topic: str, replication_factor: int, admin: Any, producer_config: dict[str, str]) -> None:
+    def __init__(self, topic: str, replication_factor: int, admin: Any) -> None:
         self.topic = topic
         self.replication_factor = replication_factor
         self._admin = admin
-        self._producer_config = librdkafka_config(producer_config)
-        self._producer: Any = None
 
     @classmethod
-    def for_connector(
-        cls, config: Mapping[str, str], admin: Any, producer_config: dict[str, str]
-    ) -> DeadLetterQueue | None:
+    def of_connector(cls, config: Mapping[str, str], admin: Any) -> DeadLetterTopic | None:
         topic = (config.get(DLQ_TOPIC_NAME_CONFIG) or "").strip()
         if not topic:
             return None
         factor = int(config.get(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG, "3") or 3)
-        return cls(topic, factor, admin, producer_config)
+        return cls(topic, factor, admin)
 
-    def ensure_topic(self) -> None:
+    def ensure(self) -> None:
         """Create the topic when missing (one partition), as Kafka's dead letter queue reporter does."""
         if create_missing_topics(self._admin, {self.topic: (1, self.replication_factor, {})}):
             log.info("Created dead letter queue topic %s", self.topic)
-
-    def send(self, rows: list[Any]) -> None:
-        """Produce the dead-lettered records (rows with key, value, headers_json, ts_ms)
-        and wait until Kafka acknowledged all of them."""
-        if not rows:
-            return
-        from confluent_kafka import KafkaException, Producer
-
-        if self._producer is None:
-            self._producer = Producer(dict(self._producer_config))
-        errors: list[Any] = []
-
-        def delivered(err: Any, _msg: Any) -> None:
-            if err is not None:
-                errors.append(err)
-
-        for row in rows:
-            headers = (
-                [
-                    (h["key"], None if h["value"] is None else base64.b64decode(h["value"]))
-                    for h in json.loads(row.headers_json)
-                ]
-                if row.headers_json
-                else None
-            )
-            key = None if row.key is None else bytes(row.key)  # Spark's rows hold bytearrays
-            value = None if row.value is None else bytes(row.value)
-            kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": delivered}
-            if headers:
-                kwargs["headers"] = headers
-            if row.ts_ms is not None and row.ts_ms >= 0:
-                kwargs["timestamp"] = row.ts_ms
-            self._producer.produce(self.topic, **kwargs)
-            self._producer.poll(0)
-        remaining = self._producer.flush(60)
-        if remaining or errors:
-            raise KafkaException(errors[0] if errors else f"{remaining} dead letter queue records not acknowledged")
-
-    def close(self) -> None:
-        if self._producer is not None:
-            self._producer.flush(10)
-            self._producer = None

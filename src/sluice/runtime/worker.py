@@ -17,25 +17,33 @@ from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
 from sluice.api.errors import ConfigError, IllegalWorkerStateError
+from sluice.kafka.security import security_settings
+from sluice.kafka.settings import librdkafka_config, librdkafka_consumer_config
+from sluice.kafka.topics import TopicCreationSpec
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
 from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
 from sluice.runtime.data_path import (
-    DeadLetterQueue,
+    DeadLetterTopic,
     error_policy,
-    librdkafka_config,
-    librdkafka_consumer_config,
     topic_creation_active,
     topic_creation_spec,
     transforms_spec,
 )
 from sluice.runtime.herder.base import State, TargetState
-from sluice.runtime.kafka_security import security_settings
-from sluice.runtime.metrics import WorkerCounters
+from sluice.runtime.metrics.recorders import WorkerCounters
+from sluice.runtime.metrics.snapshot import ConnectorSnapshot, TaskSnapshot, WorkerSnapshot
 from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
-from sluice.runtime.tasks import TaskLauncher, WorkerSinkTask, WorkerSourceTask, WorkerTask, new_incarnation
-from sluice.spark.protocol import PluginSpec, TaskSpec
-from sluice.spark.topic_creation import TopicCreationSpec
+from sluice.runtime.tasks import (
+    TaskHooks,
+    TaskLauncher,
+    TaskSettings,
+    WorkerSinkTask,
+    WorkerSourceTask,
+    WorkerTask,
+    new_incarnation,
+)
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
+from sluice.taskhost.protocol import PluginSpec, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -443,32 +451,33 @@ class Worker:
                     transforms=transforms_spec(connector_config, self.plugins),
                     topic_creation=self._topic_creation(wc.kind, connector_config),
                 )
-                settings = {
-                    "source_max_records": self.config.get("sluice.source.batch.max.records"),
-                    "source_max_wait_ms": self.config.get("sluice.source.batch.max.wait.ms"),
-                    "sink_max_records": self.config.get("sluice.sink.batch.max.records"),
-                    "sink_poll_interval_ms": self.config.get("sluice.sink.poll.interval.ms"),
-                    "offset_flush_interval_ms": self.config.get("offset.flush.interval.ms"),
-                    "record_topic": self._topic_recorder(name),
-                    "may_commit": may_commit,
-                    "worker_counters": self.counters,
-                }
-                # The task reports with its version from here on (Kafka's WorkerTask reads
-                # version() of its task instance; ours live on the executors, see
-                # Plugins.task_version).
-                task_report = self._task_listener(name, task, self.plugins.task_version(task_class))
+                settings = TaskSettings(
+                    offset_flush_interval_ms=self.config.get("offset.flush.interval.ms"),
+                    sink_max_records=self.config.get("sluice.sink.batch.max.records"),
+                    sink_poll_interval_ms=self.config.get("sluice.sink.poll.interval.ms"),
+                )
+                hooks = TaskHooks(
+                    # The task reports with its version from here on (Kafka's WorkerTask reads
+                    # version() of its task instance; ours live on the executors, see
+                    # Plugins.task_version).
+                    report=self._task_listener(name, task, self.plugins.task_version(task_class)),
+                    record_topic=self._topic_recorder(name),
+                    may_commit=may_commit,
+                    counters=self.counters,
+                )
+                dead_letter_topic = DeadLetterTopic.of_connector(connector_config, self.admin_client())
                 worker_task: WorkerTask
                 if wc.kind == "source":
                     worker_task = WorkerSourceTask(
                         spec,
                         target,
                         self.task_launcher,
-                        task_report,
+                        hooks,
                         settings,
                         offset_store=self.offset_store,
                         kafka_options=self._producer_options(connector_config),
                         producer_config=librdkafka_config(self._producer_config(connector_config)),
-                        dead_letter_queue=DeadLetterQueue.for_connector(connector_config, self.admin_client(), {}),
+                        dead_letter_topic=dead_letter_topic,
                     )
                 else:
                     topics_regex = connector_config.get("topics.regex") or None
@@ -477,7 +486,7 @@ class Worker:
                         spec,
                         target,
                         self.task_launcher,
-                        task_report,
+                        hooks,
                         settings,
                         bootstrap_servers=self.config.bootstrap_servers,
                         consumer_overrides=self._client_props(connector_config, "consumer"),
@@ -486,9 +495,7 @@ class Worker:
                         topics=topics,
                         topics_regex=topics_regex,
                         task_count=task_count,
-                        dead_letter_queue=DeadLetterQueue.for_connector(
-                            connector_config, self.admin_client(), self._producer_config(connector_config)
-                        ),
+                        dead_letter_topic=dead_letter_topic,
                     )
             except BaseException as exc:
                 self.counters.start_ended("task", False)
@@ -576,6 +583,22 @@ class Worker:
         """The connectors this worker runs, or runs tasks of (a copy of each, tasks included)."""
         with self._lock:
             return [replace(wc, tasks=dict(wc.tasks)) for wc in self._connectors.values()]
+
+    def metrics_snapshot(self) -> WorkerSnapshot:
+        """What this worker runs, for its metrics."""
+        connectors = tuple(
+            ConnectorSnapshot(
+                name=wc.name,
+                kind=wc.kind,
+                instance_here=wc.connector is not None,
+                state=wc.state,
+                connector_class=wc.config.get("connector.class", ""),
+                version=wc.version,
+                tasks=tuple(TaskSnapshot(i, t.kind, t.state, t.series) for i, t in sorted(wc.tasks.items())),
+            )
+            for wc in self.hosted_connectors()
+        )
+        return WorkerSnapshot(self.counters, connectors)
 
     def task_states(self, name: str) -> dict[int, WorkerTask]:
         wc = self._connectors.get(name)

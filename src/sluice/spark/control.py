@@ -1,9 +1,9 @@
-"""The worker's end of the control channels (:mod:`sluice.spark.protocol`): one listening
-socket per worker process, where every long-lived task it launches connects back.
+"""The worker's end of the control channels (:mod:`sluice.taskhost.wire`): one listening
+socket per worker process, where every task host it launches connects back.
 
 A launch registers its incarnation and a secret before its Spark job is submitted; the
-connection that presents both (in a JSON hello, read before anything is unpickled) is
-handed to that launch, once. Everything else is closed unread.
+connection that presents both (in its hello, the only frame decoded before) is handed to
+that launch, once. Everything else is closed unread.
 """
 
 from __future__ import annotations
@@ -11,64 +11,56 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
-import queue
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from sluice.spark.protocol import HELLO_MAX_BYTES, Channel, ChannelClosed, Hello
+from sluice.spark.inbox import Disconnected, Inbox
+from sluice.taskhost.protocol import Hello, WorkerMessage
+from sluice.taskhost.wire import ChannelClosed, ProtocolError, WorkerChannel, worker_channel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ControlServer", "Disconnected", "TaskConnection", "control_server"]
+__all__ = ["ControlServer", "TaskConnection", "control_server"]
 
 HELLO_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True)
-class Disconnected:
-    """Put in a task's inbox when its connection ended; ``reason`` says how."""
-
-    reason: str
-
-
 class TaskConnection:
     """One launch's connection as the worker sees it: messages arrive in ``inbox`` (and a
-    final :class:`Disconnected`); :meth:`send` talks to the task."""
+    final :class:`~sluice.spark.inbox.Disconnected`); :meth:`send` talks to the task."""
 
-    def __init__(self, inbox: queue.Queue[Any]) -> None:
+    def __init__(self, inbox: Inbox) -> None:
         self.inbox = inbox
         self.hello: Hello | None = None
-        self._channel: Channel | None = None
+        self._channel: WorkerChannel | None = None
         self._lock = threading.Lock()
 
     @property
     def connected(self) -> bool:
         return self._channel is not None
 
-    def attach(self, channel: Channel, hello: Hello) -> None:
+    def attach(self, channel: WorkerChannel, hello: Hello) -> None:
         with self._lock:
             self._channel, self.hello = channel, hello
         threading.Thread(
             target=self._read, args=(channel,), name=f"sluice-control-{hello.incarnation[:8]}", daemon=True
         ).start()
 
-    def _read(self, channel: Channel) -> None:
+    def _read(self, channel: WorkerChannel) -> None:
         while True:
             try:
                 message = channel.recv()
             except ChannelClosed as exc:
                 self.inbox.put(Disconnected(str(exc)))
                 return
-            except Exception as exc:  # noqa: BLE001 - an unreadable frame ends the connection
+            except ProtocolError as exc:  # an unreadable frame ends the connection
                 channel.close()
                 self.inbox.put(Disconnected(f"unreadable message from the task: {exc}"))
                 return
             self.inbox.put(message)
 
-    def send(self, message: Any) -> bool:
+    def send(self, message: WorkerMessage) -> bool:
         """False when the task is not connected (any more)."""
         channel = self._channel
         if channel is None:
@@ -96,13 +88,13 @@ class ControlServer:
         self._sock.bind((bind_host, 0))
         self._sock.listen(128)
         self.address = (advertised_host, self._sock.getsockname()[1])
-        self._pending: dict[str, tuple[str, Callable[[Channel, Hello], None]]] = {}
+        self._pending: dict[str, tuple[str, Callable[[WorkerChannel, Hello], None]]] = {}
         self._lock = threading.Lock()
         self._closed = False
         threading.Thread(target=self._accept, name="sluice-control-server", daemon=True).start()
         log.debug("Control channel listening on %s:%d", *self.address)
 
-    def register(self, incarnation: str, secret: str, on_connect: Callable[[Channel, Hello], None]) -> None:
+    def register(self, incarnation: str, secret: str, on_connect: Callable[[WorkerChannel, Hello], None]) -> None:
         with self._lock:
             self._pending[incarnation] = (secret, on_connect)
 
@@ -121,10 +113,10 @@ class ControlServer:
     def _greet(self, conn: socket.socket) -> None:
         conn.settimeout(HELLO_TIMEOUT_S)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        channel = Channel(conn)
+        channel = worker_channel(conn)
         try:
-            hello = Hello.from_json(channel.recv_raw(limit=HELLO_MAX_BYTES))
-        except (ChannelClosed, ValueError, KeyError, TypeError, OSError) as exc:
+            hello = channel.recv_hello()
+        except (ChannelClosed, ProtocolError, OSError) as exc:
             log.warning("Closing a control connection that did not say hello: %s", exc)
             channel.close()
             return

@@ -1,11 +1,13 @@
 """Launches Connect tasks as long-lived Spark tasks (the driver side).
 
 A launch is one Spark job of one partition — ``range(1).mapInArrow(run_task)`` — whose
-only Spark task hosts the Connect task for its whole life (:mod:`sluice.spark.task_host`).
+only Spark task hosts the Connect task for its whole life (:mod:`sluice.taskhost.host`).
 Spark places it: a thread slot of ``local[N]`` when the worker embeds Spark, an executor
-of any cluster through ``spark.master``. The job's thread waits for it to end and puts
-:class:`JobEnded` in the task's inbox, next to what the task sends over its control
-connection (:mod:`sluice.spark.control`).
+of any cluster through ``spark.master``. The job's closure carries only where to connect
+and the launch's secret; once the host connected, the launch sends it the task to run.
+The job's thread waits for it to end and puts :class:`~sluice.spark.inbox.JobEnded` in the
+task's inbox, next to what the task sends over its control connection
+(:mod:`sluice.spark.control`).
 
 PySpark is not imported here: the session comes from the worker.
 """
@@ -14,33 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
 import secrets
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 from sluice.spark.control import TaskConnection, control_server
-from sluice.spark.protocol import Channel, Hello, LaunchSpec, TaskSpec
+from sluice.spark.inbox import Connected, Inbox, JobEnded
+from sluice.spark.split_read import SplitReadResult, run_split_read
+from sluice.taskhost.host import TASK_OUTPUT_DDL, run_task
+from sluice.taskhost.protocol import Hello, HostBootstrap, TaskLaunch, TaskSpec
+from sluice.taskhost.wire import ChannelClosed, WorkerChannel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Connected", "JobEnded", "Launch", "SparkTaskLauncher"]
-
-
-@dataclass(frozen=True)
-class Connected:
-    """In a task's inbox: its Spark task connected back (from process ``hello.pid``)."""
-
-    hello: Hello
-
-
-@dataclass(frozen=True)
-class JobEnded:
-    """In a task's inbox: the task's Spark job ended; ``error`` is Spark's error, if any."""
-
-    error: str | None
+__all__ = ["Launch", "SparkTaskLauncher"]
 
 
 def _job_group(task: TaskSpec) -> str:
@@ -50,40 +40,41 @@ def _job_group(task: TaskSpec) -> str:
 class Launch:
     """One launched task: its connection and its Spark job."""
 
-    def __init__(self, launcher: SparkTaskLauncher, spec: LaunchSpec, inbox: queue.Queue[Any]) -> None:
+    def __init__(self, launcher: SparkTaskLauncher, task: TaskLaunch, inbox: Inbox) -> None:
         self.launcher = launcher
-        self.spec = spec
+        self.task = task
         self.inbox = inbox
         self.connection = TaskConnection(inbox)
         self.job_ended = threading.Event()
+        self.bootstrap = HostBootstrap(launcher.server.address, task.task.incarnation, secrets.token_hex(16))
         self._thread = threading.Thread(
-            target=self._run_job, name=f"sluice-job-{spec.task.connector}-{spec.task.task}", daemon=True
+            target=self._run_job, name=f"sluice-job-{task.task.connector}-{task.task.task}", daemon=True
         )
 
-    def _attach(self, channel: Channel, hello: Hello) -> None:
+    def _attach(self, channel: WorkerChannel, hello: Hello) -> None:
+        try:
+            channel.send(self.task)  # the host's first message: the task to run
+        except ChannelClosed as exc:
+            log.debug("Task %s-%s: its host went away as it connected: %s", *self.task.task.host_key, exc)
         self.connection.attach(channel, hello)
         self.inbox.put(Connected(hello))
 
     def start(self) -> None:
-        self.launcher.server.register(self.spec.task.incarnation, self.spec.secret, self._attach)
+        self.launcher.server.register(self.bootstrap.incarnation, self.bootstrap.secret, self._attach)
         self._thread.start()
 
     def _run_job(self) -> None:
         spark = self.launcher.spark
-        spec = self.spec
-        task = spec.task
+        bootstrap = self.bootstrap
+        task = self.task.task
         error: str | None = None
 
         def host(batches: Iterator[Any]) -> Iterator[Any]:
             for _ in batches:  # the single driving row of range(1)
                 pass
-            from sluice.spark.task_host import run_task
-
-            yield from run_task(spec)
+            yield from run_task(bootstrap)
 
         try:
-            from sluice.spark.task_host import TASK_OUTPUT_DDL
-
             spark.sparkContext.setJobGroup(
                 _job_group(task), f"Connect task {task.connector}-{task.task}", interruptOnCancel=True
             )
@@ -91,16 +82,16 @@ class Launch:
         except BaseException as exc:  # noqa: BLE001 - the task's supervisor reports it
             error = _spark_error(exc)
         finally:
-            self.launcher.server.unregister(task.incarnation)
+            self.launcher.server.unregister(bootstrap.incarnation)
             self.job_ended.set()
             self.inbox.put(JobEnded(error))
 
     def cancel(self) -> None:
         """Stop the Spark job (its Python worker is killed), e.g. for a task that did not stop in time."""
-        self.launcher.server.unregister(self.spec.task.incarnation)
+        self.launcher.server.unregister(self.bootstrap.incarnation)
         if not self.job_ended.is_set():
-            with contextlib.suppress(Exception):
-                self.launcher.spark.sparkContext.cancelJobGroup(_job_group(self.spec.task))
+            with contextlib.suppress(Exception):  # Spark stopping or stopped: the job is gone with it
+                self.launcher.spark.sparkContext.cancelJobGroup(_job_group(self.task.task))
         self.connection.close()
 
 
@@ -131,14 +122,12 @@ class SparkTaskLauncher:
     def master(self) -> str:
         return str(self.spark.sparkContext.master)
 
-    def launch(self, make_spec: Callable[[tuple[str, int], str], LaunchSpec], inbox: queue.Queue[Any]) -> Launch:
-        """Submit the task's Spark job; ``make_spec(address, secret)`` builds what it gets."""
-        launch = Launch(self, make_spec(self.server.address, secrets.token_hex(16)), inbox)
+    def launch(self, task: TaskLaunch, inbox: Inbox) -> Launch:
+        """Submit the task's Spark job; its host gets ``task`` once it connected."""
+        launch = Launch(self, task, inbox)
         launch.start()
         return launch
 
-    def run_split_read(self, task: TaskSpec, kafka_options: dict[str, str], parts: list[Any]) -> Any:
+    def run_split_read(self, task: TaskSpec, kafka_options: dict[str, str], parts: list[bytes]) -> SplitReadResult:
         """Read the parts of a split read as one Spark job (:mod:`sluice.spark.split_read`)."""
-        from sluice.spark.split_read import run_split_read
-
         return run_split_read(self.spark, task, kafka_options, parts)

@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 from confluent_kafka import (
     Consumer,
@@ -61,6 +61,7 @@ from confluent_kafka.admin import (
 )
 
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
+from sluice.kafka.errors import LOCAL_PARTITION_EOF, kafka_error, retriable
 
 __all__ = [
     "ConsumedRecord",
@@ -129,40 +130,6 @@ class TopicSettings:
 # ----------------------------------------------------------------------------- topic admin
 
 
-def _kafka_error(exc: BaseException) -> KafkaError | None:
-    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
-        return exc.args[0]
-    return None
-
-
-# librdkafka's local (client-side) error codes: public constants of confluent-kafka whose
-# names begin with an underscore, which is all the private-access lint can see.
-LOCAL_TIMED_OUT: int = KafkaError._TIMED_OUT  # noqa: SLF001
-LOCAL_TRANSPORT: int = KafkaError._TRANSPORT  # noqa: SLF001
-LOCAL_ALL_BROKERS_DOWN: int = KafkaError._ALL_BROKERS_DOWN  # noqa: SLF001
-LOCAL_PARTITION_EOF: int = KafkaError._PARTITION_EOF  # noqa: SLF001
-
-# Errors worth retrying even when librdkafka does not flag them retriable (a topic just
-# created has no leader yet, a leader moved, a broker is briefly unreachable).
-_TRANSIENT = {
-    KafkaError.NOT_LEADER_FOR_PARTITION,
-    KafkaError.LEADER_NOT_AVAILABLE,
-    KafkaError.UNKNOWN_TOPIC_OR_PART,
-    KafkaError.OFFSET_NOT_AVAILABLE,
-    KafkaError.FENCED_LEADER_EPOCH,
-    KafkaError.UNKNOWN_LEADER_EPOCH,
-    KafkaError.REQUEST_TIMED_OUT,
-    KafkaError.NOT_CONTROLLER,
-    LOCAL_TIMED_OUT,
-    LOCAL_TRANSPORT,
-    LOCAL_ALL_BROKERS_DOWN,
-}
-
-
-def _transient(err: KafkaError | None) -> TypeGuard[KafkaError]:
-    return err is not None and (err.retriable() or err.code() in _TRANSIENT)
-
-
 _CANNOT_CREATE = {
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
     KafkaError.TOPIC_AUTHORIZATION_FAILED,
@@ -206,13 +173,13 @@ def ensure_topic(admin: AdminClient, settings: TopicSettings, *, timeout: float 
         try:
             futures[settings.name].result(timeout=remaining + 5)
         except KafkaException as e:
-            err = _kafka_error(e)
+            err = kafka_error(e)
             if err is not None and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 break
             if err is not None and err.code() in _CANNOT_CREATE:
                 log.info("Cannot create %s (%s); assuming it exists", settings.described(), err.str())
                 break
-            if _transient(err) and time.monotonic() < deadline:
+            if retriable(err) and time.monotonic() < deadline:
                 log.info("Creating %s failed (%s); retrying", settings.described(), err.str())
                 time.sleep(min(backoff, max(deadline - time.monotonic(), 0)))
                 backoff = min(backoff * 2, 2.0)
@@ -459,8 +426,8 @@ class KafkaBasedLog:
                 futures = self.admin.list_offsets(request, isolation_level=self._isolation, request_timeout=remaining)
                 return {tp.partition: future.result(timeout=remaining + 5).offset for tp, future in futures.items()}
             except KafkaException as e:
-                err = _kafka_error(e)
-                if not _transient(err) or time.monotonic() >= deadline:
+                err = kafka_error(e)
+                if not retriable(err) or time.monotonic() >= deadline:
                     raise ConnectError(f"Could not read the end offsets of topic '{self.topic}': {e}") from e
                 time.sleep(0.1)
             except concurrent.futures.TimeoutError as e:

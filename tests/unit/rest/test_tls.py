@@ -13,12 +13,12 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from sluice._java import keystores
 from sluice.api.errors import ConfigError
 from sluice.console.app import console_app
 from sluice.rest import RestServer, create_app, tls
 from sluice.rest.tls import WorkerTls, load_keystore, load_truststore, server_context, ssl_settings
 from sluice.runtime.herder.base import RequestForwardError
+from sluice.tls import keystores
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
 
 from .fake_herder import FakeHerder

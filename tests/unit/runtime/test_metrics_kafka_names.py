@@ -13,7 +13,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sluice.runtime.herder.base import State
 from sluice.runtime.herder.worker_herder import WorkerHerder
-from sluice.runtime.metrics import TaskSeries, WorkerCounters, as_metrics, prometheus_text, worker_metrics
+from sluice.runtime.metrics import (
+    ConnectorSnapshot,
+    TaskSeries,
+    TaskSnapshot,
+    WorkerCounters,
+    WorkerSnapshot,
+    as_metrics,
+    prometheus_text,
+    worker_metrics,
+)
 
 WORKER = {
     "connector-count",
@@ -124,8 +133,25 @@ def _worker(clock: Clock) -> Any:
     )
 
 
+def _snapshot(worker: Any) -> WorkerSnapshot:
+    """What the worker's metrics_snapshot() gives, from the stand-in worker."""
+    connectors = tuple(
+        ConnectorSnapshot(
+            c.name,
+            c.kind,
+            c.connector is not None,
+            c.state,
+            c.config["connector.class"],
+            c.version,
+            tuple(TaskSnapshot(i, t.kind, t.state, t.series) for i, t in c.tasks.items()),
+        )
+        for c in worker.hosted_connectors()
+    )
+    return WorkerSnapshot(worker.counters, connectors)
+
+
 def _served(worker: Any) -> dict[tuple[str, str, str], Any]:
-    return {(m.group, m.name, m.tags.get("connector", "")): m for m in as_metrics(worker_metrics(worker))}
+    return {(m.group, m.name, m.tags.get("connector", "")): m for m in as_metrics(worker_metrics(_snapshot(worker)))}
 
 
 def test_every_kafka_metric_of_the_groups_is_served_with_its_tags() -> None:
@@ -208,7 +234,7 @@ def test_the_new_names_in_prometheus_text() -> None:
     clock = Clock()
     worker = _worker(clock)
     worker.counters.start_ended("task", True)
-    text = prometheus_text(worker_metrics(worker))
+    text = prometheus_text(worker_metrics(_snapshot(worker)))
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name in (
         "kafka_connect_connector_task_running_ratio",

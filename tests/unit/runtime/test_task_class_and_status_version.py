@@ -135,8 +135,8 @@ class FakeWorkerTask:
 
     made: list[FakeWorkerTask] = []
 
-    def __init__(self, spec: Any, target: TargetState, spark: Any, report: Any, settings: Any, **kwargs: Any) -> None:
-        self.spec, self.report = spec, report
+    def __init__(self, spec: Any, target: TargetState, spark: Any, hooks: Any, settings: Any, **kwargs: Any) -> None:
+        self.spec, self.report = spec, hooks.report
         FakeWorkerTask.made.append(self)
 
     def start(self) -> None:

@@ -4,18 +4,14 @@ RUNNING once the task started, and FAILED with the reason when the task's host i
 
 from __future__ import annotations
 
-import queue
-import threading
-from typing import Any
-
 from sluice.runtime.herder.base import State, TargetState
-from sluice.runtime.tasks import WorkerSourceTask
-from sluice.spark.control import Disconnected
-from sluice.spark.launcher import Connected, JobEnded
-from sluice.spark.protocol import (
+from sluice.runtime.tasks import TaskHooks, TaskSettings, WorkerSourceTask
+from sluice.spark.inbox import Connected, Disconnected, JobEnded
+from sluice.storage.memory import MemoryOffsetBackingStore
+from sluice.storage.offset_codec import connector_offsets
+from sluice.taskhost.protocol import (
     Committed,
     Hello,
-    LaunchSpec,
     PluginSpec,
     Resume,
     SourceOffsets,
@@ -24,73 +20,22 @@ from sluice.spark.protocol import (
     Stopped,
     TaskSpec,
 )
-from sluice.storage.memory import MemoryOffsetBackingStore
-from sluice.storage.offset_codec import connector_offsets
 from tests.helpers import wait_until
+from tests.unit.runtime.launcher_fakes import FakeLaunch, FakeLauncher
 
 STRING = PluginSpec("sluice.converters.string.StringConverter", {})
 
 
-class FakeConnection:
-    def __init__(self) -> None:
-        self.sent: list[Any] = []
-        self.lock = threading.Lock()
-
-    def send(self, message: Any) -> bool:
-        with self.lock:
-            self.sent.append(message)
-        return True
-
-    def close(self) -> None:
-        pass
-
-    def of(self, kind: type) -> list[Any]:
-        with self.lock:
-            return [m for m in self.sent if isinstance(m, kind)]
-
-
-class FakeLaunch:
-    def __init__(self, spec: LaunchSpec, inbox: queue.Queue[Any]) -> None:
-        self.spec = spec
-        self.inbox = inbox
-        self.connection = FakeConnection()
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class FakeLauncher:
-    slots = 4
-    master = "local[4]"
-
-    def __init__(self) -> None:
-        self.launches: list[FakeLaunch] = []
-
-    def launch(self, make_spec: Any, inbox: queue.Queue[Any]) -> FakeLaunch:
-        launch = FakeLaunch(make_spec(("127.0.0.1", 1), "secret"), inbox)
-        self.launches.append(launch)
-        return launch
-
-    def run_split_read(self, *args: Any) -> Any:
-        raise AssertionError("not used")
-
-
 def _task(store: MemoryOffsetBackingStore, owned: list[bool], reports: list[tuple[State, str | None]]):
     spec = TaskSpec("c", 0, "x.Task", {}, "i", STRING, STRING, STRING)
-    settings = {
-        "source_max_records": 10,
-        "offset_flush_interval_ms": 1000,
-        "record_topic": lambda topic: None,
-        "may_commit": lambda: owned[0],
-    }
+    hooks = TaskHooks(report=lambda state, trace: reports.append((state, trace)), may_commit=lambda: owned[0])
     launcher = FakeLauncher()
     task = WorkerSourceTask(
         spec,
         TargetState.STARTED,
         lambda: launcher,
-        lambda state, trace: reports.append((state, trace)),
-        settings,
+        hooks,
+        TaskSettings(offset_flush_interval_ms=1000),
         offset_store=store,
         kafka_options={},
     )

@@ -37,7 +37,8 @@ from sluice.runtime.herder.base import (
 from sluice.runtime.herder.validation import invalid_config_message
 from sluice.runtime.herder.worker_herder import WorkerHerder
 from sluice.runtime.loggers import Loggers
-from sluice.runtime.metrics import RebalanceStats, rebalance_metrics
+from sluice.runtime.metrics.exposition import rebalance_metrics
+from sluice.runtime.metrics.recorders import RebalanceStats
 from sluice.runtime.offsets import SinkGroupOffsets
 from sluice.runtime.worker import Worker
 from sluice.storage.base import DESTROYED, StatusBackingStore, connector_config_map

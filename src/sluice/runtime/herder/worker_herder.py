@@ -34,7 +34,8 @@ from sluice.runtime.herder.base import (
 )
 from sluice.runtime.herder.validation import validate_connector_config
 from sluice.runtime.loggers import Loggers
-from sluice.runtime.metrics import as_metrics, load_reporters, prometheus_text, worker_metrics
+from sluice.runtime.metrics.exposition import as_metrics, prometheus_text, worker_metrics
+from sluice.runtime.metrics.reporters import load_reporters
 from sluice.runtime.offsets import (
     KAFKA_OFFSET_KEY,
     KAFKA_PARTITION_KEY,
@@ -108,7 +109,7 @@ class WorkerHerder(Herder):
         return prometheus_text(self._metric_families())
 
     def _metric_families(self) -> list[Any]:
-        return [*worker_metrics(self.worker), *self._more_metrics()]
+        return [*worker_metrics(self.worker.metrics_snapshot()), *self._more_metrics()]
 
     def metrics(self) -> list[Metric]:
         """The worker's metrics as metrics reporters get them."""

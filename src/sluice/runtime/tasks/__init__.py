@@ -1,0 +1,23 @@
+"""The driver-side supervisors of Connect tasks (Kafka's ``WorkerTask``,
+``WorkerSourceTask`` and ``WorkerSinkTask``, their worker side): :mod:`.base` (life,
+phases, target states, status), :mod:`.source` (source offsets, split reads), :mod:`.sink`
+(partitions, sink offsets), :mod:`.settings` (what a supervisor is given)."""
+
+from sluice.runtime.tasks.base import LaunchHandle, Phase, TaskLauncher, WorkerTask, new_incarnation
+from sluice.runtime.tasks.settings import StatusListener, TaskHooks, TaskSettings
+from sluice.runtime.tasks.sink import SinkPartitions, WorkerSinkTask
+from sluice.runtime.tasks.source import WorkerSourceTask
+
+__all__ = [
+    "LaunchHandle",
+    "Phase",
+    "SinkPartitions",
+    "StatusListener",
+    "TaskHooks",
+    "TaskLauncher",
+    "TaskSettings",
+    "WorkerSinkTask",
+    "WorkerSourceTask",
+    "WorkerTask",
+    "new_incarnation",
+]

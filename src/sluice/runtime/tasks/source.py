@@ -1,0 +1,122 @@
+"""The supervisor of a source task (Kafka's ``WorkerSourceTask``, its worker side): stores
+the offsets of records Kafka acknowledged, and runs the split reads the task asks for."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from sluice.api.source import partition_key
+from sluice.kafka.retries import with_kafka_retries
+from sluice.runtime.data_path import DeadLetterTopic
+from sluice.runtime.tasks.base import WorkerTask, format_trace
+from sluice.storage.base import OffsetBackingStore
+from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
+from sluice.taskhost.protocol import (
+    Committed,
+    RunSourceTask,
+    SourceOffset,
+    SourceOffsets,
+    SplitReadDone,
+    SplitReadRequest,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["WorkerSourceTask"]
+
+
+class WorkerSourceTask(WorkerTask):
+    """Supervises a source task: stores the offsets of records Kafka acknowledged."""
+
+    kind = "source"
+
+    def __init__(
+        self,
+        *args: Any,
+        offset_store: OffsetBackingStore,
+        kafka_options: dict[str, str],
+        producer_config: dict[str, str] | None = None,
+        dead_letter_topic: DeadLetterTopic | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(*args, **kw)
+        self.dead_letter_topic = dead_letter_topic  # written by the task's producer, created here
+        self.offset_store = offset_store
+        self.kafka_options = kafka_options  # Spark's Kafka writer, for split reads
+        self.producer_config = dict(producer_config or {})
+        self.committed: dict[Any, SourceOffset] = {}
+        self._handlers[SourceOffsets] = self._on_offsets
+        self._handlers[SplitReadRequest] = self._on_split_read
+
+    def _prepare(self) -> None:
+        if self.dead_letter_topic is not None:
+            with_kafka_retries(self.dead_letter_topic.ensure, "Creating the dead letter queue topic", self._stopping)
+        self.committed = {
+            partition_key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
+        }
+
+    def _launch_message(self) -> RunSourceTask:
+        return RunSourceTask(
+            task=self.spec,
+            producer_config=self.producer_config,
+            committed_offsets=list(self.committed.values()),
+            offset_flush_interval_ms=self.settings.offset_flush_interval_ms,
+        )
+
+    def _on_offsets(self, message: SourceOffsets) -> None:
+        """Store the offsets of records Kafka acknowledged (unless the task was moved)."""
+        self._heard()
+        self._answer(self._store(message.seq, message.offsets))
+
+    def _on_split_read(self, message: SplitReadRequest) -> None:
+        self._heard()
+        self._answer(self._split_read(message.parts))
+
+    def _store(self, seq: int, offsets: list[SourceOffset]) -> Committed:
+        if not offsets:
+            return Committed(seq)
+        if not self._may_commit():
+            log.warning(
+                "Task %s-%s no longer owns its work here (a rebalance moved it): not committing its "
+                "offsets; its new owner resumes from the last committed ones",
+                *self.id,
+            )
+            return Committed(seq, fenced=True)
+        updates = {}
+        for partition, offset in offsets:
+            updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
+        try:
+            self.offset_store.set(updates)
+        except Exception as exc:  # noqa: BLE001 - any store failure: the task retries with its next commit
+            log.warning("Task %s-%s: storing offsets failed: %s", *self.id, exc)
+            return Committed(seq, error=str(exc))
+        for partition, offset in offsets:
+            self.committed[partition_key(partition)] = (partition, offset)
+        return Committed(seq)
+
+    def _split_read(self, parts: list[bytes]) -> SplitReadDone:
+        """Read the parts the task asked to split, as a Spark job of their own, and store
+        their offsets; the task polls again after the answer."""
+        assert self.launcher is not None
+        started = time.monotonic()
+        try:
+            result = self.launcher.run_split_read(self.spec, self.kafka_options, parts)
+        except Exception as exc:  # noqa: BLE001 - whatever the Spark job raised fails the task, with this trace
+            return SplitReadDone(format_trace(exc))
+        stored = self._store(0, result.offsets)
+        for topic in result.topics:
+            self.hooks.record_topic(topic)
+        log.info(
+            "Source task %s-%s read %d records in %d Spark partitions in %.1f s",
+            *self.id,
+            result.count,
+            len(parts),
+            time.monotonic() - started,
+        )
+        if result.failure:
+            return SplitReadDone(result.failure)
+        if stored.error is not None:
+            return SplitReadDone(f"Storing the offsets of a split read failed: {stored.error}")
+        return SplitReadDone()

@@ -1,0 +1,178 @@
+"""The task host's end of the control channel: what the worker asked, read by a thread of
+its own, and heartbeats sent by another.
+
+The task loop reads the flags between its calls to the task, and waits on
+:meth:`TaskControl.reply` for the answer to an offsets or split-read message.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+from sluice.taskhost.metering import TaskMeter
+from sluice.taskhost.protocol import (
+    Assign,
+    Committed,
+    Heartbeat,
+    Pause,
+    Resume,
+    RunSinkTask,
+    RunSourceTask,
+    SplitReadDone,
+    Stop,
+    TaskLaunch,
+    TaskMessage,
+    WorkerMessage,
+)
+from sluice.taskhost.wire import ChannelClosed, ProtocolError, TaskChannel
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Heartbeats", "TaskControl", "WorkerGone"]
+
+Reply = Committed | SplitReadDone
+
+
+class WorkerGone(Exception):
+    """The connection to the worker broke: nobody supervises the task any more."""
+
+
+class TaskControl:
+    """What the worker asked, read from the channel by a thread of its own."""
+
+    def __init__(self, channel: TaskChannel) -> None:
+        self.channel = channel
+        self.stop_requested = threading.Event()
+        self.worker_gone = threading.Event()
+        # The task to run: the worker's first message on this connection.
+        self.launch: TaskLaunch | None = None
+        # The worker's first Resume, Pause or Stop says this connection is the launch's one:
+        # the task starts only then (a second attempt of the same launch never does).
+        self.welcomed = threading.Event()
+        self.paused = False
+        self.meter = TaskMeter()  # the task's totals, sent with each heartbeat
+        self.changed = threading.Condition()
+        self.assignments: queue.Queue[Assign] = queue.Queue()
+        self._replies: queue.Queue[Reply | None] = queue.Queue()
+        self._handlers: dict[type[WorkerMessage], Callable[[WorkerMessage], None]] = {
+            RunSourceTask: self._on_launch,
+            RunSinkTask: self._on_launch,
+            Resume: self._on_target,
+            Pause: self._on_target,
+            Stop: self._on_target,
+            Assign: self._on_assign,
+            Committed: self._on_reply,
+            SplitReadDone: self._on_reply,
+        }
+        self._reader = threading.Thread(target=self._read, name="sluice-task-control", daemon=True)
+        self._reader.start()
+
+    # -- the reader thread ----------------------------------------------------------------
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self.channel.recv()
+            except ChannelClosed:
+                self._lost()
+                return
+            except ProtocolError:
+                log.exception("Unreadable message from the worker")
+                self._lost()
+                return
+            self._handlers[type(message)](message)
+            self._notify()
+
+    def _lost(self) -> None:
+        self.worker_gone.set()
+        self.stop_requested.set()
+        self.welcomed.set()
+        self._replies.put(None)
+        self._notify()
+
+    def _on_launch(self, message: WorkerMessage) -> None:
+        assert isinstance(message, RunSourceTask | RunSinkTask)
+        self.launch = message
+
+    def _on_target(self, message: WorkerMessage) -> None:
+        if isinstance(message, Stop):
+            self.stop_requested.set()
+        else:
+            self.paused = isinstance(message, Pause)
+        self.welcomed.set()
+
+    def _on_assign(self, message: WorkerMessage) -> None:
+        assert isinstance(message, Assign)
+        self.assignments.put(message)
+
+    def _on_reply(self, message: WorkerMessage) -> None:
+        assert isinstance(message, Committed | SplitReadDone)
+        self._replies.put(message)
+
+    def _notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
+    # -- the task thread -------------------------------------------------------------------
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_requested.is_set()
+
+    def wait_for_change(self, timeout_s: float) -> None:
+        """Wait until the worker sent something, at most ``timeout_s``."""
+        with self.changed:
+            self.changed.wait(timeout_s)
+
+    def send(self, message: TaskMessage) -> None:
+        try:
+            self.channel.send(message)
+        except ChannelClosed as exc:
+            self.worker_gone.set()
+            self.stop_requested.set()
+            raise WorkerGone(str(exc)) from exc
+
+    def reply(self, kind: type[Reply]) -> Reply:
+        """The worker's next answer of ``kind`` (answers come in the order of the requests).
+        Raises :class:`WorkerGone` when the worker went away first."""
+        while True:
+            message = self._replies.get()
+            if message is None:
+                self._replies.put(None)  # every later wait ends too
+                raise WorkerGone("the worker closed the task's control connection")
+            if isinstance(message, kind):
+                return message
+
+    def committed(self) -> Committed:
+        reply = self.reply(Committed)
+        assert isinstance(reply, Committed)
+        return reply
+
+    def split_read_done(self) -> SplitReadDone:
+        reply = self.reply(SplitReadDone)
+        assert isinstance(reply, SplitReadDone)
+        return reply
+
+
+class Heartbeats:
+    """Sends the task's totals every ``interval_s`` until stopped or the worker is gone."""
+
+    def __init__(self, control: TaskControl, interval_s: float) -> None:
+        self._control = control
+        self._interval_s = interval_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sluice-task-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(self._interval_s):
+            try:
+                self._control.send(Heartbeat(self._control.meter.snapshot()))
+            except WorkerGone:
+                return
+
+    def stop(self) -> None:
+        self._done.set()

@@ -1,0 +1,272 @@
+"""The control protocol between the worker (Spark's driver) and a task host, as typed messages.
+
+Each running Connect task is one long-lived Spark task, its *task host*. The host connects
+back to the worker's control server and, for the task's whole life, the two exchange the
+messages below over that one TCP connection:
+
+* task → worker (:data:`TaskMessage`): :class:`Hello` first, alone (who it is and the
+  launch's secret); then :class:`Started`, :class:`SourceOffsets` /
+  :class:`SinkOffsets` (to commit), :class:`TopicsSeen`, :class:`SplitReadRequest`,
+  :class:`PausedAck`, :class:`Heartbeat`, :class:`Failed` and, last, :class:`Stopped`;
+* worker → task (:data:`WorkerMessage`): the task to run (:data:`TaskLaunch`: a
+  :class:`RunSourceTask` or a :class:`RunSinkTask`), then :class:`Pause` / :class:`Resume`
+  / :class:`Stop`, :class:`Committed` (the answer to an offsets message), :class:`Assign`
+  (a sink's partitions changed) and :class:`SplitReadDone`.
+
+The messages are plain values — strings, numbers, booleans, lists, string-keyed maps,
+nested messages — so that they travel as JSON (:mod:`sluice.taskhost.wire` frames them),
+and a task host written in another language speaks the same protocol. What only the Python
+task host understands (a split read's parts) travels as opaque bytes.
+
+Only :mod:`sluice.api`, :mod:`sluice.kafka.topics`, :mod:`sluice.taskhost.tolerance` and
+the standard library are imported here: executors load this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.kafka.topics import TopicCreationSpec
+from sluice.taskhost.tolerance import ErrorPolicy
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Assign",
+    "Committed",
+    "Failed",
+    "Heartbeat",
+    "Hello",
+    "HostBootstrap",
+    "Pause",
+    "PausedAck",
+    "PluginSpec",
+    "Resume",
+    "RunSinkTask",
+    "RunSourceTask",
+    "SinkOffsets",
+    "SourceOffset",
+    "SourceOffsets",
+    "SplitReadDone",
+    "SplitReadRequest",
+    "Started",
+    "Stop",
+    "Stopped",
+    "TaskLaunch",
+    "TaskMessage",
+    "TaskSpec",
+    "TopicPartitionKey",
+    "TopicsSeen",
+    "WorkerMessage",
+]
+
+#: The version every frame carries (:mod:`sluice.taskhost.wire`); a frame of another is refused.
+PROTOCOL_VERSION = 1
+
+#: A source partition and its offset, as the task gave them (JSON objects).
+SourceOffset = tuple[dict[str, Any], dict[str, Any]]
+#: A Kafka topic partition: ``(topic, partition)``.
+TopicPartitionKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin to instantiate on the executor: its class path and configs."""
+
+    class_path: str
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything an executor needs to (re)create one Connect task."""
+
+    connector: str
+    task: int
+    task_class: str
+    task_config: dict[str, str]
+    incarnation: str
+    key_converter: PluginSpec
+    value_converter: PluginSpec
+    header_converter: PluginSpec
+    errors: ErrorPolicy = field(default_factory=ErrorPolicy)
+    # The transformation chain's class and the connector's transforms.*/predicates.* keys,
+    # with plugin classes resolved to class paths; None: no transforms.
+    transforms: PluginSpec | None = None
+    # Source connectors with topic.creation.* settings (and the worker allowing it).
+    topic_creation: TopicCreationSpec | None = None
+
+    @property
+    def host_key(self) -> tuple[str, int]:
+        return (self.connector, self.task)
+
+
+@dataclass(frozen=True)
+class HostBootstrap:
+    """What a task host needs before it can hear the worker: where the worker listens and
+    how to prove the connection is this launch's. Travels to the executor inside the Spark
+    job's closure; everything else comes over the connection."""
+
+    address: tuple[str, int]
+    incarnation: str
+    secret: str
+    heartbeat_interval_ms: int = 2_000
+
+
+# -- worker → task -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSourceTask:
+    """The first message of a source task's connection: the task to run and its settings."""
+
+    task: TaskSpec
+    # librdkafka settings of the task's producer (records and dead letters)
+    producer_config: dict[str, str] = field(default_factory=dict)
+    # the offsets stored when the task was launched
+    committed_offsets: list[SourceOffset] = field(default_factory=list)
+    # how often offsets are sent to the worker to be committed
+    offset_flush_interval_ms: int = 60_000
+
+
+@dataclass(frozen=True)
+class RunSinkTask:
+    """The first message of a sink task's connection: the task, its partitions and where
+    to read each from, and its settings."""
+
+    task: TaskSpec
+    # librdkafka settings of the task's consumer, and of its dead letter producer
+    consumer_config: dict[str, str] = field(default_factory=dict)
+    producer_config: dict[str, str] = field(default_factory=dict)
+    assignment: dict[TopicPartitionKey, int] = field(default_factory=dict)
+    # most consumer records handed to one put()
+    max_records: int = 10_000
+    # how long an idle task waits for records before calling put([]) (Kafka's poll timeout)
+    poll_interval_ms: int = 100
+    offset_flush_interval_ms: int = 60_000
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Do no more work until :class:`Resume` (answered by :class:`PausedAck`)."""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Run (the first one also says the task may start)."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Stop the task: commit what may be committed, call its ``stop()``, say :class:`Stopped`."""
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The answer to an offsets message: stored (``error`` None), skipped because the
+    task no longer owns its work (``fenced``), or failed."""
+
+    seq: int
+    error: str | None = None
+    fenced: bool = False
+
+
+@dataclass(frozen=True)
+class Assign:
+    """A sink task's new partitions and where to read each newly assigned one from."""
+
+    assignment: dict[TopicPartitionKey, int]
+
+
+@dataclass(frozen=True)
+class SplitReadDone:
+    """The answer to a :class:`SplitReadRequest`: read and stored, or ``failure``."""
+
+    failure: str | None = None
+
+
+TaskLaunch = RunSourceTask | RunSinkTask
+WorkerMessage = RunSourceTask | RunSinkTask | Pause | Resume | Stop | Committed | Assign | SplitReadDone
+
+
+# -- task → worker -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello:
+    """The first frame a task host sends, alone: the launch it belongs to and where it runs.
+    The worker decodes nothing else from a connection before the secret matched."""
+
+    incarnation: str
+    secret: str
+    pid: int
+    host: str
+
+
+@dataclass(frozen=True)
+class Started:
+    """The task instance started (``start`` and, for a sink, ``open`` returned)."""
+
+
+@dataclass(frozen=True)
+class SourceOffsets:
+    """Offsets of records Kafka acknowledged, to store; answered by :class:`Committed`."""
+
+    seq: int
+    offsets: list[SourceOffset]
+
+
+@dataclass(frozen=True)
+class SinkOffsets:
+    """Offsets ``pre_commit`` returned, to commit to the connector's consumer group;
+    answered by :class:`Committed`."""
+
+    seq: int
+    offsets: dict[TopicPartitionKey, int]
+
+
+@dataclass(frozen=True)
+class TopicsSeen:
+    """Topics the task used for the first time (written to, or consumed from)."""
+
+    topics: list[str]
+
+
+@dataclass(frozen=True)
+class SplitReadRequest:
+    """The task asked to split a read across Spark partitions; answered by
+    :class:`SplitReadDone`. Each part is as the task host serialised it (a pickle, for the
+    Python task host): the worker hands the parts on to the split read's executors as they
+    are, and never decodes them."""
+
+    parts: list[bytes]
+
+
+@dataclass(frozen=True)
+class PausedAck:
+    """The task does no more work until resumed (no ``poll``/``put`` under way)."""
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """The task is alive; ``metrics`` are its :class:`~sluice.taskhost.metering.TaskMeter`
+    totals so far."""
+
+    metrics: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The task failed; its instance is being stopped. ``trace`` becomes the status trace."""
+
+    trace: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """The last message: the instance stopped (after a :class:`Stop` or a :class:`Failed`)."""
+
+
+TaskMessage = (
+    Started | SourceOffsets | SinkOffsets | TopicsSeen | SplitReadRequest | PausedAck | Heartbeat | Failed | Stopped
+)

@@ -1,0 +1,399 @@
+"""A source task's life inside its long-lived Spark task (Kafka's ``WorkerSourceTask``).
+
+One thread — the Spark task's — polls the task, transforms and converts each poll's
+records as a batch, and hands them to an idempotent librdkafka producer (acks=all,
+ordered per partition). Kafka acknowledges records in the background; each
+acknowledgement calls ``commit_record`` and lets the offsets of its source partition
+advance (:class:`SubmittedRecords`: never past a record Kafka has not acknowledged).
+The acknowledged offsets go to the worker, which stores them, then ``commit()`` is
+called. Pause, stop and split reads are asked and answered over the control channel
+(:mod:`sluice.taskhost.protocol`).
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from sluice.api.errors import RetriableError
+from sluice.api.records import RecordMetadata, SourceRecord
+from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
+from sluice.kafka.clients import KafkaClients
+from sluice.kafka.errors import ends_task
+from sluice.kafka.settings import producer_settings
+from sluice.kafka.topics import TopicCreator
+from sluice.taskhost.control import TaskControl, WorkerGone
+from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, TaskFailure, TaskLoop, format_trace
+from sluice.taskhost.plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
+from sluice.taskhost.protocol import (
+    PausedAck,
+    RunSourceTask,
+    SourceOffset,
+    SourceOffsets,
+    SplitReadRequest,
+    TopicsSeen,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SourceLoop", "SubmittedRecords"]
+
+RETRIABLE_POLL_BACKOFF_S = 0.1
+
+
+class _Submitted:
+    """One record handed to the producer; called with its delivery report."""
+
+    __slots__ = ("acked", "loop", "record")
+
+    def __init__(self, record: SourceRecord, loop: SourceLoop | None = None) -> None:
+        self.record = record
+        self.acked = False
+        self.loop = loop
+
+    def __call__(self, err: Any, message: Any) -> None:
+        loop = self.loop
+        if err is None and (loop is None or loop.plain_acks):
+            self.acked = True  # the common case, kept short: it runs once per record
+        elif loop is not None:
+            loop.delivered(self, err, message)
+
+
+class SubmittedRecords:
+    """Records handed to the producer, in poll order per source partition (Kafka's
+    ``SubmittedRecords``): a partition's committable offset is that of the last record
+    before its first unacknowledged one."""
+
+    def __init__(self, loop: SourceLoop | None = None) -> None:
+        self._loop = loop
+        self._partitions: dict[Any, deque[_Submitted]] = {}
+        self._last_partition: Any = None
+        self._last_key: Any = None
+
+    def submit(self, record: SourceRecord) -> _Submitted:
+        entry = _Submitted(record, self._loop)
+        source_partition = record.source_partition
+        if source_partition is not None:
+            # consecutive records mostly share their partition: build its key once
+            if source_partition is not self._last_partition and source_partition != self._last_partition:
+                self._last_key, self._last_partition = partition_key(source_partition), source_partition
+            queue = self._partitions.get(self._last_key)
+            if queue is None:
+                queue = self._partitions[self._last_key] = deque()
+            queue.append(entry)
+        return entry
+
+    def committable(self) -> dict[Any, SourceOffset]:
+        """The offsets that may be committed now, by partition key; takes them out."""
+        out: dict[Any, SourceOffset] = {}
+        for key, queue in self._partitions.items():
+            last = None
+            while queue and queue[0].acked:
+                last = queue.popleft()
+            if last is not None:
+                out[key] = (last.record.source_partition, last.record.source_offset)  # type: ignore[assignment]
+        return out
+
+
+class _LiveOffsetReader(OffsetStorageReader):
+    """The offsets stored when the task was launched, and those committed since."""
+
+    def __init__(self, offsets: dict[Any, SourceOffset]) -> None:
+        self._offsets = offsets
+
+    def offsets(self, partitions: list[dict[str, Any]]) -> dict[Any, dict[str, Any] | None]:
+        found = {}
+        for partition in partitions:
+            stored = self._offsets.get(partition_key(partition))
+            found[partition_key(partition)] = None if stored is None else stored[1]
+        return found
+
+
+class _SourceContext(SourceTaskContext):
+    def __init__(self, config: dict[str, str], reader: OffsetStorageReader, loop: SourceLoop) -> None:
+        self._config = config
+        self._reader = reader
+        self._loop = loop
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+    @property
+    def supports_split_reads(self) -> bool:
+        return True
+
+    def request_split_read(self, parts: Sequence[Any]) -> None:
+        parts = list(parts)
+        if not parts:
+            return
+        # serialised here: a part that does not pickle fails the task, with the task's trace
+        self._loop.split_parts.extend(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL) for part in parts)
+
+
+class SourceLoop(TaskLoop):
+    """Runs one source task instance until it is stopped or fails."""
+
+    def __init__(self, launch: RunSourceTask, control: TaskControl, clients: KafkaClients) -> None:
+        spec = launch.task
+        ensure_plugin_paths(spec.task_config)
+        self.launch = launch
+        self.spec = spec
+        self.control = control
+        self.pipeline = make_pipeline(spec)
+        self.meter = control.meter
+        self.pipeline.operator.meter = self.meter
+        self.creator = TopicCreator(spec.topic_creation, clients) if spec.topic_creation else None
+        self.submitted = SubmittedRecords(self)
+        self.stored: dict[Any, SourceOffset] = {partition_key(p): (p, o) for p, o in launch.committed_offsets}
+        self.uncommitted: dict[Any, SourceOffset] = {}
+        self.context = _SourceContext(spec.task_config, _LiveOffsetReader(self.stored), self)
+        self.split_parts: list[bytes] = []  # each part pickled, as SplitReadRequest carries them
+        self.topics_seen: set[str] = set()
+        self.new_topics: list[str] = []
+        # topics written to whose first acknowledgement has not come yet (active topics are
+        # recorded on acknowledgement, as in Kafka)
+        self.unconfirmed_topics: set[str] = set()
+        self.failure: str | None = None  # set by a delivery report or a fatal producer error
+        self.seq = 0
+        self.interval_s = min(launch.offset_flush_interval_ms, COMMIT_INTERVAL_MAX_MS) / 1000.0
+        settings = producer_settings(spec.connector, spec.task, launch.producer_config)
+        settings["error_cb"] = self._producer_error
+        self.producer = clients.producer(settings)
+        self.task: SourceTask = load_class(spec.task_class)()
+        self._commit_record_overridden = type(self.task).commit_record is not SourceTask.commit_record
+        # whether a successful delivery report needs nothing but marking its record acknowledged
+        self.plain_acks = not self._commit_record_overridden
+
+    # -- the task thread ---------------------------------------------------------------
+
+    def _loop(self) -> None:
+        control = self.control
+        next_commit = time.monotonic() + self.interval_s
+        while not control.stopping:
+            if control.paused:
+                self._pause()
+                continue
+            with collector_paused():
+                polled_at = time.monotonic()
+                try:
+                    records = self.task.poll()
+                except RetriableError:
+                    control.wait_for_change(RETRIABLE_POLL_BACKOFF_S)
+                    records = None
+                if records:
+                    self.meter.polled(len(records), (time.monotonic() - polled_at) * 1000.0)
+                    self._send(records)
+            self.producer.poll(0)
+            if records:  # once per batch, its delivery reports served: what Kafka has not acknowledged
+                self.meter.active(len(self.producer))
+            self._check_failure()
+            if self.split_parts:
+                self._split_read()
+            if self.new_topics:
+                topics, self.new_topics = self.new_topics, []
+                control.send(TopicsSeen(topics))
+            now = time.monotonic()
+            if now >= next_commit:
+                self._commit_offsets()
+                next_commit = now + self.interval_s
+
+    def _check_failure(self) -> None:
+        if self.failure is not None:
+            raise TaskFailure(self.failure)
+
+    def _send(self, records: list[SourceRecord]) -> None:
+        """Transform, convert and produce one poll's records. The records before one that
+        fails beyond the error policy are still produced; then the task fails."""
+        out = self.pipeline.source_rows(records)
+        submit = self.submitted.submit
+        submitted = [submit(record) for record in out.processed]
+        entries: dict[int, _Submitted] = {}
+        if out.owners is not out.processed:
+            entries = {id(entry.record): entry for entry in submitted}
+            written = {id(owner) for owner in out.owners}
+            for entry in submitted:
+                if id(entry.record) not in written:  # filtered out, or failed and tolerated: done with it
+                    entry.acked = True
+                    if self._commit_record_overridden:
+                        self._commit_record(entry.record, None)
+        rows = out.rows
+        topics = rows["topic"]
+        self.meter.write_total += len(topics) - out.dead_letters
+        self.meter.dlq_requests += out.dead_letters
+        if topics and self.creator is not None:
+            self.creator.ensure(self.pipeline.written_topics)  # before the producer writes to them
+        new = set(topics) - self.topics_seen - self.unconfirmed_topics
+        if new:
+            self.unconfirmed_topics |= new
+            self.plain_acks = False
+        keys, values, partitions = rows["key"], rows["value"], rows["partition"]
+        headers, timestamps = rows["headers"], rows["timestamp"]
+        produce = self.producer.produce
+        owners = out.owners
+        for i, owner in enumerate(owners):
+            if owners is out.processed:  # no record left out (no transforms, no failure)
+                entry = submitted[i]
+            else:
+                # A dead letter of the record that failed beyond the error policy is written,
+                # but that record is not processed: its offset must never be committed.
+                entry = entries.get(id(owner)) or _Submitted(owner, self)
+            partition, timestamp, record_headers = partitions[i], timestamps[i], headers[i]
+            if partition is None and (timestamp is None or timestamp <= 0) and not record_headers:
+                try:
+                    produce(topics[i], values[i], keys[i], on_delivery=entry)
+                    continue
+                except BufferError:
+                    pass  # the slow path below waits for room
+            kwargs: dict[str, Any] = {}
+            if partition is not None:
+                kwargs["partition"] = partition
+            if timestamp is not None and timestamp > 0:
+                kwargs["timestamp"] = timestamp
+            if record_headers:
+                kwargs["headers"] = [(h["key"], h["value"]) for h in record_headers]
+            self._produce(topics[i], keys[i], values[i], kwargs, entry)
+        if out.error is not None:
+            raise TaskFailure(format_trace(out.error))
+
+    def _produce(self, topic: str, key: Any, value: Any, kwargs: dict[str, Any], entry: _Submitted) -> None:
+        while True:
+            try:
+                self.producer.produce(topic, value, key, on_delivery=entry, **kwargs)
+                return
+            except BufferError:  # the producer's queue is full: wait for acknowledgements
+                self.producer.poll(0.05)
+                self._check_failure()
+                if self.control.stopping:
+                    # not produced: not acknowledged, so its offset is never committed
+                    raise WorkerGone("stopped while the producer's queue was full") from None
+
+    def delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
+        """A delivery report that needs more than marking the record acknowledged (on the
+        task thread, from ``producer.poll``/``flush``)."""
+        record = entry.record
+        if err is not None:
+            if not self.spec.errors.tolerate_all:
+                if self.failure is None:
+                    self.failure = (
+                        f"Unrecoverable exception from producer send callback: {err} "
+                        f"(topic {message.topic() if message is not None else record.topic})"
+                    )
+                return
+            log.warning(
+                "Task %s-%s: could not write a record to %s (%s); skipping it, as errors.tolerance=all",
+                self.spec.connector,
+                self.spec.task,
+                record.topic,
+                err,
+            )
+            entry.acked = True
+            if self._commit_record_overridden:
+                self._commit_record(record, None)
+            return
+        entry.acked = True
+        topic = message.topic()
+        if topic in self.unconfirmed_topics:
+            self.unconfirmed_topics.discard(topic)
+            self.topics_seen.add(topic)
+            if topic != self.spec.errors.dead_letter_topic:
+                self.new_topics.append(topic)
+            self.plain_acks = not self._commit_record_overridden and not self.unconfirmed_topics
+        if self._commit_record_overridden:
+            _, stamp = message.timestamp()
+            metadata = RecordMetadata(topic, message.partition(), message.offset(), stamp if stamp > 0 else None)
+            self._commit_record(record, metadata)
+
+    def _commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        try:
+            self.task.commit_record(record, metadata)
+        except Exception:  # as in Kafka: logged, the task goes on
+            log.exception("Task %s-%s: commit_record() raised", self.spec.connector, self.spec.task)
+
+    def _producer_error(self, err: Any) -> None:
+        if ends_task(err):
+            self.failure = self.failure or f"The task's Kafka producer failed: {err}"
+        else:
+            log.debug("Task %s-%s producer: %s", self.spec.connector, self.spec.task, err)
+
+    def _commit_offsets(self) -> None:
+        """Send the offsets of acknowledged records to the worker; once stored, ``commit()``."""
+        self.meter.active(len(self.producer))  # also while no record is polled (about every second)
+        self.uncommitted.update(self.submitted.committable())
+        if not self.uncommitted:
+            return
+        offsets, self.uncommitted = self.uncommitted, {}
+        self.seq += 1
+        commit_started = time.monotonic()
+        self.control.send(SourceOffsets(self.seq, list(offsets.values())))
+        reply = self.control.committed()
+        if reply.fenced:
+            return  # another worker owns the task now: this instance is about to stop
+        if reply.error is not None:
+            self.meter.commit_failures += 1
+            log.warning("Task %s-%s: offset commit failed: %s", self.spec.connector, self.spec.task, reply.error)
+            offsets.update(self.uncommitted)
+            self.uncommitted = offsets  # retried with the next commit
+            return
+        self.stored.update(offsets)
+        self.meter.committed((time.monotonic() - commit_started) * 1000.0)
+        try:
+            self.task.commit()
+        except Exception:  # as in Kafka: logged, the task goes on
+            log.exception("Task %s-%s: commit() raised", self.spec.connector, self.spec.task)
+
+    def _pause(self) -> None:
+        """Kafka does not poll a paused task: deliver what was produced, commit, and wait."""
+        self.producer.flush(FINAL_FLUSH_S)
+        self._check_failure()
+        self._commit_offsets()
+        self.control.send(PausedAck())
+        while self.control.paused and not self.control.stopping:
+            self.producer.poll(0)
+            self.control.wait_for_change(1.0)
+
+    def _split_read(self) -> None:
+        """The task asked to split a read: what came before it is delivered and committed,
+        then the worker reads the parts as a Spark job of their own (and commits their
+        offsets) before the task polls again."""
+        parts, self.split_parts = self.split_parts, []
+        self.producer.flush(FINAL_FLUSH_S)
+        self._check_failure()
+        self._commit_offsets()
+        self.control.send(SplitReadRequest(parts))
+        done = self.control.split_read_done()
+        if done.failure is not None:
+            raise TaskFailure(done.failure)
+
+    def _finish(self, started: bool, failure: str | None) -> str | None:
+        """Deliver and commit what was acknowledged, then stop the instance."""
+        worker_gone = self.control.worker_gone.is_set()
+        try:
+            remaining = self.producer.flush(5.0 if worker_gone else FINAL_FLUSH_S)
+            if remaining:
+                log.warning(
+                    "Task %s-%s: %d records were not acknowledged by Kafka before the task stopped; "
+                    "their offsets are not committed",
+                    self.spec.connector,
+                    self.spec.task,
+                    remaining,
+                )
+            if not worker_gone:
+                self._commit_offsets()
+        except WorkerGone:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - the first failure is the one reported
+            failure = failure or format_trace(exc)
+        if started:
+            try:
+                self.task.stop()
+            except BaseException as exc:  # noqa: BLE001 - reported like Kafka: logged
+                log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
+        self.pipeline.close()
+        return failure if failure is not None else self.failure
