@@ -746,8 +746,8 @@ def spark_job_main(spec_file: str) -> int:
     ``go`` (standard input) the measured job; protocol lines on standard output."""
     spec = json.loads(Path(spec_file).read_text())
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F  # noqa: N812
-    from pyspark.sql import types as T  # noqa: N812
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
     builder = SparkSession.builder.master(spec["master"]).appName("bench-bare-spark")
     for key, value in spec["conf"].items():

@@ -157,7 +157,7 @@ _JVM_OPTIONS = [
 ]
 
 
-class ReferenceError_(DevToolsError):  # noqa: N801 - ``ReferenceError`` is a builtin
+class ReferenceError_(DevToolsError):  # ``ReferenceError`` is a builtin
     """The harness failed: the JVM did not start, died, timed out or broke the protocol."""
 
 
@@ -195,7 +195,7 @@ def _json_converter_class() -> type:
 
 
 def _neutral_converter() -> Any:
-    JsonConverter: Any = _json_converter_class()  # noqa: N806
+    JsonConverter: Any = _json_converter_class()
 
     class _Neutral(JsonConverter):
         # Kafka's Values can build arrays and maps whose element (or value) schema is

@@ -159,7 +159,7 @@ def run_quickstart(lines: int = 5, exit_after: bool = False, work_dir: str | Non
             seen = len(current)
     except KeyboardInterrupt:
         return 0
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever stops the quickstart is said in one line, with exit code 1
         print(f"sluice quickstart: {exc}", file=sys.stderr)
         return 1
     finally:

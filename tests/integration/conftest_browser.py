@@ -107,7 +107,7 @@ def page(chromium_browser: Browser, request: pytest.FixtureRequest, tmp_path: Pa
             shot = tmp_path / "failure.png"
             try:
                 new_page.screenshot(path=shot, full_page=True)
-            except Exception as exc:  # the page may be what broke; the test's own error matters
+            except Exception as exc:  # noqa: BLE001 - the page may be what broke; the test's own error matters
                 request.node.add_report_section("teardown", "browser", f"no screenshot of the failed page: {exc}")
             else:
                 request.node.add_report_section("teardown", "browser", f"screenshot of the failed page: {shot}")

@@ -12,15 +12,15 @@ import pytest
 
 pytest.importorskip("confluent_kafka.schema_registry.avro", reason="confluent-kafka's schema registry extras")
 
-from confluent_kafka.schema_registry import Schema as RegistrySchema  # noqa: E402
-from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
-from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
+from confluent_kafka.schema_registry import Schema as RegistrySchema
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
 
-from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type  # noqa: E402
-from sluice.api.errors import DataError  # noqa: E402
-from sluice.converters.avro import AvroConverter  # noqa: E402
-from sluice.formats.avro import AvroData, avro_json  # noqa: E402
+from sluice.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from sluice.api.errors import DataError
+from sluice.converters.avro import AvroConverter
+from sluice.formats.avro import AvroData, avro_json
 
 pytestmark = pytest.mark.integration
 

@@ -438,7 +438,7 @@ class Outcome:
             self.value = fn(*args, **kwargs)
         except (DataError, JavaError) as e:
             self.error = e
-        except Exception as e:  # a Python crash where Kafka raises is a difference too
+        except Exception as e:  # noqa: BLE001 - a Python crash where Kafka raises is a difference too
             self.error = e
 
     def __repr__(self) -> str:

@@ -735,7 +735,7 @@ class ConfigDef:
                 key.validator(name, value)
             except ConfigError as e:
                 cv.add_error_message(str(e))
-            except Exception as e:  # a validator that trips over None, as a Java NPE would
+            except Exception as e:  # noqa: BLE001 - a validator that trips over None, as a Java NPE would
                 cv.add_error_message(f"Invalid value {_jv(value)} for configuration {name}: {e}")
         cv.value = value
         parsed[name] = value

@@ -36,7 +36,7 @@ class MetricsReporter(ABC):
     block for long; an exception from :meth:`init` or :meth:`configure` stops the worker from
     starting, one from :meth:`close` is logged."""
 
-    def configure(self, configs: dict[str, str]) -> None:  # noqa: B027 - optional, as in Kafka
+    def configure(self, configs: dict[str, str]) -> None:  # optional, as in Kafka
         """The worker's properties, before :meth:`init`."""
 
     @abstractmethod
@@ -44,5 +44,5 @@ class MetricsReporter(ABC):
         """Called once the worker started; ``metrics()`` returns every metric of the worker
         as of that call (it computes rates and averages then: call it once per report)."""
 
-    def close(self) -> None:  # noqa: B027 - optional, as in Kafka
+    def close(self) -> None:  # optional, as in Kafka
         """The worker is stopping: flush and release what the reporter holds."""

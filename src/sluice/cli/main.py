@@ -89,12 +89,12 @@ def run_standalone(worker_file: str, connector_files: list[str], stop_event: thr
 
     try:
         connect = StandaloneConnect(_load_worker_props(worker_file))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any error starting the worker: said in one line, exit 1
         logging.getLogger("sluice").error("Could not start the worker: %s", exc)
         return 1
     try:
         connectors = [load_connector_file(f) for f in connector_files]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a connector file's error (parse, provider, plugin): said, exit code 3
         logging.getLogger("sluice").error("Invalid connector file: %s", exc)
         return EXIT_CONNECTOR_ERROR
     return _serve(
@@ -111,7 +111,7 @@ def run_distributed(worker_file: str, stop_event: threading.Event | None = None)
 
     try:
         connect = DistributedConnect(_load_worker_props(worker_file))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any error starting the worker: said in one line, exit 1
         logging.getLogger("sluice").error("Could not start the worker: %s", exc)
         return 1
     return _serve(connect, connect.start, "Could not start the worker", 1, stop_event)
@@ -162,14 +162,14 @@ def run_distributed_from_env(
             levels.set_level("root", root)
         for name, level in loggers.items():
             levels.set_level(name, level)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a bad CONNECT_LOG4J_* value: said, exit code 2
         print(f"sluice distributed: CONNECT_LOG4J_*: {exc}", file=sys.stderr)
         return 2
     from sluice.cli.distributed import DistributedConnect
 
     try:
         connect = DistributedConnect(props)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any error starting the worker: said in one line, exit 1
         logging.getLogger("sluice").error("Could not start the worker: %s", exc)
         return 1
     return _serve(connect, connect.start, "Could not start the worker", 1, stop_event)

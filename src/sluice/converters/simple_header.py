@@ -38,7 +38,7 @@ class SimpleHeaderConverter(HeaderConverter):
             return SchemaAndValue(None, None)
         try:
             return parse_string(bytes(value).decode("utf-8", "replace"))
-        except Exception:  # Kafka: any failure gives the bytes themselves
+        except Exception:  # noqa: BLE001 - Kafka: any failure gives the bytes themselves
             return SchemaAndValue(Schema.BYTES_SCHEMA, bytes(value))
 
     def close(self) -> None:

@@ -312,7 +312,7 @@ class JsonData:
                 f"    validate(s{i}, v{i}, f{i})" if check else f"    if v{i} is None: validate(s{i}, None, f{i})"
             )
         lines.append(f"    return from_converted(schema, [{', '.join(f'v{i}' for i in range(len(plan)))}])")
-        exec("\n".join(lines), namespace)  # noqa: S102 - built from indexes only; names are values
+        exec("\n".join(lines), namespace)  # built from indexes only; names are values
         return namespace["build"]
 
 

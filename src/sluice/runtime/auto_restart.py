@@ -167,7 +167,7 @@ class AutoRestarter:
                 self._restart_connector(connector)
             else:
                 self._restart_task(connector, task)
-        except Exception:  # noqa: BLE001 - deleted or moved meanwhile: nothing to restart here
+        except Exception:  # deleted or moved meanwhile: nothing to restart here
             log.warning(
                 "Automatic restart of %s failed",
                 f"{connector}-{task}" if task is not None else connector,

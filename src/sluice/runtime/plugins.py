@@ -241,7 +241,7 @@ class Plugins:
             for ep in importlib.metadata.entry_points(group=group):
                 try:
                     self._register(ep.load())
-                except Exception as exc:  # a broken plugin is reported, never fatal
+                except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
                     log.warning("Could not load plugin %s from entry point group %s: %s", ep.value, group, exc)
                     self.load_errors.append((ep.value, str(exc)))
         for directory in self.plugin_path:
@@ -250,7 +250,7 @@ class Plugins:
             for module_info in pkgutil.iter_modules([directory]):
                 try:
                     module = importlib.import_module(module_info.name)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - a broken plugin module is reported, never fatal
                     log.warning("Could not import plugin module %s from %s: %s", module_info.name, directory, exc)
                     self.load_errors.append((module_info.name, str(exc)))
                     continue
@@ -341,7 +341,7 @@ class Plugins:
         module_name, _, attr = name.rpartition(".")
         try:
             cls = getattr(importlib.import_module(module_name), attr)
-        except Exception:
+        except Exception:  # noqa: BLE001 - importing the named module runs its code: anything means no such plugin
             return None
         kinds = plugin_types(cls)
         if not kinds:

@@ -228,7 +228,7 @@ class Worker:
             try:
                 desc = self.plugins.resolve_connector(config["connector.class"])
                 connector: Connector = desc.cls()
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - the connector's own class failed to load or construct: it is FAILED with the trace
                 self.counters.connector_startup_attempts += 1
                 self.counters.start_ended("connector", False)
                 self._put_connector_status(name, State.FAILED, _trace(exc))
@@ -333,7 +333,7 @@ class Worker:
                 wc.connector = connector
                 wc.version = self._version_of(connector)
                 connector.initialize(_Context(self, name))
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - the connector's own initialize() failed: it is FAILED with the trace
                 wc.state, wc.trace = State.FAILED, _trace(exc)
                 self._put_connector_status(name, wc.state, wc.trace)
                 return False
@@ -497,7 +497,7 @@ class Worker:
                         task_count=task_count,
                         dead_letter_topic=dead_letter_topic,
                     )
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - a task that cannot be built is FAILED with the trace; its siblings go on
                 self.counters.start_ended("task", False)
                 report(State.FAILED, _trace(exc))
                 return

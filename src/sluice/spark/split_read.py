@@ -71,7 +71,7 @@ def run_split_read(spark: Any, task: TaskSpec, kafka_options: dict[str, str], pa
         def zero(self, value: list[Any]) -> list[Any]:
             return []
 
-        def addInPlace(self, a: list[Any], b: list[Any]) -> list[Any]:  # noqa: N802 - PySpark's name
+        def addInPlace(self, a: list[Any], b: list[Any]) -> list[Any]:  # PySpark's name
             a.extend(b)
             return a
 

@@ -382,11 +382,11 @@ class SinkLoop(TaskLoop):
         if started:
             try:
                 self.task.close([TopicPartition(t, p) for t, p in sorted(self.positions)])
-            except BaseException as exc:  # noqa: BLE001 - logged, as Kafka does
+            except BaseException as exc:  # logged, as Kafka does
                 log.error("Task %s-%s threw an error while closing", self.spec.connector, self.spec.task, exc_info=exc)
             try:
                 self.task.stop()
-            except BaseException as exc:  # noqa: BLE001 - logged, as Kafka does
+            except BaseException as exc:  # logged, as Kafka does
                 log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
         self.pipeline.close()
         with contextlib.suppress(Exception):

@@ -393,7 +393,7 @@ class SourceLoop(TaskLoop):
         if started:
             try:
                 self.task.stop()
-            except BaseException as exc:  # noqa: BLE001 - reported like Kafka: logged
+            except BaseException as exc:  # reported like Kafka: logged
                 log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
         self.pipeline.close()
         return failure if failure is not None else self.failure

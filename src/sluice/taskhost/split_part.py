@@ -81,7 +81,7 @@ def _run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch
                     yield batch
                 if error is not None:
                     raise error
-    except BaseException as exc:  # the task is FAILED with this trace
+    except BaseException as exc:  # noqa: BLE001 - whatever the part raised fails the task, with this trace
         failure = format_trace(exc)
     finally:
         if pipeline is not None:

@@ -180,7 +180,7 @@ def test_stores_are_read_once_for_the_clients_of_one_start_and_again_when_change
     from sluice.tls import keystores
 
     reads: list[str] = []
-    read_bytes = keystores._read_bytes  # noqa: SLF001 - the one place a store file is read
+    read_bytes = keystores._read_bytes  # the one place a store file is read
 
     def counting(path: str, *args: Any) -> bytes:
         reads.append(path)

@@ -265,7 +265,7 @@ def test_the_herder_times_the_states_the_worker_reports_for_a_task() -> None:
     make: Any = Herder
     herder = make(worker, SimpleNamespace(snapshot=lambda: snapshot), SimpleNamespace(), lambda: None)
     hook = worker.status_hook
-    assert hook == herder._on_status  # noqa: SLF001 - what the worker calls
+    assert hook == herder._on_status  # what the worker calls
     assert hook("src", 0, State.RUNNING, None) is None
     clock.now += 30
     hook("src", 0, State.PAUSED, None)

@@ -155,7 +155,7 @@ class ClusterClient:
         """Wait before retry ``attempt + 1``: a random time up to ``retry.backoff.ms * 2^attempt``
         (at most a minute); returns early, raising, when the task stops."""
         cap = min(self.settings.retry_backoff_ms * (2**attempt), 60_000)
-        wait = random.uniform(0, cap) / 1000  # noqa: S311 - jitter, not security
+        wait = random.uniform(0, cap) / 1000  # jitter, not security
         log.warning("%s; retry %d of %d in %.0f ms", why, attempt + 1, self.settings.max_retries, wait * 1000)
         if self.stopping.wait(wait):
             raise ConnectError("The task stopped while retrying a request to Elasticsearch.")

@@ -29,7 +29,7 @@ def _unknown(value: Any) -> Any:
 _ENCODE = c_make_encoder(None, _unknown, encode_basestring, None, ":", ",", False, False, False)
 
 
-def _DUMPS(value: Any) -> str:  # noqa: N802 - a constant-like function
+def _DUMPS(value: Any) -> str:  # a constant-like function
     return "".join(_ENCODE(value, 0))
 
 

@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sluice.api import ConfigError, ConnectError, DataError, Schema
 from sluice.api.data import Date, Decimal, Time, Timestamp
@@ -161,7 +161,7 @@ def timezone(name: str | None) -> _dt.tzinfo:
         return _dt.timezone(delta if m.group(1) == "+" else -delta)
     try:
         return ZoneInfo(name)
-    except Exception:
+    except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError("db.timezone", name, "Invalid time zone identifier") from None
 
 

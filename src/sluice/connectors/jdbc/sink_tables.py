@@ -91,7 +91,7 @@ class SinkTables:
                 try:
                     self._ddl([sql])
                     self._stats["tables_created"] += 1
-                except Exception as e:  # noqa: BLE001 - maybe created meanwhile by another task
+                except Exception as e:  # maybe created meanwhile by another task
                     if is_transient(e) and not _exists_error(e):
                         raise
                     self._rollback()
@@ -117,7 +117,7 @@ class SinkTables:
                 try:
                     self._ddl(dialect.alter_add_columns(table, missing))
                     self._stats["tables_altered"] += 1
-                except Exception as e:  # noqa: BLE001 - maybe altered meanwhile by another task
+                except Exception as e:  # maybe altered meanwhile by another task
                     if is_transient(e) and not _exists_error(e):
                         raise
                     self._rollback()
@@ -131,7 +131,7 @@ class SinkTables:
             raise
         except ConnectError:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             self._rollback()
             if is_transient(e):
                 raise RetriableError(f"Could not create or alter table {table}: {e}") from e

@@ -193,7 +193,7 @@ class TableMonitor:
         while not self._stop.is_set():
             try:
                 changed = self.update()
-            except Exception as e:  # noqa: BLE001 - the connector fails with it
+            except Exception as e:  # the connector fails with it
                 log.error("Encountered an unrecoverable error while reading tables from the database", exc_info=True)
                 self._on_error(
                     ConnectError(f"Encountered an unrecoverable error while reading tables from the database: {e}")
@@ -732,7 +732,7 @@ class JdbcSourceTask(SourceTask):
             for querier in self._queriers:
                 try:
                     querier.finish(self._clock())
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.debug("Error while closing %s", querier, exc_info=True)
             if self._session is not None:
                 self._session.close()

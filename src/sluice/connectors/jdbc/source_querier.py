@@ -391,7 +391,7 @@ class Querier:
         if cursor is not None:
             try:
                 cursor.close()
-            except Exception:  # noqa: BLE001 - the connection may be gone
+            except Exception:  # the connection may be gone
                 log.debug("Error closing cursor", exc_info=True)
         self.session.end_transaction()
         if reset_offset:

@@ -296,7 +296,7 @@ class ReadSession:
                             "The server does not know time zone %s; reading with offset %s", candidates[0], candidate
                         )
                     break
-                except Exception:
+                except Exception:  # noqa: BLE001 - the driver's own error for a zone the server lacks: try the next
                     continue
         conn.commit()
 
@@ -305,7 +305,7 @@ class ReadSession:
         if conn is not None:
             try:
                 conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection
+            except Exception:  # closing a broken connection
                 log.debug("Error closing the connection", exc_info=True)
 
     def end_transaction(self) -> None:
@@ -314,7 +314,7 @@ class ReadSession:
             return
         try:
             self.conn.commit()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("Error while committing read transaction", exc_info=True)
             self.close()
 
@@ -323,7 +323,7 @@ class ReadSession:
             return
         try:
             self.conn.rollback()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a rollback on a broken connection: closed, reopened on the next read
             self.close()
 
     # -- catalog -----------------------------------------------------------------------
@@ -456,7 +456,7 @@ class ReadSession:
         try:
             conn.execute(f'CREATE TEMP VIEW "{view}" AS {query}')
             rows = conn.execute(f'PRAGMA temp.table_info("{view}")').fetchall()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - SQLite cannot describe this query: its columns are read from the rows
             log.debug("Could not describe the query through a view: %s", e)
             return []
         finally:

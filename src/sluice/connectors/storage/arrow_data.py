@@ -208,7 +208,7 @@ def row_converter(schema: Schema) -> Callable[[Struct], tuple[Any, ...]]:
             lines.append(f"    if type({v}) is not t{i}: {v} = {c}({v})")
         names.append(v)
     lines.append("    return (" + "".join(n + ", " for n in names) + ")")
-    exec("\n".join(lines), namespace)  # noqa: S102 - code built above from field indexes only
+    exec("\n".join(lines), namespace)  # code built above from field indexes only
     row: Callable[[Struct], tuple[Any, ...]] = namespace["row"]
     return row
 

@@ -128,7 +128,7 @@ def webhdfs_url(hdfs_url: str, hadoop_conf_dir: str = "") -> tuple[str, str]:
     if address is None:
         address = f"{parsed.hostname}:{DEFAULT_HTTP_PORT}"
     host, _, port = address.rpartition(":")
-    if host in ("0.0.0.0", ""):  # noqa: S104 - a bind-all address in the config: the URL's host serves it
+    if host in ("0.0.0.0", ""):  # a bind-all address in the config: the URL's host serves it
         host = parsed.hostname
     return f"http://{host}:{port}", prefix
 

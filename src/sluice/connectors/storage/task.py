@@ -165,7 +165,7 @@ class StorageSinkTask(SinkTask):
         for writer in self.writers.values():
             try:
                 writer.abort()  # waits for its commits under way
-            except Exception:  # noqa: BLE001 - stopping anyway; the records are read again after a restart
+            except Exception:  # stopping anyway; the records are read again after a restart
                 log.exception("A commit of %s failed while the task stopped", writer.tp)
         self.writers.clear()
         if self.uploads is not None:

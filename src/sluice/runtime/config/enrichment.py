@@ -21,7 +21,7 @@ from sluice.runtime.config.keys import (
     TRANSFORMS_GROUP,
 )
 from sluice.runtime.config.versions import PLUGIN_VERSION_VALIDATOR, default_version
-from sluice.runtime.plugins import PluginDesc, Plugins
+from sluice.runtime.plugins import PluginDesc, Plugins, UnknownPluginError
 
 __all__ = ["NEGATE_CONFIG", "PREDICATE_CONFIG", "enrich"]
 
@@ -119,7 +119,7 @@ def _enrich_family(d: ConfigDef, props: Mapping[str, Any], plugins: Plugins, fam
             continue
         try:
             own = _plugin_config_def(plugin)
-        except Exception:
+        except Exception:  # noqa: BLE001 - the plugin's own config() failed: reported on the type key by its validator
             continue  # reported on the type key by its validator
         child = ConfigDef()
         if family is _TRANSFORMS:
@@ -153,7 +153,7 @@ def _resolve_alias_plugin(plugins: Plugins, name: Any, kind: str) -> PluginDesc 
         return None
     try:
         return plugins.resolve(name, (kind,))
-    except Exception:
+    except UnknownPluginError:
         return None
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sluice.api.config import LambdaValidator, Recommender
 from sluice.api.errors import ConfigError
-from sluice.runtime.plugins import PluginDesc, Plugins
+from sluice.runtime.plugins import PluginDesc, Plugins, UnknownPluginError
 
 __all__ = [
     "PLUGIN_KINDS",
@@ -58,7 +58,7 @@ class PluginVersionRecommender(Recommender):
             return None
         try:
             return self.plugins.resolve(str(name), self.kinds)
-        except Exception:
+        except UnknownPluginError:
             return None
 
     def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
@@ -101,5 +101,5 @@ def installed_version(plugins: Plugins | None, name: str | None, kinds: tuple[st
         return None
     try:
         return plugins.resolve(str(name), kinds).version
-    except Exception:
+    except UnknownPluginError:
         return None

@@ -284,7 +284,7 @@ class DistributedHerder(WorkerHerder):
             return
         try:
             configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
             self.worker.fail_connector(name, exc)
             return
         if configs == snapshot.tasks(name):
@@ -548,7 +548,7 @@ class DistributedHerder(WorkerHerder):
                 if not self._owns(work):
                     raise self._owner_target(work)
                 action()
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting request thread, which raises it
                 errors.append(exc)
             finally:
                 done.set()

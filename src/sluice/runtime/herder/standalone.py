@@ -131,7 +131,7 @@ class StandaloneHerder(WorkerHerder):
         try:
             max_tasks = int(config.get("tasks.max", "1"))
             task_configs = self.worker.connector_task_configs(name, max_tasks)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
             self.worker.fail_connector(name, exc)
             return
         self.config_store.put_task_configs(name, task_configs)
@@ -158,7 +158,7 @@ class StandaloneHerder(WorkerHerder):
                     return
                 try:
                     new_configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
                     self.worker.fail_connector(name, exc)
                     return
                 if new_configs == snapshot.tasks(name):

@@ -292,7 +292,7 @@ def _version_checks(
 def _resolve(plugins: Plugins, name: Any, kinds: tuple[str, ...]) -> PluginDesc | None:
     try:
         return plugins.resolve(str(name), kinds)
-    except Exception:
+    except UnknownPluginError:
         return None
 
 
@@ -323,13 +323,13 @@ def _converter_result(
     what = class_key.replace(".", " ")  # "key converter"
     try:
         instance = plugins.resolve(str(name), (kind,)).cls()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the plugin's own constructor failed: an error on the class key, as Kafka
         class_value.add_error_message(f"Failed to load class {name}: {exc}")
         return None
     try:
         try:
             config_def = instance.config()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the plugin's own config() failed: an error on the class key, as Kafka
             class_value.add_error_message(f"Failed to load ConfigDef from {what}: {exc}")
             return None
         if config_def is None:
@@ -339,7 +339,7 @@ def _converter_result(
         props.setdefault("converter.type", class_key.split(".")[0])
         try:
             validated = config_def.validate_all(props)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the plugin's ConfigDef failed to validate: an error on the class key
             class_value.add_error_message(f"Failed to perform config validation for {what}: {exc}")
             return None
         ordered = [validated[n] for n in java_hash_map_order(validated)]
@@ -533,7 +533,7 @@ def _is_other_plugin(name: str) -> bool:
 
         cls = getattr(importlib.import_module(module_name), attr)
         return isinstance(cls, type) and issubclass(cls, ConfigProvider)
-    except Exception:
+    except Exception:  # noqa: BLE001 - importing the named module runs its code: anything means not a provider
         return False
 
 

@@ -47,6 +47,7 @@ from sluice.runtime.offsets import (
     source_offsets,
     write_source_offsets,
 )
+from sluice.runtime.plugins import UnknownPluginError
 from sluice.runtime.worker import Worker
 from sluice.storage.base import ConfigBackingStore, StatusBackingStore
 
@@ -152,7 +153,7 @@ class WorkerHerder(Herder):
             return kind
         try:
             return self.worker.plugins.resolve_connector(config.get("connector.class") or "").type
-        except Exception:
+        except UnknownPluginError:
             return "unknown"
 
     def connector_info(self, name: str) -> ConnectorInfo:
@@ -333,7 +334,7 @@ class WorkerHerder(Herder):
                 group = self._sink_group({**config, "name": name})
                 try:
                     known = self.sink_offsets.list(group)
-                except Exception:
+                except Exception:  # noqa: BLE001 - the group cannot be read now: the connector is asked with no offsets
                     known = {}
                 managed = self._connector_agrees(name, config, {TopicPartition(t, p): None for t, p in known})
                 try:

@@ -218,13 +218,13 @@ class WorkerTask:
             self._supervise()
         except TaskFailed as failed:
             self._set_state(State.FAILED, failed.trace)
-        except BaseException as exc:  # noqa: BLE001 - any error fails only this task, with its trace
+        except BaseException as exc:  # any error fails only this task, with its trace
             log.error("Task %s-%s failed", *self.id, exc_info=True)
             self._set_state(State.FAILED, format_trace(exc))
         finally:
             try:
                 self._close()
-            except Exception:  # noqa: BLE001 - closing clients must not hide how the task ended
+            except Exception:  # closing clients must not hide how the task ended
                 log.warning("Error closing task %s-%s", *self.id, exc_info=True)
         if self._stopping.is_set() and self.state is not State.FAILED:
             self._set_state(State.UNASSIGNED)
