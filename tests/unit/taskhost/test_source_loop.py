@@ -1,0 +1,415 @@
+"""SourceLoop driven without Kafka or a worker: offsets advance only over what Kafka
+acknowledged, ``commit_record``/``commit`` come when Kafka Connect calls them, and pause,
+stop and failures go as the worker expects (Kafka's ``WorkerSourceTask``)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError
+
+from sluice.api.errors import RetriableError
+from sluice.api.records import Headers, RecordMetadata, SourceRecord
+from sluice.api.source import SourceTask
+from sluice.taskhost import source
+from sluice.taskhost.protocol import (
+    Committed,
+    Failed,
+    Pause,
+    PausedAck,
+    PluginSpec,
+    Resume,
+    RunSourceTask,
+    SourceOffsets,
+    Started,
+    Stop,
+)
+from sluice.taskhost.source import SourceLoop
+from tests.unit.taskhost.fakes import (
+    EventLog,
+    FakeClients,
+    FakeKafkaError,
+    FakeProducer,
+    WorkerEnd,
+    task_spec,
+    wait_for,
+)
+
+# How long an idle poll() waits for records the test queues: short, so that a pause or a
+# stop is heard soon, and not zero, so that an idle loop does not spin.
+IDLE_POLL_S = 0.02
+HOUR_MS = 3_600_000
+
+
+class SourceScript(EventLog):
+    """What a scripted source task's polls return (queued by the test) and every call it got."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.key = uuid.uuid4().hex
+        self._polls: deque[list[SourceRecord] | BaseException] = deque()
+        self._changed = threading.Condition()
+
+    def queue(self, *records: SourceRecord) -> None:
+        """The records of one poll."""
+        with self._changed:
+            self._polls.append(list(records))
+            self._changed.notify_all()
+
+    def queue_error(self, error: BaseException) -> None:
+        """A poll that raises ``error``."""
+        with self._changed:
+            self._polls.append(error)
+            self._changed.notify_all()
+
+    def next_poll(self) -> list[SourceRecord] | None:
+        with self._changed:
+            if not self._polls:
+                self._changed.wait(IDLE_POLL_S)
+            if not self._polls:
+                return None
+            polled = self._polls.popleft()
+        if isinstance(polled, BaseException):
+            raise polled
+        return polled
+
+
+#: The scripts of running tasks, by their task config's "script" value.
+SCRIPTS: dict[str, SourceScript] = {}
+
+
+class ScriptedSourceTask(SourceTask):
+    """Polls what its script queued; does not override ``commit_record``."""
+
+    script: SourceScript
+
+    def start(self, props: dict[str, str]) -> None:
+        self.script = SCRIPTS[props["script"]]
+        self.script.add("start", props)
+
+    def poll(self) -> list[SourceRecord] | None:
+        self.script.add("poll")
+        return self.script.next_poll()
+
+    def commit(self) -> None:
+        self.script.add("commit")
+
+    def stop(self) -> None:
+        self.script.add("stop")
+
+
+class RecordingSourceTask(ScriptedSourceTask):
+    """Also records ``commit_record`` (overriding it changes how the loop serves acks)."""
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        self.script.add("commit_record", record, metadata)
+
+
+def record(file: str, position: int, value: str | None = "v", **extra: Any) -> SourceRecord:
+    return SourceRecord({"file": file}, {"position": position}, "t", value=value, **extra)
+
+
+def positions(offsets: SourceOffsets) -> dict[str, int]:
+    """An offsets message as {file: position}."""
+    return {partition["file"]: offset["position"] for partition, offset in offsets.offsets}
+
+
+@pytest.fixture
+def script() -> Iterator[SourceScript]:
+    made = SourceScript()
+    SCRIPTS[made.key] = made
+    yield made
+    del SCRIPTS[made.key]
+
+
+@pytest.fixture
+def worker() -> Iterator[WorkerEnd]:
+    with WorkerEnd() as end:
+        yield end
+
+
+@pytest.fixture
+def no_periodic_commits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offsets go to the worker only when the loop pauses or stops (the interval is an hour)."""
+    monkeypatch.setattr(source, "COMMIT_INTERVAL_MAX_MS", HOUR_MS)
+
+
+def start(
+    worker: WorkerEnd,
+    script: SourceScript,
+    task_class: type[SourceTask] = ScriptedSourceTask,
+    transforms: PluginSpec | None = None,
+    interval_ms: int = 50,
+) -> FakeProducer:
+    """Launch the task as the worker does and run its loop until it reported Started."""
+    worker.launch(
+        RunSourceTask(
+            task_spec(task_class, {"script": script.key}, transforms),
+            producer_config={"bootstrap.servers": "fake:9092"},
+            offset_flush_interval_ms=interval_ms,
+        )
+    )
+    launch = worker.launched()
+    assert isinstance(launch, RunSourceTask)
+    clients = FakeClients()
+    worker.start(SourceLoop(launch, worker.control, clients))
+    worker.next(Started)
+    return clients.only_producer
+
+
+def produced(producer: FakeProducer, count: int) -> None:
+    wait_for(lambda: len(producer.produced) >= count, f"{count} records produced")
+    assert len(producer.produced) == count
+
+
+def stop(worker: WorkerEnd) -> list[Any]:
+    """Stop the task cleanly, answering its last offsets; everything it sent."""
+    worker.auto_commit()
+    worker.send(Stop())
+    return worker.finish()
+
+
+def test_offsets_cover_only_acknowledged_records_and_commit_follows_their_storing(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    producer = start(worker, script)
+    script.queue(*(record("a", i) for i in range(1, 5)))
+    produced(producer, 4)
+    assert [p.value for p in producer.produced] == [b"v"] * 4
+    assert producer.settings["bootstrap.servers"] == "fake:9092" and producer.settings["acks"] == "all"
+
+    producer.release(2)
+    first = worker.next(SourceOffsets)
+    assert positions(first) == {"a": 2}  # the 2nd record's offset: the 3rd and 4th wait for Kafka
+    assert script.count("commit") == 0  # the loop waits for the worker to store them
+    worker.commit(first)
+    wait_for(lambda: script.count("commit") == 1, "commit() after the offsets were stored")
+
+    producer.release_all()
+    second = worker.next(SourceOffsets)
+    assert positions(second) == {"a": 4}
+    assert second.seq == first.seq + 1
+    worker.commit(second)
+    wait_for(lambda: script.count("commit") == 2, "commit() after the second store")
+
+    sent = stop(worker)
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)] == [{"a": 2}, {"a": 4}]
+    assert not [m for m in sent if isinstance(m, Failed)]
+
+
+def test_each_source_partition_advances_over_its_own_acknowledged_records_in_poll_order(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    producer = start(worker, script)
+    script.queue(record("a", 1), record("b", 1), record("a", 2), record("b", 2))
+    produced(producer, 4)
+    producer.release(3)  # a1, b1, a2
+    offsets = worker.next(SourceOffsets)
+    assert positions(offsets) == {"a": 2, "b": 1}
+    worker.commit(offsets)
+    producer.release_all()
+    offsets = worker.next(SourceOffsets)
+    assert positions(offsets) == {"b": 2}  # a's offset did not move: not sent again
+    worker.commit(offsets)
+    stop(worker)
+
+
+def test_commit_record_gets_where_kafka_stored_each_record_and_none_for_a_filtered_one(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    drop_tombstones = PluginSpec(
+        "sluice.transforms.chain.TransformationChain",
+        {
+            "transforms": "drop",
+            "transforms.drop.type": "sluice.transforms.filter.Filter",
+            "transforms.drop.predicate": "tombstone",
+            "predicates": "tombstone",
+            "predicates.tombstone.type": "sluice.transforms.predicates.RecordIsTombstone",
+        },
+    )
+    producer = start(worker, script, RecordingSourceTask, drop_tombstones)
+    kept = record("a", 1, "one")
+    dropped = record("a", 2, None)
+    placed = record("a", 3, "three", kafka_partition=2, timestamp=1234, headers=Headers().add_string("h", "x"))
+    script.queue(kept, dropped, placed)
+    produced(producer, 2)
+    # the filtered record is done with as soon as its poll was handled: before any acknowledgement
+    assert script.of("commit_record") == [(dropped, None)]
+    assert (producer.produced[1].partition, producer.produced[1].timestamp) == (2, 1234)
+    assert producer.produced[1].headers == [("h", b"x")]
+
+    producer.release(1)
+    offsets = worker.next(SourceOffsets)
+    assert positions(offsets) == {"a": 2}  # the filtered record counts as acknowledged
+    calls = script.of("commit_record")
+    assert calls[1][0] is kept
+    assert calls[1][1] == RecordMetadata("t", 0, 0, FakeProducer.BROKER_TIME_MS)
+    worker.commit(offsets)
+
+    producer.release_all()
+    worker.commit(worker.next(SourceOffsets))
+    wait_for(lambda: script.count("commit_record") == 3, "commit_record for the last record")
+    assert script.of("commit_record")[2] == (placed, RecordMetadata("t", 2, 0, 1234))
+    stop(worker)
+    assert script.count("commit_record") == 3  # once per record
+
+
+def test_pause_delivers_and_commits_before_its_ack_and_polls_only_after_resume(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    producer = start(worker, script)
+    script.queue(record("a", 1), record("a", 2))
+    produced(producer, 2)
+    producer.flush_wait_s = 10.0  # a flush waits for Kafka: for the test to release
+    worker.auto_commit()
+    worker.send(Pause())
+    wait_for(producer.flushing.is_set, "the paused loop flushing the producer")
+    assert not worker.received(PausedAck)  # not before what was produced is delivered
+    producer.release_all()
+
+    worker.next(PausedAck)
+    sent = worker.received()
+    offsets = [m for m in sent if isinstance(m, SourceOffsets)]
+    assert offsets and positions(offsets[-1]) == {"a": 2}
+    assert sent.index(offsets[-1]) < sent.index(worker.received(PausedAck)[0])
+    assert script.count("commit") >= 1
+
+    polls = script.count("poll")
+    script.queue(record("a", 3))
+    waits = worker.send_when_waiting(Pause())  # wakes the paused loop: it goes round without polling
+    wait_for(lambda: worker.control.waits > waits, "the paused loop woken")
+    assert script.count("poll") == polls
+    assert len(producer.produced) == 2
+
+    worker.send_when_waiting(Resume())
+    produced(producer, 3)
+    producer.release_all()
+    stop(worker)
+
+
+def test_stop_commits_what_kafka_acknowledged_then_stops_the_task(
+    worker: WorkerEnd, script: SourceScript, no_periodic_commits: None
+) -> None:
+    producer = start(worker, script, interval_ms=HOUR_MS)
+    script.queue(record("a", 1), record("a", 2))
+    produced(producer, 2)
+    producer.release(1)
+    sent = stop(worker)
+    assert producer.flush_calls  # delivered what it could before committing
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)] == [{"a": 1}]
+    assert not [m for m in sent if isinstance(m, Failed)]
+    assert script.names()[-2:] == ["commit", "stop"]
+
+
+def test_a_failing_poll_fails_the_task_after_storing_what_was_acknowledged(
+    worker: WorkerEnd, script: SourceScript, no_periodic_commits: None
+) -> None:
+    producer = start(worker, script, interval_ms=HOUR_MS)
+    script.queue(record("a", 1), record("a", 2))
+    produced(producer, 2)
+    producer.release_all()
+    worker.auto_commit()
+    script.queue_error(RuntimeError("the source is gone"))
+    sent = worker.finish()  # run() returns by itself
+    failed = [m for m in sent if isinstance(m, Failed)]
+    assert len(failed) == 1
+    assert "Traceback" in failed[0].trace and "RuntimeError: the source is gone" in failed[0].trace
+    offsets = [m for m in sent if isinstance(m, SourceOffsets)]
+    assert [positions(m) for m in offsets] == [{"a": 2}]
+    assert sent.index(offsets[0]) < sent.index(failed[0])
+    assert script.names()[-2:] == ["commit", "stop"]
+
+
+def test_a_retriable_poll_error_is_polled_again_and_does_not_fail_the_task(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    producer = start(worker, script)
+    script.queue_error(RetriableError("not yet"))
+    script.queue(record("a", 1))
+    produced(producer, 1)
+    producer.release_all()
+    sent = stop(worker)
+    assert not [m for m in sent if isinstance(m, Failed)]
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)][-1] == {"a": 1}
+
+
+def test_a_failed_delivery_fails_the_task_and_its_offset_is_never_stored(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    producer = start(worker, script)
+    script.queue(record("a", 1), record("a", 2))
+    produced(producer, 2)
+    producer.fail(FakeKafkaError("Local: Message timed out"))
+    producer.release(1)  # the record after it is acknowledged: still not committable
+    worker.auto_commit()
+    sent = worker.finish()
+    failed = [m for m in sent if isinstance(m, Failed)]
+    assert len(failed) == 1 and "Local: Message timed out (topic t)" in failed[0].trace
+    assert not [m for m in sent if isinstance(m, SourceOffsets)]
+    assert script.names()[-1] == "stop"
+
+
+def test_a_fatal_producer_error_fails_the_task(worker: WorkerEnd, script: SourceScript) -> None:
+    producer = start(worker, script)
+    producer.report_client_error(FakeKafkaError("Connection refused", error_code=KafkaError._TRANSPORT))  # logged
+    producer.report_client_error(FakeKafkaError("Producer fenced", is_fatal=True))
+    worker.auto_commit()
+    sent = worker.finish()
+    [failed] = [m for m in sent if isinstance(m, Failed)]
+    assert failed.trace == "The task's Kafka producer failed: Producer fenced"
+    assert script.names()[-1] == "stop"
+
+
+def test_a_full_producer_queue_waits_for_acknowledgements(worker: WorkerEnd, script: SourceScript) -> None:
+    producer = start(worker, script)
+    producer.queue_limit = 2
+    script.queue(record("a", 1), record("a", 2), record("a", 3))
+    produced(producer, 2)
+    polls = producer.poll_calls
+    wait_for(lambda: producer.poll_calls >= polls + 2, "the loop waiting for room in the queue")
+    assert len(producer.produced) == 2
+    producer.release(1)
+    produced(producer, 3)
+    producer.release_all()
+    sent = stop(worker)
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)][-1] == {"a": 3}
+
+
+def test_a_fenced_store_calls_no_commit_and_drops_those_offsets(worker: WorkerEnd, script: SourceScript) -> None:
+    producer = start(worker, script)
+    script.queue(record("a", 1))
+    produced(producer, 1)
+    producer.release_all()
+    fenced = worker.next(SourceOffsets)
+    worker.commit(fenced, fenced=True)
+
+    script.queue(record("a", 2))
+    produced(producer, 2)
+    producer.release_all()
+    offsets = worker.next(SourceOffsets)  # the loop went on past the fenced answer...
+    assert script.count("commit") == 0  # ...without calling commit()
+    assert positions(offsets) == {"a": 2}
+    worker.commit(offsets)
+    wait_for(lambda: script.count("commit") == 1, "commit() once stored")
+    stop(worker)
+
+
+def test_a_failed_store_sends_the_same_offsets_with_the_next_commit(worker: WorkerEnd, script: SourceScript) -> None:
+    producer = start(worker, script)
+    script.queue(record("a", 1))
+    produced(producer, 1)
+    producer.release_all()
+    first = worker.next(SourceOffsets)
+    worker.send(Committed(first.seq, error="the offsets topic is unavailable"))
+    again = worker.next(SourceOffsets)
+    assert again.offsets == first.offsets and again.seq == first.seq + 1
+    assert script.count("commit") == 0
+    assert worker.control.meter.commit_failures == 1
+    worker.commit(again)
+    wait_for(lambda: script.count("commit") == 1, "commit() once stored")
+    stop(worker)
