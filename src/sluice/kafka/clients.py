@@ -1,7 +1,8 @@
 """Where the Kafka clients of a task come from: a factory the task loops are given, so that
-tests drive them with fakes of their own and a task host could pick another client library.
+tests drive them with fakes of their own.
 
-The loops use librdkafka's Python API (``confluent_kafka``): a producer's ``produce``,
+The loops speak librdkafka's Python API (``confluent_kafka``, whose ``TopicPartition``
+and ``KafkaException`` they use as they are): a producer's ``produce``,
 ``poll``, ``flush`` and ``len``; a consumer's ``consume``, ``incremental_assign``,
 ``incremental_unassign``, ``pause``, ``resume``, ``seek``, ``get_watermark_offsets`` and
 ``close``; an admin client's ``list_topics`` and ``create_topics``. A fake offers those.

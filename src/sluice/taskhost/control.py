@@ -55,6 +55,7 @@ class TaskControl:
         self.paused = False
         self.meter = TaskMeter()  # the task's totals, sent with each heartbeat
         self.changed = threading.Condition()
+        self._generation = 0  # how many times the worker's messages changed something
         self.assignments: queue.Queue[Assign] = queue.Queue()
         self._replies: queue.Queue[Reply | None] = queue.Queue()
         self._handlers: dict[type[WorkerMessage], Callable[[WorkerMessage], None]] = {
@@ -114,6 +115,7 @@ class TaskControl:
 
     def _notify(self) -> None:
         with self.changed:
+            self._generation += 1
             self.changed.notify_all()
 
     # -- the task thread -------------------------------------------------------------------
@@ -122,10 +124,19 @@ class TaskControl:
     def stopping(self) -> bool:
         return self.stop_requested.is_set()
 
-    def wait_for_change(self, timeout_s: float) -> None:
-        """Wait until the worker sent something, at most ``timeout_s``."""
+    @property
+    def generation(self) -> int:
+        """Goes up with each message from the worker: read it before looking at the flags,
+        and hand it to :meth:`wait_for_change`, so that a message that came in between is
+        not waited for."""
+        return self._generation
+
+    def wait_for_change(self, timeout_s: float, since: int | None = None) -> None:
+        """Wait until the worker sent something after :attr:`generation` was ``since``
+        (without it: from now), at most ``timeout_s``."""
         with self.changed:
-            self.changed.wait(timeout_s)
+            start = self._generation if since is None else since
+            self.changed.wait_for(lambda: self._generation != start, timeout_s)
 
     def send(self, message: TaskMessage) -> None:
         try:

@@ -18,7 +18,7 @@ from sluice.taskhost.protocol import Failed, Heartbeat, Started, TaskSpec
 
 log = logging.getLogger(__name__)
 
-__all__ = ["COMMIT_INTERVAL_MAX_MS", "FINAL_FLUSH_S", "TaskFailure", "TaskLoop", "format_trace"]
+__all__ = ["COMMIT_INTERVAL_MAX_MS", "FINAL_FLUSH_S", "Stopping", "TaskFailure", "TaskLoop", "format_trace"]
 
 # Offsets are committed at least this often (and every offset.flush.interval.ms when that
 # is shorter): Kafka's 60 s default would let a crash repeat a minute of records; an
@@ -30,6 +30,11 @@ FINAL_FLUSH_S = 30.0
 
 def format_trace(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+class Stopping(Exception):
+    """The worker asked the task to stop while the loop was waiting on Kafka: the loop ends
+    as after any stop (what was acknowledged is committed, ``stop()`` is called)."""
 
 
 class TaskFailure(Exception):
@@ -60,6 +65,8 @@ class TaskLoop:
             self._after_start()
             self.control.send(Started())
             self._loop()
+        except Stopping:
+            pass
         except WorkerGone:
             log.warning("Task %s-%s: the worker went away; stopping the task", self.spec.connector, self.spec.task)
         except TaskFailure as exc:

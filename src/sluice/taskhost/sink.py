@@ -90,6 +90,7 @@ class SinkLoop(TaskLoop):
         # more often (to hear the worker sooner) and calls put([]) when such a wait is over.
         next_idle_put = now
         while not control.stopping:
+            seen = control.generation  # before the flags and the assignment: nothing sent after is missed
             if control.paused:
                 self._pause()
                 continue
@@ -99,7 +100,7 @@ class SinkLoop(TaskLoop):
             if self._client_failure is not None:
                 raise TaskFailure(self._client_failure)
             if not self.positions:
-                control.wait_for_change(poll_s)
+                control.wait_for_change(poll_s, since=seen)
             now = time.monotonic()
             if messages:
                 self._deliver(messages)
@@ -267,8 +268,11 @@ class SinkLoop(TaskLoop):
             self.consumer.pause(partitions)
         self._commit()
         self.control.send(PausedAck())
-        while self.control.paused and not self.control.stopping:
-            self.control.wait_for_change(1.0)
+        while True:
+            seen = self.control.generation  # before the flags: a Resume in between ends the wait
+            if not self.control.paused or self.control.stopping:
+                break
+            self.control.wait_for_change(1.0, since=seen)
         resume = [KafkaPartition(t, p) for t, p in sorted(set(self.positions) - self._task_paused)]
         if resume and not self.control.stopping:
             self.consumer.resume(resume)

@@ -27,7 +27,7 @@ from sluice.kafka.errors import ends_task
 from sluice.kafka.settings import producer_settings
 from sluice.kafka.topics import TopicCreator
 from sluice.taskhost.control import TaskControl, WorkerGone
-from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, TaskFailure, TaskLoop, format_trace
+from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, Stopping, TaskFailure, TaskLoop, format_trace
 from sluice.taskhost.plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
 from sluice.taskhost.protocol import (
     PausedAck,
@@ -272,7 +272,7 @@ class SourceLoop(TaskLoop):
                 self._check_failure()
                 if self.control.stopping:
                     # not produced: not acknowledged, so its offset is never committed
-                    raise WorkerGone("stopped while the producer's queue was full") from None
+                    raise Stopping("stopped while the producer's queue was full") from None
 
     def delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
         """A delivery report that needs more than marking the record acknowledged (on the
@@ -354,9 +354,12 @@ class SourceLoop(TaskLoop):
         self._check_failure()
         self._commit_offsets()
         self.control.send(PausedAck())
-        while self.control.paused and not self.control.stopping:
+        while True:
+            seen = self.control.generation  # before the flags: a Resume in between ends the wait
+            if not self.control.paused or self.control.stopping:
+                return
             self.producer.poll(0)
-            self.control.wait_for_change(1.0)
+            self.control.wait_for_change(1.0, since=seen)
 
     def _split_read(self) -> None:
         """The task asked to split a read: what came before it is delivered and committed,

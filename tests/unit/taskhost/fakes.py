@@ -470,10 +470,9 @@ class FakeClients:
 class ObservedTaskControl(TaskControl):
     """The production :class:`TaskControl`, showing when the loop waits for the worker.
 
-    ``waiting`` is set under the condition's lock right before the wait releases it, so a
-    message sent once ``waiting`` is seen wakes that wait (a message that arrives just
-    before the loop waits only ends the wait at its timeout: up to a second while paused).
-    ``waits`` counts the waits that ended: a test that woke the loop sees it went round.
+    ``waiting`` is set while the loop is in :meth:`wait_for_change`: a message sent once it
+    is seen wakes that wait. ``waits`` counts the waits that ended: a test that woke the
+    loop sees it went round.
     """
 
     def __init__(self, channel: TaskChannel) -> None:
@@ -481,13 +480,12 @@ class ObservedTaskControl(TaskControl):
         self.waiting = False
         super().__init__(channel)
 
-    def wait_for_change(self, timeout_s: float) -> None:
-        with self.changed:
-            self.waiting = True
-            try:
-                self.changed.wait(timeout_s)
-            finally:
-                self.waiting = False
+    def wait_for_change(self, timeout_s: float, since: int | None = None) -> None:
+        self.waiting = True
+        try:
+            super().wait_for_change(timeout_s, since)
+        finally:
+            self.waiting = False
         self.waits += 1
 
 

@@ -4,7 +4,9 @@ stop and failures go as the worker expects (Kafka's ``WorkerSourceTask``)."""
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterator
@@ -413,3 +415,45 @@ def test_a_failed_store_sends_the_same_offsets_with_the_next_commit(worker: Work
     worker.commit(again)
     wait_for(lambda: script.count("commit") == 1, "commit() once stored")
     stop(worker)
+
+
+def test_a_resume_that_comes_as_the_paused_loop_is_about_to_wait_is_heard_at_once(
+    worker: WorkerEnd, script: SourceScript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Resume is handled between the paused loop's look at the flags and its wait:
+    that wait must end at once, not at its one-second timeout."""
+    control = worker.control
+    resumed_at: list[float] = []
+    real_wait = control.wait_for_change
+
+    def racing_wait(timeout_s: float, since: int | None = None) -> None:
+        if control.paused and not resumed_at:  # the loop saw paused and is about to wait
+            worker.send(Resume())
+            wait_for(lambda: not control.paused, "the Resume handled")
+            resumed_at.append(time.monotonic())
+        real_wait(timeout_s, since)
+
+    monkeypatch.setattr(control, "wait_for_change", racing_wait)
+    start(worker, script)
+    worker.send(Pause())
+    worker.next(PausedAck)
+    polls = script.count("poll")
+    wait_for(lambda: script.count("poll") > polls, "polling again after the Resume")
+    assert time.monotonic() - resumed_at[0] < 0.5
+    stop(worker)
+
+
+def test_a_stop_while_the_producer_queue_is_full_is_a_clean_stop(
+    worker: WorkerEnd, script: SourceScript, caplog: pytest.LogCaptureFixture
+) -> None:
+    producer = start(worker, script)
+    producer.queue_limit = 2
+    script.queue(record("a", 1), record("a", 2), record("a", 3))
+    produced(producer, 2)
+    polls = producer.poll_calls
+    wait_for(lambda: producer.poll_calls >= polls + 2, "the loop waiting for room in the queue")
+    with caplog.at_level(logging.WARNING, logger="sluice.taskhost.loop"):
+        sent = stop(worker)  # Kafka acknowledged nothing: nothing to store
+    assert not [m for m in sent if isinstance(m, SourceOffsets | Failed)]
+    assert script.names()[-1] == "stop"
+    assert "went away" not in caplog.text
