@@ -107,12 +107,6 @@ def script() -> Iterator[SinkScript]:
 
 
 @pytest.fixture
-def worker() -> Iterator[WorkerEnd]:
-    with WorkerEnd() as end:
-        yield end
-
-
-@pytest.fixture
 def no_periodic_commits(monkeypatch: pytest.MonkeyPatch) -> None:
     """pre_commit comes only when the loop pauses, stops, loses a partition or the task asks
     (the interval, and so the idle put([]) too, is an hour)."""

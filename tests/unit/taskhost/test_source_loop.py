@@ -130,12 +130,6 @@ def script() -> Iterator[SourceScript]:
 
 
 @pytest.fixture
-def worker() -> Iterator[WorkerEnd]:
-    with WorkerEnd() as end:
-        yield end
-
-
-@pytest.fixture
 def no_periodic_commits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Offsets go to the worker only when the loop pauses or stops (the interval is an hour)."""
     monkeypatch.setattr(source, "COMMIT_INTERVAL_MAX_MS", HOUR_MS)
