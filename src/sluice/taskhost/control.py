@@ -11,6 +11,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 from sluice.taskhost.metering import TaskMeter
 from sluice.taskhost.protocol import (
@@ -58,16 +59,6 @@ class TaskControl:
         self._generation = 0  # how many times the worker's messages changed something
         self.assignments: queue.Queue[Assign] = queue.Queue()
         self._replies: queue.Queue[Reply | None] = queue.Queue()
-        self._handlers: dict[type[WorkerMessage], Callable[[WorkerMessage], None]] = {
-            RunSourceTask: self._on_launch,
-            RunSinkTask: self._on_launch,
-            Resume: self._on_target,
-            Pause: self._on_target,
-            Stop: self._on_target,
-            Assign: self._on_assign,
-            Committed: self._on_reply,
-            SplitReadDone: self._on_reply,
-        }
         self._reader = threading.Thread(target=self._read, name="sluice-task-control", daemon=True)
         self._reader.start()
 
@@ -84,7 +75,7 @@ class TaskControl:
                 log.exception("Unreadable message from the worker")
                 self._lost()
                 return
-            self._handlers[type(message)](message)
+            self.HANDLERS[type(message)](self, message)
             self._notify()
 
     def _lost(self) -> None:
@@ -112,6 +103,19 @@ class TaskControl:
     def _on_reply(self, message: WorkerMessage) -> None:
         assert isinstance(message, Committed | SplitReadDone)
         self._replies.put(message)
+
+    #: Who handles each message of the worker (a table of the class: bound methods in the
+    #: instance's own would tie it into a reference cycle).
+    HANDLERS: ClassVar[dict[type, Callable[[TaskControl, Any], None]]] = {
+        RunSourceTask: _on_launch,
+        RunSinkTask: _on_launch,
+        Resume: _on_target,
+        Pause: _on_target,
+        Stop: _on_target,
+        Assign: _on_assign,
+        Committed: _on_reply,
+        SplitReadDone: _on_reply,
+    }
 
     def _notify(self) -> None:
         with self.changed:

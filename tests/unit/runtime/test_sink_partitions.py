@@ -1,17 +1,27 @@
 """A sink task's share of its connector's partitions, worked out by its supervisor: range
 assignment per topic, read from the group's committed offsets or else the earliest, and
-a new topic that matches ``topics.regex`` picked up at the next refresh."""
+a new topic that matches ``topics.regex`` picked up at the next refresh; the supervisor's
+Kafka clients let go of when it stops."""
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
 
 from confluent_kafka import TopicPartition
 
-from sluice.runtime.tasks import SinkPartitions
+from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.tasks import SinkPartitions, TaskHooks, TaskSettings, WorkerSinkTask
+from sluice.spark.inbox import Connected, JobEnded
+from sluice.taskhost.protocol import Hello, PluginSpec, Started, Stop, Stopped, TaskSpec
+from tests.helpers import wait_until
+from tests.unit.runtime.launcher_fakes import FakeLauncher
+
+STRING = PluginSpec("sluice.converters.string.StringConverter", {})
 
 
 class FakeAdmin:
@@ -91,3 +101,58 @@ def test_a_new_matching_topic_is_picked_up_at_the_next_refresh_and_commits_reach
     partitions.commit({("orders-eu", 0): 12})
     assert consumer.group == {("orders-eu", 0): 12}
     assert partitions.start_offsets()[("orders-eu", 0)] == 12
+
+
+class FakeClients:
+    def __init__(self, admin: FakeAdmin, consumer: FakeConsumer) -> None:
+        self.made: list[Any] = [admin, consumer]
+
+    def admin(self, settings: dict[str, Any]) -> FakeAdmin:
+        return self.made[0]
+
+    def consumer(self, settings: dict[str, Any]) -> FakeConsumer:
+        return self.made[1]
+
+    def producer(self, settings: dict[str, Any]) -> Any:
+        raise AssertionError("a sink supervisor makes no producer")
+
+
+def test_a_stopped_sink_supervisor_lets_go_of_its_kafka_clients_at_once() -> None:
+    """librdkafka's clients close when their last reference goes: a supervisor that kept
+    them until the garbage collector ran would leave them connecting to brokers that the
+    worker's owner stops next (and logging each refused connection)."""
+    consumer = FakeConsumer({})
+    consumer.close = lambda: None  # type: ignore[attr-defined]
+    clients = FakeClients(FakeAdmin({"t": 1}), consumer)
+    launcher = FakeLauncher()
+    reports: list[State] = []
+    spec = TaskSpec("c", 0, "x.Task", {}, "i", STRING, STRING, STRING)
+    gc.disable()  # whatever is freed below is freed by reference counting alone
+    try:
+        task = WorkerSinkTask(
+            spec, TargetState.STARTED, lambda: launcher,
+            TaskHooks(report=lambda state, trace: reports.append(state)), TaskSettings(),
+            bootstrap_servers="fake:9092", consumer_overrides={}, topics=["t"], topics_regex=None, task_count=1,
+            clients=clients,
+        )  # fmt: skip
+        task.start()
+        launch = wait_until(lambda: launcher.launches and launcher.launches[0], timeout=10, message="launched")
+        assert launch.task.assignment == {("t", 0): 0}
+        launch.inbox.put(Connected(Hello("i", "secret", 1, "host")))
+        launch.inbox.put(Started())
+        wait_until(lambda: State.RUNNING in reports, timeout=10, message="RUNNING")
+        task.stop()
+        wait_until(lambda: launcher.launches[0].connection.of(Stop), timeout=10, message="told to stop")
+        launch.inbox.put(Stopped())
+        launch.inbox.put(JobEnded(None))
+        assert task.join(10)
+        held = [weakref.ref(client) for client in clients.made]
+        supervisor = weakref.ref(task)
+        clients.made.clear()
+        del consumer, launch
+        assert [ref() for ref in held] == [None, None]
+        launcher.launches.clear()
+        del task
+        assert supervisor() is None
+    finally:
+        gc.enable()

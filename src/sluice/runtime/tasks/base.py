@@ -8,7 +8,7 @@ reports RUNNING / PAUSED / FAILED / UNASSIGNED. A task whose host dies, or that 
 sending heartbeats, is FAILED with the reason. A failing task never affects its siblings.
 
 Supervision goes through explicit :class:`Phase`\\ s; what the task and its launch say is
-handled by a table of handlers, one per message type, which the source and sink
+handled by a table of handlers, one per message type (:attr:`WorkerTask.HANDLERS`), which the source and sink
 supervisors (:mod:`sluice.runtime.tasks.source`, :mod:`sluice.runtime.tasks.sink`) extend
 with what their offsets need.
 """
@@ -24,7 +24,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.metrics.recorders import TaskSeries
@@ -119,7 +119,8 @@ class TaskFailed(Exception):
         self.trace = trace
 
 
-Handler = Callable[[Any], None]
+#: Handles one message or event: a function of the supervisor and the item.
+Handler = Callable[[Any, Any], None]
 
 
 class WorkerTask:
@@ -157,18 +158,6 @@ class WorkerTask:
         self._sent_target: TargetState | None = None
         self._launched_at = self._last_heard = 0.0
         self._reached_running = False
-        self._handlers: dict[type, Handler] = {
-            Connected: self._on_connected,
-            Disconnected: self._on_disconnected,
-            JobEnded: self._on_job_ended,
-            Wake: lambda _item: None,
-            Started: self._on_started,
-            Stopped: self._on_stopped,
-            Failed: self._on_failed,
-            PausedAck: self._on_paused,
-            Heartbeat: self._on_heartbeat,
-            TopicsSeen: self._on_topics_seen,
-        }
         self._thread = threading.Thread(target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True)
 
     # -- control (any thread) -----------------------------------------------------
@@ -250,7 +239,7 @@ class WorkerTask:
             except queue.Empty:
                 item = None
             if item is not None:
-                self._handlers.get(type(item), self._on_unexpected)(item)
+                self.HANDLERS.get(type(item), WorkerTask._on_unexpected)(self, item)
             if not self._done():
                 self._steer(time.monotonic())
 
@@ -352,6 +341,26 @@ class WorkerTask:
     def _on_unexpected(self, item: InboxItem) -> None:
         self._heard()
         log.warning("Task %s-%s sent an unexpected message: %r", *self.id, item)
+
+    def _on_wake(self, _item: Wake) -> None:
+        """Nothing to handle: the steering that follows looks at the target state again."""
+
+    #: Who handles what arrives in the inbox, by its type (the source and sink supervisors
+    #: add their offsets). A table of the class, not of each instance: bound methods in
+    #: an instance's own table would tie it into a reference cycle, and its Kafka clients
+    #: would outlive it until the garbage collector ran.
+    HANDLERS: ClassVar[dict[type, Handler]] = {
+        Connected: _on_connected,
+        Disconnected: _on_disconnected,
+        JobEnded: _on_job_ended,
+        Wake: _on_wake,
+        Started: _on_started,
+        Stopped: _on_stopped,
+        Failed: _on_failed,
+        PausedAck: _on_paused,
+        Heartbeat: _on_heartbeat,
+        TopicsSeen: _on_topics_seen,
+    }
 
     def _answer(self, answer: WorkerMessage) -> None:
         assert self.launch is not None

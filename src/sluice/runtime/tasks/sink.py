@@ -8,7 +8,7 @@ import logging
 import re
 import threading
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import OffsetSpec
@@ -17,7 +17,7 @@ from sluice.kafka.clients import LIBRDKAFKA, KafkaClients
 from sluice.kafka.retries import with_kafka_retries
 from sluice.kafka.security import check_authentication
 from sluice.runtime.data_path import DeadLetterTopic
-from sluice.runtime.tasks.base import WorkerTask
+from sluice.runtime.tasks.base import Handler, WorkerTask
 from sluice.taskhost.protocol import Assign, Committed, RunSinkTask, SinkOffsets, TopicPartitionKey
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,6 @@ class WorkerSinkTask(WorkerTask):
         self.partitions: SinkPartitions | None = None
         self._clients = clients
         self._consumer: Any = None
-        self._handlers[SinkOffsets] = self._on_offsets
 
     def _prepare(self) -> None:
         # The task's consumer settings (librdkafka's, security translated) serve the
@@ -224,6 +223,8 @@ class WorkerSinkTask(WorkerTask):
         self._heard()
         self._answer(self._commit(message))
 
+    HANDLERS: ClassVar[dict[type, Handler]] = {**WorkerTask.HANDLERS, SinkOffsets: _on_offsets}
+
     def _commit(self, message: SinkOffsets) -> Committed:
         partitions = self.partitions
         assert partitions is not None
@@ -245,3 +246,7 @@ class WorkerSinkTask(WorkerTask):
         super()._close()
         if self._consumer is not None:
             self._consumer.close()
+        # librdkafka's admin client has no close(): it goes with its last reference, now,
+        # not whenever this supervisor is collected (after the brokers may be gone)
+        self.partitions = None
+        self._consumer = None

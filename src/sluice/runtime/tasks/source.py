@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from sluice.api.source import partition_key
 from sluice.kafka.retries import with_kafka_retries
 from sluice.runtime.data_path import DeadLetterTopic
-from sluice.runtime.tasks.base import WorkerTask, format_trace
+from sluice.runtime.tasks.base import Handler, WorkerTask, format_trace
 from sluice.storage.base import OffsetBackingStore
 from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
 from sluice.taskhost.protocol import (
@@ -47,8 +47,6 @@ class WorkerSourceTask(WorkerTask):
         self.kafka_options = kafka_options  # Spark's Kafka writer, for split reads
         self.producer_config = dict(producer_config or {})
         self.committed: dict[Any, SourceOffset] = {}
-        self._handlers[SourceOffsets] = self._on_offsets
-        self._handlers[SplitReadRequest] = self._on_split_read
 
     def _prepare(self) -> None:
         if self.dead_letter_topic is not None:
@@ -73,6 +71,12 @@ class WorkerSourceTask(WorkerTask):
     def _on_split_read(self, message: SplitReadRequest) -> None:
         self._heard()
         self._answer(self._split_read(message.parts))
+
+    HANDLERS: ClassVar[dict[type, Handler]] = {
+        **WorkerTask.HANDLERS,
+        SourceOffsets: _on_offsets,
+        SplitReadRequest: _on_split_read,
+    }
 
     def _store(self, seq: int, offsets: list[SourceOffset]) -> Committed:
         if not offsets:
