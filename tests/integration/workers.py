@@ -123,6 +123,12 @@ class StandaloneWorker:
         return {"offset.storage.file.filename": str(work_dir / f"{name}.offsets")}
 
     def start(self, *connector_files: Path, timeout: float = 120.0) -> StandaloneWorker:
+        """Spawn the worker and wait until ``GET /health`` says it is ready."""
+        self.spawn(*connector_files)
+        return self.wait_for("/health", 200, timeout)
+
+    def spawn(self, *connector_files: Path) -> StandaloneWorker:
+        """Start the worker's process, without waiting for it."""
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "sluice.cli.main", self.mode, str(self.worker_file), *map(str, connector_files)],
@@ -131,18 +137,24 @@ class StandaloneWorker:
             cwd=self.work_dir,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
+        return self
+
+    def wait_for(self, path: str, status: int, timeout: float) -> StandaloneWorker:
+        """Wait until ``GET path`` answers ``status`` (``/health`` 200: ready; ``/`` 200:
+        the REST API answers)."""
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"worker {self.name} exited with {self.process.returncode}:\n{self.log()}")
             try:
-                health = httpx2.get(f"{self.url}/health", timeout=2, auth=self.auth, verify=self.verify)
-                if health.status_code == 200:
+                answer = httpx2.get(f"{self.url}{path}", timeout=2, auth=self.auth, verify=self.verify)
+                if answer.status_code == status:
                     return self
             except httpx2.HTTPError:
                 pass
             time.sleep(0.2)
-        raise AssertionError(f"worker {self.name} did not become healthy:\n{self.log()}")
+        raise AssertionError(f"worker {self.name}: GET {path} did not answer {status} in {timeout} s:\n{self.log()}")
 
     def stop(self, timeout: float = 90.0) -> int:
         """SIGTERM and wait: a clean shutdown exits with 0."""

@@ -157,17 +157,25 @@ class StandaloneConnect:
         )
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
+        self.interrupted = threading.Event()  # set when the worker is to stop (a signal)
         self.herder.start_reporters()  # metric.reporters: one that cannot be made stops the worker here
 
     def start(self, connector_configs: Sequence[tuple[dict[str, str], TargetState | None]] = ()) -> None:
-        """Start everything; raise if a command-line connector cannot be created."""
+        """Start everything; raise if a command-line connector cannot be created, or
+        :class:`~sluice.runtime.startup.EngineFailed` if the worker cannot run tasks.
+
+        The REST API answers from the start (``GET /health``: 503 while starting); the
+        connectors start once the engine can run their tasks."""
         self.offset_store.start()
         self.config_store.start()
         self.status_store.start()
-        self.spark.start_async()
+        self.worker.start_engine()
         self.rest.start()
         self.worker.worker_id = self.rest.worker_id
         log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)
+        while not self.worker.startup.wait(0.5):
+            if self.interrupted.is_set():
+                return  # stopping before it started
         self.herder.start()
         for config, initial_state in connector_configs:
             name = config["name"]

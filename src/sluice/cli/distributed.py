@@ -95,6 +95,9 @@ class DistributedConnect:
         )
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()
+        self.interrupted = threading.Event()  # set when the worker is to stop (a signal, or it cannot run)
+        self.fatal_error: BaseException | None = None
+        self.herder.fatal = self._fatal
         self.herder.start_reporters()  # metric.reporters: one that cannot be made stops the worker here
 
     def _member(self, herder: DistributedHerder, snapshot: Callable[[], ConfigSnapshot]) -> WorkerGroupMember:
@@ -112,9 +115,16 @@ class DistributedConnect:
             client_config=self.security.kafka_python(),
         )
 
+    def _fatal(self, error: BaseException) -> None:
+        self.fatal_error = error
+        self.interrupted.set()
+
     def start(self) -> None:
+        """Start the stores and the REST API, and the engine in the background; the
+        herder joins the group once the engine can run a task (``GET /health``: 503
+        until the first assignment)."""
         # Every store reads its topic to the end before the REST API answers from it.
-        self.spark.start_async()
+        self.worker.start_engine()
         if self.security.protocol != "PLAINTEXT":
             # a refused login names itself here rather than as a store's timeout
             check_authentication(self._client)

@@ -66,13 +66,20 @@ def _serve(
     connect: Any, start: Callable[[], None], failure: str, failure_code: int, stop_event: threading.Event | None
 ) -> int:
     """Start a worker, serve until SIGTERM/SIGINT (or ``stop_event``), stop it."""
+    from sluice.runtime.startup import EngineFailed
+
     log = logging.getLogger("sluice")
     stop = stop_event or threading.Event()
+    connect.interrupted = stop  # also set by the worker itself when it cannot run
     if stop_event is None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
     try:
         start()
+    except EngineFailed as exc:
+        log.error("%s", exc)
+        connect.stop()
+        return 1
     except Exception as exc:
         log.error("%s: %s", failure, exc, exc_info=failure_code != EXIT_CONNECTOR_ERROR)
         connect.stop()
@@ -80,6 +87,10 @@ def _serve(
     log.info("Sluice worker started; REST API at %s", connect.url)
     stop.wait()
     connect.stop()
+    fatal = getattr(connect, "fatal_error", None)
+    if fatal is not None:
+        log.error("The worker stopped: %s", fatal)
+        return 1
     log.info("Sluice worker stopped")
     return 0
 

@@ -10,6 +10,7 @@ under that id, and ``GET /openapi.json`` serves the description of all of them.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import Callable
 
@@ -18,7 +19,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sluice.rest.basic_auth import BasicAuthMiddleware
-from sluice.rest.errors import CatchAllMiddleware, install_error_handlers
+from sluice.rest.errors import CatchAllMiddleware, error_response, install_error_handlers
 from sluice.rest.forwarding import forward_request_handler
 from sluice.rest.http_settings import AdminPathGate, ResponseHeadersMiddleware, parse_header_rules
 from sluice.rest.routes.admin import admin_routes
@@ -60,6 +61,35 @@ class _StripTrailingSlash:
                 raw = scope.get("raw_path")
                 if raw:
                     scope["raw_path"] = raw.rstrip(b"/") or b"/"
+        await self.app(scope, receive, send)
+
+
+#: How long a request about connectors waits for a starting herder (Kafka's REST request
+#: timeout), before it answers 500 "Request timed out" with what the worker is doing.
+HERDER_START_WAIT_S = 90.0
+_HERDER_START_POLL_S = 0.05
+
+
+class _AwaitHerderStart:
+    """Hold requests about connectors until the herder serves them, as Kafka's herder
+    queues them until it has started (a distributed worker: until it has joined its group
+    and has its first assignment). The worker's own resources (``/``, ``/health``, the
+    plugins, the loggers) answer at once."""
+
+    def __init__(self, app: ASGIApp, herder: Herder) -> None:
+        self.app = app
+        self.herder = herder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (scope["path"] == "/connectors" or scope["path"].startswith("/connectors/")):
+            deadline = asyncio.get_running_loop().time() + HERDER_START_WAIT_S
+            while not self.herder.await_started(0):
+                if asyncio.get_running_loop().time() >= deadline:
+                    stage = self.herder.starting_stage()
+                    message = "Request timed out" + (f". {stage}" if stage else "")
+                    await error_response(500, message)(scope, receive, send)
+                    return
+                await asyncio.sleep(_HERDER_START_POLL_S)
         await self.app(scope, receive, send)
 
 
@@ -117,6 +147,7 @@ def create_app(
         )
     if header_rules:
         app.add_middleware(ResponseHeadersMiddleware, rules=header_rules)
+    app.add_middleware(_AwaitHerderStart, herder=herder)
     app.add_middleware(AdminPathGate)
     if basic_auth_users is not None:
         app.add_middleware(BasicAuthMiddleware, users=basic_auth_users)  # outermost: before anything runs

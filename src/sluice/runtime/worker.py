@@ -1,8 +1,9 @@
 """The Worker: starts and stops connectors and tasks, and knows nothing of coordination.
 
 Connectors run on the driver (this process); their tasks run on Spark through
-:mod:`sluice.runtime.tasks`. The SparkSession starts in the background when the
-worker starts, so the REST API answers before Spark is up; tasks wait for it.
+:mod:`sluice.runtime.tasks`. The engine — the SparkSession and a warm task host — starts
+in the background (:meth:`Worker.start_engine`), so the REST API answers before Spark is
+up; the worker's herder takes work only once the engine is ready (:attr:`Worker.startup`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.metrics.recorders import WorkerCounters
 from sluice.runtime.metrics.snapshot import ConnectorSnapshot, TaskSnapshot, WorkerSnapshot
 from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
+from sluice.runtime.startup import Startup
 from sluice.runtime.tasks import (
     TaskHooks,
     TaskLauncher,
@@ -50,6 +52,10 @@ log = logging.getLogger(__name__)
 __all__ = ["SparkProvider", "Worker"]
 
 PLUGIN_PATH_TASK_KEY = "__sluice.plugin.path"
+#: How long the engine's first task host may take to connect back (Spark's first job,
+#: its Python daemon's start, the task host's imports: seconds; minutes on a cluster
+#: that is still granting executors).
+TASK_HOST_WARM_UP_TIMEOUT_S = 300.0
 
 
 def _trace(exc: BaseException) -> str:
@@ -158,6 +164,7 @@ class Worker:
         self._launcher: TaskLauncher | None = None
         self.generation = 0
         self.counters = WorkerCounters()  # connect-worker-metrics' totals
+        self.startup = Startup()  # the engine's start-up (start_engine)
         # Told each status this worker writes, before it is written; returns the trace to
         # write (the herder's automatic restarts, runtime/auto_restart.py).
         self.status_hook: Callable[[str, int | None, State, str | None], str | None] | None = None
@@ -296,6 +303,32 @@ class Worker:
             wc.state, wc.trace = State.FAILED, _trace(exc)
         self._put_connector_status(wc.name, wc.state, wc.trace)
         return wc.state is not State.FAILED
+
+    def start_engine(self) -> None:
+        """Start the engine in the background: the Spark session, then a task host that
+        connects back and waits for the first task (so it starts at once). :attr:`startup`
+        says where it is; the herder waits for it before it takes work."""
+        threading.Thread(target=self._start_engine, name="sluice-engine-start", daemon=True).start()
+
+    def _start_engine(self) -> None:
+        started = time.monotonic()
+        try:
+            self.startup.begin("starting its Spark session")
+            launcher = self.task_launcher()
+            session_s = time.monotonic() - started
+            self.startup.begin("waiting for its first task host to start on Spark")
+            host_s = launcher.warm_up(TASK_HOST_WARM_UP_TIMEOUT_S)
+        except BaseException as exc:  # the worker cannot run tasks: its herder reports it and stops
+            log.error("The worker's engine could not start", exc_info=True)
+            self.startup.fail(exc)
+            return
+        log.info(
+            "Engine ready in %.2f s: Spark session %.2f s, first task host %.2f s",
+            time.monotonic() - started,
+            session_s,
+            host_s,
+        )
+        self.startup.finish()
 
     def task_launcher(self) -> TaskLauncher:
         """What launches this worker's tasks on Spark (made once the session is ready)."""
@@ -520,6 +553,9 @@ class Worker:
         (and before the brokers go away: an open client keeps reconnecting, and says so)."""
         with self._lock:
             self._admin = None  # librdkafka closes a client when its last reference goes
+            launcher = self._launcher
+        if launcher is not None:
+            launcher.close()  # its standby task host
 
     def _admin_config(self) -> dict[str, str]:
         # As Kafka's Worker.adminConfigs: the worker's own settings (here: the security

@@ -238,6 +238,10 @@ class ConfigBackingStore(ABC):
     def stop(self) -> None:
         """Close the store. The default does nothing."""
 
+    def refresh(self, timeout: float | None = None) -> None:
+        """Catch up with what other workers wrote up to now. The default does nothing: a
+        store only this process writes is always current."""
+
     @abstractmethod
     def put_connector_config(
         self, name: str, config: Mapping[str, str | None], target_state: str | None = None

@@ -47,18 +47,24 @@ def run_task(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
     channel = wire.connect(bootstrap.address)
     channel.send_hello(Hello(bootstrap.incarnation, bootstrap.secret, os.getpid(), socket.gethostname()))
     control = TaskControl(channel)
-    heartbeats = Heartbeats(control, bootstrap.heartbeat_interval_ms / 1000.0)
+    heartbeats: Heartbeats | None = None
     try:
-        launch = control.launch if control.welcomed.wait(WELCOME_TIMEOUT_S) and not control.stopping else None
+        # A standby waits for its task as long as the worker keeps the connection open.
+        welcomed = control.welcomed.wait(None if bootstrap.standby else WELCOME_TIMEOUT_S)
+        launch = control.launch if welcomed and not control.stopping else None
         if launch is None:
-            log.warning(
-                "Task launch %s: the worker did not take this connection; not starting it", bootstrap.incarnation
-            )
+            if not bootstrap.standby:
+                log.warning(
+                    "Task launch %s: the worker did not take this connection; not starting it", bootstrap.incarnation
+                )
         else:
+            # From the task's start: a standby has nobody to hear them before.
+            heartbeats = Heartbeats(control, bootstrap.heartbeat_interval_ms / 1000.0)
             LOOPS[type(launch)](launch, control, clients).run()
         with contextlib.suppress(WorkerGone):
             control.send(Stopped())
     finally:
-        heartbeats.stop()
+        if heartbeats is not None:
+            heartbeats.stop()
         channel.close()
     yield pa.RecordBatch.from_pydict({"done": [not control.worker_gone.is_set()]})

@@ -47,10 +47,16 @@ class FakeLauncher:
     def __init__(self) -> None:
         self.launches: list[FakeLaunch] = []
 
+    def warm_up(self, timeout_s: float) -> float:
+        return 0.0
+
     def launch(self, task: TaskLaunch, inbox: Inbox) -> FakeLaunch:
         launch = FakeLaunch(task, inbox)
         self.launches.append(launch)
         return launch
+
+    def close(self) -> None:
+        pass
 
     def run_split_read(self, *args: Any) -> Any:
         raise AssertionError("not used")

@@ -209,6 +209,16 @@ class Herder(ABC):
     def health(self) -> tuple[str, str]:
         """``(status, message)``: status is ``healthy``, ``starting`` or ``unhealthy``."""
 
+    def await_started(self, timeout_s: float) -> bool:
+        """Wait until the herder serves requests about connectors (Kafka's herder queues
+        them until it has started); False when it has not within ``timeout_s``. The
+        default: it always does."""
+        return True
+
+    def starting_stage(self) -> str | None:
+        """What a starting herder is waiting for (Kafka's stage summary), else None."""
+        return None
+
     @abstractmethod
     def connectors(self) -> list[str]:
         """Names of all connectors."""

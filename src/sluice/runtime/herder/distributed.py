@@ -40,6 +40,7 @@ from sluice.runtime.loggers import Loggers
 from sluice.runtime.metrics.exposition import rebalance_metrics
 from sluice.runtime.metrics.recorders import RebalanceStats
 from sluice.runtime.offsets import SinkGroupOffsets
+from sluice.runtime.startup import Stage
 from sluice.runtime.worker import Worker
 from sluice.storage.base import DESTROYED, StatusBackingStore, connector_config_map
 from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore
@@ -58,6 +59,12 @@ TICK_MS = 250
 #: How long a REST call waits for the tick thread to act on work this worker owns (the
 #: forwarding worker waits 90 s: this answers first).
 OWNER_REQUEST_TIMEOUT_S = 60.0
+#: How long a REST write waits for a rebalance under way to complete before it answers
+#: 409 (Kafka's herder holds requests while it rebalances, within the request timeout).
+REBALANCE_WAIT_S = 60.0
+#: How often a waiting write looks again whether the rebalance is over: the member's
+#: "rejoin needed" is the group client's state, which signals nobody when it changes.
+_SETTLED_POLL_S = 0.02
 
 
 class _ConfigEvents(ConfigUpdateListener):
@@ -120,8 +127,17 @@ class DistributedHerder(WorkerHerder):
         self._owned_connectors: set[str] = set()
         self._owned_tasks: set[TaskId] = set()
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
+        # Queued events not yet carried out: a config change read a moment ago may be about
+        # to start a rebalance (REST writes wait for it, see _settled).
+        self._events_pending = 0
+        self._events_lock = threading.Lock()
         self._stopping = threading.Event()
         self._assigned = threading.Event()  # a round completed since the last revocation
+        self.rebalance_wait_s = REBALANCE_WAIT_S
+        self._joining: Stage | None = None  # since the member exists: in (or joining) the group
+        # Told when the worker cannot run (its engine did not start); the composition root
+        # stops the worker.
+        self.fatal: Callable[[BaseException], None] = lambda error: None
         self.rebalances = RebalanceStats()
         self.rebalances.begin(time.monotonic())  # joining the group is the first rebalance
         self._thread: threading.Thread | None = None
@@ -141,7 +157,6 @@ class DistributedHerder(WorkerHerder):
                 logger_level_changed=self._set_logger_level,
             )
         )
-        self.member = self._member_factory(self, self._config_snapshot)
         self._thread = threading.Thread(target=self._run, name="sluice-herder-tick", daemon=True)
         self._thread.start()
 
@@ -158,20 +173,49 @@ class DistributedHerder(WorkerHerder):
 
     def health(self) -> tuple[str, str]:
         if not self._ready or not self._assigned.is_set():
-            return ("starting", "Worker is still starting up.")
+            return ("starting", self._starting_message())
         return super().health()
+
+    def ready(self) -> None:
+        self._ready = True  # serving requests waits for the first assignment (on_assigned)
+
+    def starting_stage(self) -> str | None:
+        if self._started.is_set():
+            return None
+        joining = self._joining
+        return joining.summary() if joining is not None else super().starting_stage()
 
     def _config_snapshot(self) -> ConfigSnapshot:
         snapshot = self.config_store.snapshot()
         return snapshot.offset, {c: snapshot.task_count(c) for c in snapshot.connectors()}
 
     def _queue(self, event: Callable[[], None]) -> None:
+        with self._events_lock:
+            self._events_pending += 1
         self._events.put(event)
         if self.member is not None:
             self.member.wakeup()
 
+    def _await_engine(self) -> bool:
+        """Join the group only once this worker can run a task (Kafka Connect's worker can
+        the moment it joins): a task assigned before would wait for Spark. False when the
+        worker stops meanwhile; raises EngineFailed when the engine could not start."""
+        startup = self.worker.startup
+        while not self._stopping.is_set():
+            if startup.wait(0.5):
+                return True
+        return False
+
     def _run(self) -> None:
-        assert self.member is not None
+        try:
+            if not self._await_engine():
+                return
+        except Exception as exc:  # noqa: BLE001 - told to the composition root, which stops the worker
+            log.error("Not joining the group: %s", exc)
+            self.fatal(exc)
+            return
+        self._joining = Stage("joining its group", time.time())
+        self.member = self._member_factory(self, self._config_snapshot)
         try:
             while not self._stopping.is_set():
                 try:
@@ -197,6 +241,9 @@ class DistributedHerder(WorkerHerder):
                 event()
             except Exception:
                 log.error("Could not apply a configuration change", exc_info=True)
+            finally:
+                with self._events_lock:
+                    self._events_pending -= 1
 
     def _stop_all_work(self) -> None:
         self.worker.stop_and_await_tasks(sorted(self._owned_tasks))
@@ -253,6 +300,7 @@ class DistributedHerder(WorkerHerder):
         for task in sorted(set(assignment.tasks) - self._owned_tasks):
             self._start_task(task, snapshot)
         self._assigned.set()
+        self._started.set()  # requests about connectors are served from the first assignment on
         self.rebalances.complete(time.monotonic(), generation, assignment.leader_url)
         log.info(
             "Assignment of generation %d: connectors %s, tasks %s (leader %s)",
@@ -429,10 +477,45 @@ class DistributedHerder(WorkerHerder):
 
     # -- REST writes ----------------------------------------------------------------------
 
-    def _require_leader(self) -> None:
+    def _settled(self) -> bool:
+        """Whether the last round completed, a leader is known, no new round is due, and
+        the tick thread has carried out every change it was told of (one of them may ask
+        for a new round: Kafka's herder thread reads config changes before requests)."""
         member = self.member
-        if member is None or not self._assigned.is_set() or member.leader_url is None:
+        with self._events_lock:
+            idle = self._events_pending == 0
+        return (
+            idle
+            and member is not None
+            and self._assigned.is_set()
+            and member.leader_url is not None
+            and not member.rebalance_pending
+        )
+
+    def _await_settled(self) -> bool:
+        """Hold a REST write while a rebalance is under way, as Kafka's herder holds its
+        request queue until the rebalance is resolved: a write sent right after another one
+        started a rebalance runs (or is forwarded) once the round completed, instead of
+        answering 409 at once. False when it did not settle within :attr:`rebalance_wait_s`
+        (the caller then answers 409), or when the worker is stopping. Never call it on the
+        tick thread, which is the one that completes the round."""
+        deadline = time.monotonic() + self.rebalance_wait_s
+        while not self._settled():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._stopping.wait(min(remaining, _SETTLED_POLL_S)):
+                return False
+        return True
+
+    def _require_for_write(self, name: str) -> dict[str, str]:
+        """The connector's config, or 404 when even the config topic's end has none."""
+        self._fresh_snapshot(lambda s: s.connector_config(name) is not None)
+        return self._require(name)
+
+    def _require_leader(self) -> None:
+        if not self._await_settled():
             raise RequestForwardError(None, NO_LEADER)
+        member = self.member
+        assert member is not None  # settled
         if not member.is_leader:
             raise RequestForwardError(member.leader_url, NOT_LEADER)
 
@@ -465,22 +548,22 @@ class DistributedHerder(WorkerHerder):
     def delete_connector(self, name: str) -> None:
         self._require_leader()
         with self._lock:
-            self._require(name)
+            self._require_for_write(name)
             self.config_store.remove_connector_config(name)
             self.status_store.delete_connector(name)
             self.status_store.delete_topics(name)
 
     def pause_connector(self, name: str) -> None:
         # Any worker may write a target state (Kafka does not forward pause/resume).
-        self._require(name)
+        self._require_for_write(name)
         self.config_store.put_target_state(name, TargetState.PAUSED.value)
 
     def resume_connector(self, name: str) -> None:
-        self._require(name)
+        self._require_for_write(name)
         self.config_store.put_target_state(name, TargetState.STARTED.value)
 
     def stop_connector(self, name: str) -> None:
-        if self.config_store.snapshot().connector_config(name) is None:
+        if self._fresh_snapshot(lambda s: s.connector_config(name) is not None).connector_config(name) is None:
             raise NotFoundError(f"Unknown connector {name}")
         self._require_leader()
         with self._lock:
@@ -488,8 +571,19 @@ class DistributedHerder(WorkerHerder):
             self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED.value)
 
+    def _fresh_snapshot(self, has: Callable[[Any], bool]) -> Any:
+        """The config snapshot, read again to the topic's end if it lacks what ``has``
+        looks for (a request may follow a write this worker has not read yet)."""
+        snapshot = self.config_store.snapshot()
+        if not has(snapshot):
+            self.config_store.refresh()
+            snapshot = self.config_store.snapshot()
+        return snapshot
+
     def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo | None:
-        if self.config_store.snapshot().connector_config(name) is None:
+        # As Kafka's herder, which takes a restart from its queue once a rebalance is over.
+        self._await_settled()
+        if self._fresh_snapshot(lambda s: s.connector_config(name) is not None).connector_config(name) is None:
             raise NotFoundError(f"Unknown connector: {name}")
         if not include_tasks and not only_failed:
             # Kafka's restartConnector: the owner restarts it, whoever received the request.
@@ -503,7 +597,8 @@ class DistributedHerder(WorkerHerder):
         return plan
 
     def restart_task(self, name: str, task: int) -> None:
-        snapshot = self.config_store.snapshot()
+        self._await_settled()
+        snapshot = self._fresh_snapshot(lambda s: s.task_config(name, task) is not None)
         if snapshot.connector_config(name) is None:
             raise NotFoundError(f"Unknown connector: {name}")
         if snapshot.task_config(name, task) is None:

@@ -76,6 +76,7 @@ class WorkerHerder(Herder):
         self.loggers = loggers or Loggers()
         self._lock = threading.RLock()
         self._ready = False
+        self._started = threading.Event()  # requests about connectors are served (await_started)
         self.auto_restarter = AutoRestarter(
             self.restart_task,
             self._restart_connector_only,
@@ -100,6 +101,16 @@ class WorkerHerder(Herder):
 
     def ready(self) -> None:
         self._ready = True
+        self._started.set()
+
+    def await_started(self, timeout_s: float) -> bool:
+        return self._started.wait(timeout_s)
+
+    def starting_stage(self) -> str | None:
+        if self._started.is_set():
+            return None
+        startup = self.worker.startup
+        return None if startup.ready else startup.stage.summary()
 
     # -- info -----------------------------------------------------------------------
 
@@ -134,9 +145,13 @@ class WorkerHerder(Herder):
         return []
 
     def health(self) -> tuple[str, str]:
-        if not self._ready:
-            return ("starting", "Worker is still starting up.")
+        if not self._started.is_set():
+            return ("starting", self._starting_message())
         return ("healthy", "Worker has completed startup and is ready to handle requests.")
+
+    def _starting_message(self) -> str:
+        stage = self.starting_stage()
+        return "Worker is still starting up." + (f" {stage}" if stage else "")
 
     def connectors(self) -> list[str]:
         return self.config_store.snapshot().connectors()

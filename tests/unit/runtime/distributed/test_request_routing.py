@@ -98,6 +98,7 @@ def herder():
         worker, config, MemoryStatusBackingStore(), lambda: "cluster", member_factory=None, sink_offsets=object()
     )  # type: ignore[arg-type]
     herder._assigned.set()  # a round completed
+    herder.rebalance_wait_s = 0.05  # the tests of routing do not wait out rebalances
     stop = threading.Event()
 
     def tick() -> None:  # the herder's tick thread, reduced to applying queued events
@@ -155,6 +156,60 @@ def test_no_target_while_the_leader_rebalances_or_nobody_runs_the_work_or_no_lea
     herder.member = FakeMember(LEADER, is_leader=False)
     herder._assigned.clear()  # work revoked, the round not complete yet
     assert _forward_url(lambda: herder.restart_task("c", 0)) is None
+
+
+def _in_background(call) -> tuple[threading.Thread, list[Any]]:
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as exc:  # noqa: BLE001 - the request's outcome, whatever it is, is what the test checks
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+@pytest.mark.parametrize("state", ["rejoin due", "round incomplete", "no leader yet"])
+def test_a_write_during_a_rebalance_waits_for_it_then_runs(herder, state):
+    """Kafka's herder holds requests while it rebalances: a delete sent just after another
+    write started a round is carried out once the round completed, not answered 409."""
+    herder.rebalance_wait_s = 30
+    member = FakeMember(None if state == "no leader yet" else LEADER, is_leader=True)
+    member.rebalance_pending = state == "rejoin due"
+    if state == "round incomplete":
+        herder._assigned.clear()
+    herder.member = member
+    thread, outcome = _in_background(lambda: herder.delete_connector("c"))
+    thread.join(0.2)
+    assert outcome == [] and herder.config_store.snapshot().contains("c")  # held, not refused
+    member.rebalance_pending = False  # the round completes
+    member.leader_url = LEADER
+    herder._assigned.set()
+    thread.join(10)
+    assert outcome == [None]
+    assert not herder.config_store.snapshot().contains("c")
+
+
+def test_a_write_whose_rebalance_does_not_end_in_time_answers_409(herder):
+    member = herder.member = FakeMember(LEADER, is_leader=True)
+    member.rebalance_pending = True
+    assert _forward_url(lambda: herder.delete_connector("c")) is None
+    assert herder.config_store.snapshot().contains("c")
+
+
+def test_a_restart_during_a_rebalance_goes_to_the_owner_the_round_named(herder):
+    herder.rebalance_wait_s = 30
+    member = herder.member = FakeMember(LEADER, is_leader=True, owners={("c", 0): OWNER})
+    member.rebalance_pending = True  # owner_url() is None meanwhile
+    thread, outcome = _in_background(lambda: herder.restart_task("c", 0))
+    thread.join(0.2)
+    assert outcome == []
+    member.rebalance_pending = False
+    thread.join(10)
+    assert isinstance(outcome[0], RequestForwardError) and outcome[0].forward_url == OWNER
 
 
 def test_unknown_work_is_not_found_wherever_the_request_arrives(herder):
