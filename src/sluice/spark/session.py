@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -25,13 +26,22 @@ from typing import IO, Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["TIMESTAMP_INTERCEPTOR_CONF", "build_spark_session", "jvm_view", "spark_version", "stop_spark_session"]
+__all__ = [
+    "CLASS_DATA_SHARING_CONF",
+    "TIMESTAMP_INTERCEPTOR_CONF",
+    "build_spark_session",
+    "jvm_view",
+    "spark_version",
+    "stop_spark_session",
+]
 
 log = logging.getLogger(__name__)
 
 # Set when the producer interceptor that writes source records' timestamps is on the
 # classpath (its class name): Spark's Kafka sink has no timestamp column of its own.
 TIMESTAMP_INTERCEPTOR_CONF = "spark.sluice.source.timestamp.interceptor"
+# false: Spark's JVM starts without Sluice's class-data archive (sluice.jvm.class_data).
+CLASS_DATA_SHARING_CONF = "spark.sluice.driver.classDataSharing"
 
 DEFAULTS = {
     # Each running Connect task holds one Spark task slot for its life and mostly waits on
@@ -95,6 +105,30 @@ def _with_log4j2_config(java_options: str) -> str:
     if any(c.isspace() or c in "\"'\\" for c in option):
         option = '"' + option.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{option} {java_options}".strip()
+
+
+def _with_class_data_sharing(settings: Mapping[str, str]) -> str:
+    """The driver's JVM options with Sluice's class-data archive (:mod:`sluice.jvm.class_data`),
+    unless ``spark.sluice.driver.classDataSharing`` is false or the options manage one."""
+    from sluice.jvm.class_data import ARCHIVE_OPTIONS, class_data_options
+
+    options = settings.get("spark.driver.extraJavaOptions", "")
+    if settings.get(CLASS_DATA_SHARING_CONF, "true").strip().lower() == "false" or any(
+        option in options for option in ARCHIVE_OPTIONS
+    ):
+        return options
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java") or "java"
+    import pyspark
+
+    key = [
+        os.path.realpath(java),
+        os.path.dirname(pyspark.__file__),
+        pyspark.__version__,
+        settings.get("spark.jars", ""),
+        settings.get("spark.driver.extraClassPath", ""),
+    ]
+    return f"{class_data_options(key)} {options}".strip()
 
 
 def jvm_view(spark: SparkSession) -> Any:
@@ -177,6 +211,7 @@ def build_spark_session(
     settings["spark.driver.extraJavaOptions"] = _with_log4j2_config(settings.get("spark.driver.extraJavaOptions", ""))
     user_jars = [j for j in settings.get("spark.jars", "").split(",") if j]
     settings["spark.jars"] = ",".join([*jars, *user_jars])
+    settings["spark.driver.extraJavaOptions"] = _with_class_data_sharing(settings)
     _launch_jvm(settings)
     builder = SparkSession.builder
     for key, value in settings.items():
