@@ -75,8 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sluice dev", description="Local services for developing and testing Sluice.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    commands.add_parser(
+    fetch = commands.add_parser(
         "fetch", help="fetch (once) every JVM jar and server distribution the project uses into the cache"
+    )
+    fetch.add_argument(
+        "--quickstart",
+        action="store_true",
+        help="only what the quickstart and a worker run: the Kafka broker's and Spark's Kafka jars",
     )
     commands.add_parser(
         "chromium",
@@ -262,7 +267,7 @@ def dev_main(argv: Sequence[str]) -> int:
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request otherwise
     try:
         if args.command == "fetch":
-            return _fetch()
+            return _fetch(quickstart=args.quickstart)
         if args.command == "chromium":
             return _chromium()
         return _service(args)
@@ -271,13 +276,13 @@ def dev_main(argv: Sequence[str]) -> int:
         return 1
 
 
-def _fetch() -> int:
-    from sluice_devtools.jars import fetch_all, fetch_archives
+def _fetch(quickstart: bool) -> int:
+    from sluice_devtools.jars import fetch_all, fetch_archives, fetch_quickstart
 
     started = time.monotonic()
-    for name, jars in fetch_all().items():
+    for name, jars in (fetch_quickstart() if quickstart else fetch_all()).items():
         print(f"{name}: {len(jars)} jars in {jars[0].parent}")
-    for name, home in fetch_archives().items():
+    for name, home in ({} if quickstart else fetch_archives()).items():
         print(f"{name}: {home}")
     elapsed = time.monotonic() - started
     if elapsed > 1:

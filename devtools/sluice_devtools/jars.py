@@ -142,12 +142,17 @@ def hdfs_minicluster_classpath() -> list[Path]:
     return jar_set(f"hadoop-minicluster-{HADOOP_VERSION}", HDFS_MINICLUSTER_MODULES)
 
 
+def fetch_quickstart() -> dict[str, list[Path]]:
+    """Fetch what the quickstart runs: a Kafka broker, and a worker's Spark Kafka jars.
+    The other services' jars are fetched by whatever starts them, on first use."""
+    return {"kafka-broker": kafka_broker_classpath(), "spark-kafka": spark_kafka_jars()}
+
+
 def fetch_all() -> dict[str, list[Path]]:
     """Fetch every jar set the project uses; a no-op (and offline) once cached."""
     connect_classpath, connect_plugins = kafka_connect_classpath()  # the benchmarks' reference
     return {
-        "kafka-broker": kafka_broker_classpath(),
-        "spark-kafka": spark_kafka_jars(),
+        **fetch_quickstart(),
         "kafka-connect": [*connect_classpath, connect_plugins],
         "s3proxy": s3proxy_classpath(),
         "hdfs-minicluster": hdfs_minicluster_classpath(),

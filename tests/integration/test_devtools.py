@@ -195,3 +195,36 @@ def test_a_busy_explicit_port_is_a_clear_error(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         with pytest.raises(DevToolsError, match=f"Port {port} .* is in use"):
             KafkaBroker(tmp_path / "kafka", port=port).start()
+
+
+def test_the_quickstart_fetches_only_the_broker_and_sparks_kafka_jars(tmp_path: Path) -> None:
+    """``./dev quickstart`` runs ``sluice dev fetch --quickstart``: with only the broker's and
+    Spark's Kafka jars in an otherwise empty cache and every download refused, it succeeds;
+    the whole fetch (what ``./dev test`` runs) fails, naming what it could not get."""
+    cache = tmp_path / "cache"
+    (cache / "jvm").mkdir(parents=True)
+    for jar_set in (jars.kafka_broker_classpath(), jvm_jars.spark_kafka_jars()):
+        (cache / "jvm" / jar_set[0].parent.name).symlink_to(jar_set[0].parent)
+    nothing = tmp_path / "no-repository"
+    nothing.mkdir()
+    refuse_all = tmp_path / "ivysettings.xml"
+    refuse_all.write_text(
+        '<ivysettings><settings defaultResolver="nowhere"/><resolvers>'
+        f'<filesystem name="nowhere"><ivy pattern="{nothing}/[module]/ivy.xml"/>'
+        f'<artifact pattern="{nothing}/[module]/[artifact].[ext]"/></filesystem>'
+        "</resolvers></ivysettings>"
+    )
+    env = {**os.environ, "SLUICE_CACHE": str(cache), jvm_jars.IVY_SETTINGS_ENV: str(refuse_all)}
+    command = [sys.executable, "-m", "sluice_devtools.cli", "fetch"]
+
+    quickstart = subprocess.run([*command, "--quickstart"], env=env, capture_output=True, text=True, timeout=120)
+    assert quickstart.returncode == 0, quickstart.stderr
+    assert "kafka-broker" in quickstart.stdout and "spark-kafka" in quickstart.stdout
+
+    everything = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert everything.returncode == 1
+    assert re.search(r"error: Could not download .*(connect-runtime|s3proxy|hadoop|opensearch)", everything.stderr), (
+        everything.stderr
+    )
+    kept = {jars.kafka_broker_classpath()[0].parent.name, jvm_jars.spark_kafka_jars()[0].parent.name, "ivy-cache"}
+    assert [p.name for p in (cache / "jvm").iterdir() if p.name not in kept and not p.name.startswith(".")] == []
