@@ -554,6 +554,19 @@ def render(results: dict[str, Any], command: str) -> str:
                 f"The {what} task's Spark job reached its Python worker {_cell(connect_s)} s after it was "
                 "submitted (scheduling, the Python worker, the connection back)."
             )
+        assigned_s = [
+            r["moments"][f"{prefix}_connected"] - r["moments"][f"{prefix}_task_assigned"]
+            for r in runs["sluice"]
+            if r.get("ok")
+            and r["moments"].get(f"{prefix}_connected") is not None
+            and r["moments"].get(f"{prefix}_task_assigned") is not None
+        ]
+        if assigned_s:
+            said.append(
+                f"Sluice: the {what} task's assignment (the worker's log) → its task host has it: "
+                f"{_cell(assigned_s)} s; in round 1, the first task these workers ever ran: "
+                f"{_cell(assigned_s[:1])} s."
+            )
     rebal = {system: _values(runs[system], "rebalances", True) for system in SYSTEMS}
     if rebal["connect"] or rebal["sluice"]:
         said.append(
