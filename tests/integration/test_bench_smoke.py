@@ -253,7 +253,7 @@ def test_startup_smoke(tmp_path: Path) -> None:
         assert moments["source_config"] < moments["source_task_running"] < moments["first_line"]
         assert results["clusters"][system]["stable_s"] > 0
     sluice = results["runs"]["sluice"][0]["moments"]
-    assert 0 < sluice["source_launched"] < sluice["source_connected"]  # from the DEBUG log
+    assert 0 < sluice["source_launched"] <= sluice["source_connected"]  # from the DEBUG log (a standby: at once)
     assert len(results["clusters"]["sluice"]["spark_ready_s"]) == 3
 
     page = output.read_text()

@@ -10,17 +10,21 @@ task's inbox, next to what the task sends over its control connection
 (:mod:`sluice.spark.control`).
 
 Submitting a job, forking its Python worker and importing the task host take a second or
-more, the first time far more (Spark's first job, the Python daemon's start). So the
-launcher keeps a *standby* host: a job submitted ahead of need, whose host connected and
-waits for a task. A launch takes it when it is ready — the task starts within
-milliseconds — and a new standby is submitted in its place. :meth:`SparkTaskLauncher.warm_up`
-makes the first one and waits for it: the worker joins its group only after that.
+more, the first time far more (Spark's first job, the Python daemon's start). So hosts are
+started ahead of need: the launcher keeps one *standby* host, connected and waiting for a
+task, and submits one more host for each task that is waiting for one. A task takes the
+standby when there is one — it starts within milliseconds — and otherwise the first host
+to connect, whichever job Spark ran first (Spark does not run jobs in the order they were
+submitted, and a host must never wait for a slot while a task waits for a host).
+:meth:`SparkTaskLauncher.warm_up` starts the first standby and waits for it: a worker
+joins its group only after that.
 
 PySpark is not imported here: the session comes from the worker.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import secrets
@@ -39,80 +43,36 @@ from sluice.taskhost.wire import ChannelClosed, WorkerChannel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Launch", "SparkTaskLauncher", "TaskHostNotReady"]
+__all__ = ["HostJob", "Launch", "SparkTaskLauncher", "TaskHostNotReady"]
 
-#: After a standby host's job failed, how long before the next one is submitted (a host
-#: that cannot start at all must not turn into a busy loop of failing jobs).
-STANDBY_RETRY_S = 5.0
+#: After a host's job failed before it connected, how long before the launcher submits
+#: another (a host that cannot start at all must not turn into a busy loop of jobs).
+HOST_RETRY_S = 5.0
 
 
 class TaskHostNotReady(Exception):
     """No task host connected within the time given (:meth:`SparkTaskLauncher.warm_up`)."""
 
 
-class Launch:
-    """One task host: its Spark job and, once bound to a task, its connection.
+class HostJob:
+    """One task host's Spark job; it connects back, then waits for the task it is given."""
 
-    A launch made for a task is bound from the start; a standby is bound when a task takes
-    it. Either way the host gets the task as its first message once both happened: it
-    connected, and it is bound."""
-
-    def __init__(self, launcher: SparkTaskLauncher, standby: bool, label: str) -> None:
+    def __init__(self, launcher: SparkTaskLauncher) -> None:
         self.launcher = launcher
-        self.standby = standby
-        self.bootstrap = HostBootstrap(
-            launcher.server.address, uuid.uuid4().hex, secrets.token_hex(16), standby=standby
-        )
-        self.job_group = f"sluice:{label}:{self.bootstrap.incarnation}"
-        self.task: TaskLaunch | None = None
-        self.inbox: Inbox | None = None
-        self.connection: TaskConnection = TaskConnection(None)
+        self.bootstrap = HostBootstrap(launcher.server.address, uuid.uuid4().hex, secrets.token_hex(16))
+        self.job_group = f"sluice:host:{self.bootstrap.incarnation}"
+        self.launch: Launch | None = None  # the task it hosts, once given one (the launcher's lock)
+        self.channel: WorkerChannel | None = None
         self.job_ended = threading.Event()
-        self.connected = threading.Event()  # its host connected (bound or not)
-        self._parked: tuple[WorkerChannel, Hello] | None = None  # connected, not bound yet
-        self._job_error: str | None = None
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run_job, name=f"sluice-job-{label}", daemon=True)
-
-    # -- binding ----------------------------------------------------------------------
-
-    def bind(self, task: TaskLaunch, inbox: Inbox) -> bool:
-        """Give this host ``task``; False when its job has already ended."""
-        with self._lock:
-            if self.job_ended.is_set() or self.task is not None:
-                return False
-            self.task, self.inbox = task, inbox
-            self.connection.inbox = inbox
-            parked, self._parked = self._parked, None
-        if parked is not None:
-            self._hand_over(*parked)
-        return True
-
-    def _on_connect(self, channel: WorkerChannel, hello: Hello) -> None:
-        with self._lock:
-            bound = self.task is not None
-            if not bound:
-                self._parked = (channel, hello)
-        self.connected.set()
-        if bound:
-            self._hand_over(channel, hello)
-        else:
-            log.debug("A standby task host is ready: pid %d on %s", hello.pid, hello.host)
-
-    def _hand_over(self, channel: WorkerChannel, hello: Hello) -> None:
-        assert self.task is not None and self.inbox is not None
-        try:
-            channel.send(self.task)  # the host's first message: the task to run
-        except ChannelClosed as exc:
-            log.debug("Task %s-%s: its host went away as it connected: %s", *self.task.task.host_key, exc)
-        self.connection.attach(channel, hello)
-        self.inbox.put(Connected(hello))
-
-    # -- the job ----------------------------------------------------------------------
+        self._thread = threading.Thread(target=self._run_job, name="sluice-task-host-job", daemon=True)
 
     def start(self) -> None:
         self.launcher.server.register(self.bootstrap.incarnation, self.bootstrap.secret, self._on_connect)
         self._thread.start()
+
+    def _on_connect(self, channel: WorkerChannel, hello: Hello) -> None:
+        self.channel = channel
+        self.launcher.host_connected(self, channel, hello)
 
     def _run_job(self) -> None:
         spark = self.launcher.spark
@@ -125,34 +85,41 @@ class Launch:
             yield from run_task(bootstrap)
 
         try:
-            description = "Sluice task host (standby)" if self.standby else "Sluice task host"
-            spark.sparkContext.setJobGroup(self.job_group, description, interruptOnCancel=True)
+            spark.sparkContext.setJobGroup(self.job_group, "Sluice task host", interruptOnCancel=True)
             spark.range(0, 1, 1, 1).mapInArrow(host, TASK_OUTPUT_DDL).collect()
-        except BaseException as exc:  # noqa: BLE001 - the task's supervisor (or the standby pool) reports it
+        except BaseException as exc:  # noqa: BLE001 - the hosted task's supervisor (or the launcher) reports it
             error = _spark_error(exc)
         finally:
             self.launcher.server.unregister(bootstrap.incarnation)
-            with self._lock:
-                self.job_ended.set()
-                self._job_error = error
-                inbox, parked, self._parked = self.inbox, self._parked, None
-            if parked is not None:
-                parked[0].close()
-            if inbox is not None:
-                inbox.put(JobEnded(error))
-            else:
-                self.launcher.standby_ended(self, error)
+            self.job_ended.set()
+            self.launcher.host_ended(self, error)
 
     def cancel(self) -> None:
-        """Stop the Spark job (its Python worker is killed), e.g. for a task that did not stop in time."""
+        """Stop the Spark job (its Python worker is killed)."""
         self.launcher.server.unregister(self.bootstrap.incarnation)
         if not self.job_ended.is_set():
             with contextlib.suppress(Exception):  # Spark stopping or stopped: the job is gone with it
                 self.launcher.spark.sparkContext.cancelJobGroup(self.job_group)
-        with self._lock:
-            parked, self._parked = self._parked, None
-        if parked is not None:
-            parked[0].close()
+        channel = self.channel
+        if channel is not None:
+            channel.close()
+
+
+class Launch:
+    """One launched task as its supervisor holds it: its connection, and the host that runs
+    it once it has one."""
+
+    def __init__(self, launcher: SparkTaskLauncher, task: TaskLaunch, inbox: Inbox) -> None:
+        self.launcher = launcher
+        self.task = task
+        self.inbox = inbox
+        self.connection = TaskConnection(inbox)
+        self.host: HostJob | None = None  # (the launcher's lock)
+
+    def cancel(self) -> None:
+        """Stop the task's host (its Python worker is killed), e.g. for a task that did not
+        stop in time; a task still waiting for a host no longer waits."""
+        self.launcher.withdraw(self)
         self.connection.close()
 
 
@@ -167,17 +134,20 @@ def _spark_error(exc: BaseException) -> str:
 class SparkTaskLauncher:
     """Launches tasks on the worker's Spark session; one per worker."""
 
-    def __init__(self, spark: Any, standby: bool = True) -> None:
+    def __init__(self, spark: Any) -> None:
         self.spark = spark
         conf = spark.sparkContext.getConf()
         host = conf.get("spark.driver.host", "127.0.0.1")
         bind = conf.get("spark.driver.bindAddress", host)
         self.server = control_server(bind, host)
-        self._keep_standby = standby
-        self._standby: Launch | None = None  # submitted ahead of need; taken once connected
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._waiting: collections.deque[Launch] = collections.deque()  # tasks without a host yet
+        self._parked: collections.deque[tuple[HostJob, WorkerChannel, Hello]] = collections.deque()
+        self._starting: set[HostJob] = set()  # submitted, not connected yet
+        self._standby = 0  # hosts to keep connected and idle: 1 once warmed up
         self._closed = False
-        self._retry = threading.Event()
+        self._stopped = threading.Event()
 
     @property
     def slots(self) -> int:
@@ -188,77 +158,125 @@ class SparkTaskLauncher:
     def master(self) -> str:
         return str(self.spark.sparkContext.master)
 
+    # -- what the worker and the supervisors call ----------------------------------------
+
     def warm_up(self, timeout_s: float) -> float:
-        """Submit the standby host and wait until it connected: Spark has then run a job,
+        """Start the standby host and wait until it connected: Spark has then run a job,
         started its Python daemon and imported the task host. Returns the seconds it took;
         raises :class:`TaskHostNotReady` when it did not connect in time."""
         started = time.monotonic()
-        self._keep_standby = True
-        standby = self._ensure_standby()
-        if standby is None or not standby.connected.wait(timeout_s):
-            raise TaskHostNotReady(f"No Spark task host connected back within {timeout_s:.0f} s")
+        with self._lock:
+            self._standby = 1
+        self._submit_needed()
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._parked or self._closed, timeout_s):
+                raise TaskHostNotReady(f"No Spark task host connected back within {timeout_s:.0f} s")
         return time.monotonic() - started
 
     def launch(self, task: TaskLaunch, inbox: Inbox) -> Launch:
-        """Start ``task`` in the standby host — at once when it is connected, else as soon
-        as it connects (its job is ahead of any new one) — and submit the next standby.
-        Without a standby, in a host of its own."""
+        """Start ``task`` in the standby host when one is connected (at once), else in the
+        first host that connects; submit the hosts that keeps needing."""
+        launch = Launch(self, task, inbox)
         with self._lock:
-            standby, self._standby = self._standby, None
-        if standby is not None and standby.bind(task, inbox):
-            log.debug(
-                "Task %s-%s takes the standby task host (%s)",
-                *task.task.host_key,
-                "connected" if standby.connected.is_set() else "still starting",
-            )
-            self._ensure_standby()
-            return standby
-        launch = Launch(self, standby=False, label=f"{task.task.connector}-{task.task.task}")
-        launch.bind(task, inbox)
-        launch.start()
-        self._ensure_standby()
+            parked = self._parked.popleft() if self._parked else None
+            if parked is not None:
+                launch.host = parked[0]
+                parked[0].launch = launch
+            else:
+                self._waiting.append(launch)
+        if parked is not None:
+            log.debug("Task %s-%s takes the standby task host", *task.task.host_key)
+            self._hand_over(launch, parked[1], parked[2])
+        self._submit_needed()
         return launch
 
-    def _ensure_standby(self) -> Launch | None:
-        """Submit a standby host unless one is there (or the launcher keeps none)."""
+    def withdraw(self, launch: Launch) -> None:
+        """The task is done with its host (cancelled): stop it, or stop waiting for one."""
         with self._lock:
-            if self._closed or not self._keep_standby:
-                return None
-            if self._standby is None:
-                self._standby = Launch(self, standby=True, label="standby")
-                self._standby.start()
-            return self._standby
-
-    def standby_ended(self, launch: Launch, error: str | None) -> None:
-        """A standby's job ended before any task took it: replace it (after a pause when
-        it failed, so that a host that cannot start does not spin)."""
-        with self._lock:
-            if self._standby is launch:
-                self._standby = None
-            closed = self._closed
-        if closed:
-            return
-        if error:
-            log.warning(
-                "The standby task host's Spark job failed; submitting another in %.0f s: %s", STANDBY_RETRY_S, error
-            )
-            threading.Thread(target=self._retry_standby, name="sluice-standby-retry", daemon=True).start()
-        else:
-            self._ensure_standby()
-
-    def _retry_standby(self) -> None:
-        if not self._retry.wait(STANDBY_RETRY_S):
-            self._ensure_standby()
+            host = launch.host
+            if host is None:
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(launch)
+        if host is not None:
+            host.cancel()
 
     def close(self) -> None:
-        """Stop keeping a standby host and cancel the one there is."""
+        """Keep no standby any more; stop the hosts no task has taken."""
         with self._lock:
             self._closed = True
-            standby, self._standby = self._standby, None
-        self._retry.set()
-        if standby is not None:
-            standby.cancel()
+            idle = [parked[0] for parked in self._parked] + list(self._starting)
+            self._parked.clear()
+            self._changed.notify_all()
+        self._stopped.set()
+        for host in idle:
+            host.cancel()
 
     def run_split_read(self, task: TaskSpec, kafka_options: dict[str, str], parts: list[bytes]) -> SplitReadResult:
         """Read the parts of a split read as one Spark job (:mod:`sluice.spark.split_read`)."""
         return run_split_read(self.spark, task, kafka_options, parts)
+
+    # -- what the hosts' jobs call ---------------------------------------------------------
+
+    def host_connected(self, host: HostJob, channel: WorkerChannel, hello: Hello) -> None:
+        """A host connected: it takes the task that has waited longest, or stands by."""
+        surplus = False
+        with self._lock:
+            self._starting.discard(host)
+            launch = self._waiting.popleft() if self._waiting else None
+            if launch is not None:
+                launch.host = host
+                host.launch = launch
+            elif self._closed or len(self._parked) >= self._standby:
+                surplus = True  # its task went away meanwhile
+            else:
+                self._parked.append((host, channel, hello))
+                self._changed.notify_all()
+        if launch is not None:
+            self._hand_over(launch, channel, hello)
+        elif surplus:
+            host.cancel()
+        else:
+            log.debug("A standby task host is ready: pid %d on %s", hello.pid, hello.host)
+
+    def host_ended(self, host: HostJob, error: str | None) -> None:
+        """A host's job ended: its task hears it; a host no task had is replaced."""
+        with self._lock:
+            launch = host.launch
+            self._starting.discard(host)
+            for parked in list(self._parked):
+                if parked[0] is host:
+                    self._parked.remove(parked)
+            retry = launch is None and not self._closed
+        if launch is not None:
+            launch.inbox.put(JobEnded(error))
+        elif retry:
+            if error:
+                log.warning(
+                    "A task host's Spark job failed before it got a task; another in %.0f s: %s", HOST_RETRY_S, error
+                )
+                if self._stopped.wait(HOST_RETRY_S):
+                    return
+            self._submit_needed()
+
+    # -- inside ------------------------------------------------------------------------------
+
+    def _hand_over(self, launch: Launch, channel: WorkerChannel, hello: Hello) -> None:
+        try:
+            channel.send(launch.task)  # the host's first message: the task to run
+        except ChannelClosed as exc:
+            log.debug("Task %s-%s: its host went away as it got it: %s", *launch.task.task.host_key, exc)
+        launch.connection.attach(channel, hello)
+        launch.inbox.put(Connected(hello))
+
+    def _submit_needed(self) -> None:
+        """Submit as many hosts as the waiting tasks and the standby need, counting those
+        already starting or standing by."""
+        with self._lock:
+            if self._closed:
+                return
+            wanted = len(self._waiting) + self._standby
+            missing = wanted - len(self._starting) - len(self._parked)
+            hosts = [HostJob(self) for _ in range(max(0, missing))]
+            self._starting.update(hosts)
+        for host in hosts:
+            host.start()

@@ -1,11 +1,11 @@
 """The entry point of a task host: what runs inside the Spark task that hosts one Connect
 task for its whole life.
 
-:func:`run_task` is the Python function of the task's one-partition Spark job. It connects
+:func:`run_task` is the Python function of the host's one-partition Spark job. It connects
 to the worker's control server, says who it is (:class:`~sluice.taskhost.protocol.Hello`),
-receives the task to run, and runs its loop — :class:`~sluice.taskhost.source.SourceLoop`
-or :class:`~sluice.taskhost.sink.SinkLoop` — until the worker says stop, the task fails,
-or the worker goes away. A second thread reads the worker's messages
+waits for the task to run (the worker starts hosts ahead of need), and runs its loop —
+:class:`~sluice.taskhost.source.SourceLoop` or :class:`~sluice.taskhost.sink.SinkLoop` —
+until the worker says stop, the task fails, or the worker goes away. A second thread reads the worker's messages
 (:class:`~sluice.taskhost.control.TaskControl`), a third sends heartbeats.
 """
 
@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["LOOPS", "TASK_OUTPUT_DDL", "run_task"]
 
-WELCOME_TIMEOUT_S = 60.0
 # The one row the Spark job returns: true when the task ended as the worker asked.
 TASK_OUTPUT_DDL = "done boolean"
 
@@ -49,16 +48,12 @@ def run_task(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
     control = TaskControl(channel)
     heartbeats: Heartbeats | None = None
     try:
-        # A standby waits for its task as long as the worker keeps the connection open.
-        welcomed = control.welcomed.wait(None if bootstrap.standby else WELCOME_TIMEOUT_S)
-        launch = control.launch if welcomed and not control.stopping else None
-        if launch is None:
-            if not bootstrap.standby:
-                log.warning(
-                    "Task launch %s: the worker did not take this connection; not starting it", bootstrap.incarnation
-                )
-        else:
-            # From the task's start: a standby has nobody to hear them before.
+        # Hosts are started ahead of need: one waits for its task as long as the worker
+        # keeps the connection open (it closes it to let the host go).
+        control.welcomed.wait()
+        launch = control.launch if not control.stopping else None
+        if launch is not None:
+            # From the task's start: nobody hears them before.
             heartbeats = Heartbeats(control, bootstrap.heartbeat_interval_ms / 1000.0)
             LOOPS[type(launch)](launch, control, clients).run()
         with contextlib.suppress(WorkerGone):

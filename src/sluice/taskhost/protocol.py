@@ -111,9 +111,6 @@ class HostBootstrap:
     incarnation: str
     secret: str
     heartbeat_interval_ms: int = 2_000
-    # A standby host connects before the worker has a task for it, and waits for one as
-    # long as its connection lasts (the worker keeps one warm to start tasks at once).
-    standby: bool = False
 
 
 # -- worker → task -------------------------------------------------------------------
