@@ -37,6 +37,18 @@ pytest_plugins = [
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``./dev test`` runs the suite on two pytest-xdist workers (``--dist loadgroup``),
+    each a session of its own with its own broker and servers. A test file runs on one
+    worker as a whole (its module fixtures, e.g. a cluster, start once); files that use a
+    server that is costly to start say so with an ``xdist_group`` of the same name
+    (``storage``, ``databases``, ``search``, ``browser``), so that it starts on one worker
+    only."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     """The session's Kafka broker (started on first use, stopped when the session ends)."""

@@ -22,7 +22,7 @@ from sluice.api.errors import DataError
 from sluice.converters.avro import AvroConverter
 from sluice.formats.avro import AvroData, avro_json
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("search")]
 
 STRATEGY = "io.confluent.kafka.serializers.subject."
 UTC = dt.UTC

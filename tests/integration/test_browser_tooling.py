@@ -18,7 +18,7 @@ import pytest
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("browser")]
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PAGE = b"""<!doctype html>

@@ -24,7 +24,7 @@ from tests.integration.console_targets import (
     sluice_target,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("browser")]
 
 # a Sluice worker's first task waits for Spark to start
 STARTUP_MS = 120_000

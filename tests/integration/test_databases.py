@@ -24,7 +24,7 @@ import pytest
 from sluice_devtools import DevToolsError
 from sluice_devtools.databases import DatabaseEndpoint, MariaDbServer, PostgresServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
 UTC = dt.UTC
 

@@ -20,7 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker, connector_cli
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("search")]
 
 CONNECTOR = "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector"
 # how each server names a value its mapping cannot take (OpenSearch, Elasticsearch 8)

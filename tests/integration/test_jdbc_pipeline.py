@@ -35,7 +35,7 @@ from tests.helpers import read_topic, wait_until
 from tests.integration.conftest_databases import execute, is_pg, query
 from tests.integration.workers import StandaloneWorker
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
 SOURCE = "io.confluent.connect.jdbc.JdbcSourceConnector"
 SINK = "io.confluent.connect.jdbc.JdbcSinkConnector"

@@ -29,7 +29,7 @@ from sluice.connectors.jdbc import JdbcSinkTask
 from tests.helpers import RecordingSinkContext
 from tests.integration.conftest_databases import execute, query
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
 
 class Reporter(ErrantRecordReporter):

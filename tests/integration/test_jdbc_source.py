@@ -21,7 +21,7 @@ from sluice.connectors.jdbc import JdbcSourceConnector, JdbcSourceTask
 from tests.helpers import wait_until
 from tests.integration.conftest_databases import execute, is_pg
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
 UTC = dt.UTC
 

@@ -16,7 +16,7 @@ from sluice_devtools import jars
 from sluice_devtools.processes import free_port, has_exited, process_info, read_state
 from sluice_devtools.search_servers import ElasticsearchServer, OpenSearchServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("search")]
 
 SERVERS = ["opensearch_server", "elasticsearch_server"]
 

@@ -21,7 +21,7 @@ from sluice_devtools import DevToolsError
 from sluice_devtools.kafka import SASL_MECHANISMS, SASL_PASSWORD, SASL_USER, KafkaBroker, quiet_client_logger
 from tests.helpers import wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
 
 def _librdkafka(bootstrap: str, mechanism: str, ca: Path, password: str = SASL_PASSWORD) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from tests.helpers import read_topic, wait_until
 from tests.integration.conftest_databases import execute
 from tests.integration.workers import DistributedWorker, StandaloneWorker
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
 
 def _worker_settings(client: dict[str, str], **replace: str) -> dict[str, str | None]:

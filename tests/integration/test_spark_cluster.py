@@ -24,7 +24,7 @@ from sluice_devtools.spark_cluster import SparkStandaloneCluster
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, StandaloneWorker
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
 SEQUENCE = "sluice_test_plugins.SequenceSourceConnector"
 COUNT = 30

@@ -32,7 +32,7 @@ from tests.integration.test_storage_sinks import (
 )
 from tests.integration.workers import StandaloneWorker, connector_cli
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
 PARTITIONS = 3
 SCHEMA = {

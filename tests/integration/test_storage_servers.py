@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 from sluice_devtools.processes import has_exited
 from sluice_devtools.storage_servers import HdfsCluster, S3Server
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
 MIB = 1024 * 1024
 

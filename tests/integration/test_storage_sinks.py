@@ -28,7 +28,7 @@ from sluice.connectors.storage import HdfsSinkTask, S3SinkTask
 from sluice.connectors.storage.webhdfs import WebHdfs
 from tests.helpers import RecordingSinkContext
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
 TOPIC_PARTITIONS = 3
 PER_PARTITION = 12
