@@ -30,7 +30,8 @@ UTC = dt.UTC
 
 @pytest.fixture
 def client(schema_registry: str) -> SchemaRegistryClient:
-    return SchemaRegistryClient({"url": schema_registry})
+    # A timeout: a request the registry never answers is retried instead of hanging the test.
+    return SchemaRegistryClient({"url": schema_registry, "timeout": 30})
 
 
 def sluice(url: str, is_key: bool = False, **configs: str) -> AvroConverter:

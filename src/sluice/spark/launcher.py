@@ -48,6 +48,8 @@ __all__ = ["HostJob", "Launch", "SparkTaskLauncher", "TaskHostNotReady"]
 #: After a host's job failed before it connected, how long before the launcher submits
 #: another (a host that cannot start at all must not turn into a busy loop of jobs).
 HOST_RETRY_S = 5.0
+#: How long closing waits for the jobs of idle hosts to end.
+CLOSE_WAIT_S = 10.0
 
 
 class TaskHostNotReady(Exception):
@@ -201,15 +203,24 @@ class SparkTaskLauncher:
             host.cancel()
 
     def close(self) -> None:
-        """Keep no standby any more; stop the hosts no task has taken."""
+        """Keep no standby any more; let the hosts no task has taken go, and wait for their
+        jobs to end (Spark stopped under a job still ending logs errors of its own)."""
         with self._lock:
             self._closed = True
-            idle = [parked[0] for parked in self._parked] + list(self._starting)
+            parked = [entry[0] for entry in self._parked]
+            starting = list(self._starting)
             self._parked.clear()
             self._changed.notify_all()
         self._stopped.set()
-        for host in idle:
-            host.cancel()
+        for host in parked:
+            if host.channel is not None:
+                host.channel.close()  # it sees the worker go and ends its job normally
+        for host in starting:
+            host.cancel()  # not connected yet: nothing to tell it
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        for host in [*parked, *starting]:
+            if not host.job_ended.wait(max(0.0, deadline - time.monotonic())):
+                host.cancel()
 
     def run_split_read(self, task: TaskSpec, kafka_options: dict[str, str], parts: list[bytes]) -> SplitReadResult:
         """Read the parts of a split read as one Spark job (:mod:`sluice.spark.split_read`)."""

@@ -43,6 +43,8 @@ class FakeSpark:
         self.lock = threading.Lock()
         self.hosts: queue.Queue[tuple[str, Any]] = queue.Queue()  # (incarnation, the task it got)
         self.sparkContext = self
+        self.groups = threading.local()
+        self.waiting: dict[str, tuple[Callable[[], None], threading.Event]] = {}  # job group -> job without a slot
 
     # SparkContext
     def getConf(self) -> FakeSpark:
@@ -51,11 +53,17 @@ class FakeSpark:
     def get(self, key: str, default: str | None = None) -> str | None:
         return "127.0.0.1" if key in ("spark.driver.host", "spark.driver.bindAddress") else default
 
-    def setJobGroup(self, *args: Any, **kwargs: Any) -> None:
-        pass
+    def setJobGroup(self, group: str, *args: Any, **kwargs: Any) -> None:
+        self.groups.current = group
 
     def cancelJobGroup(self, group: str) -> None:
-        pass
+        """A job still waiting for a slot ends (a running one ends when its host is let go)."""
+        with self.lock:
+            run, done = self.waiting.pop(group, (None, None))
+            if run is not None:
+                self.pending.remove(run)
+        if done is not None:
+            done.set()
 
     # DataFrame
     def range(self, *args: Any) -> FakeSpark:
@@ -64,16 +72,19 @@ class FakeSpark:
     def mapInArrow(self, function: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> FakeJob:
         return FakeJob(self, function)
 
-    def submit(self, run: Callable[[], None]) -> None:
+    def submit(self, run: Callable[[], None], done: threading.Event) -> None:
         with self.lock:
             self.pending.append(run)
+            self.waiting[self.groups.current] = (run, done)
         self._schedule()
 
     def _schedule(self) -> None:
         with self.lock:
             start = []
             while self.pending and self.running < self.slots:
-                start.append(self.pending.pop())  # the last submitted first
+                run = self.pending.pop()  # the last submitted first
+                self.waiting = {group: job for group, job in self.waiting.items() if job[0] is not run}
+                start.append(run)
                 self.running += 1
         for run in start:
             threading.Thread(target=self._run, args=(run,), daemon=True).start()
@@ -97,7 +108,7 @@ class FakeJob:
         # The job's function closes over its host's bootstrap, as the real one's closure carries it.
         cells = [cell.cell_contents for cell in self.function.__closure__ or ()]
         [bootstrap] = [value for value in cells if isinstance(value, HostBootstrap)]
-        self.spark.submit(lambda: (_host(self.spark, bootstrap), done.set()))
+        self.spark.submit(lambda: (_host(self.spark, bootstrap), done.set()), done)
         done.wait()
         return []
 
