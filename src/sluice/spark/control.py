@@ -30,8 +30,8 @@ class TaskConnection:
     """One launch's connection as the worker sees it: messages arrive in ``inbox`` (and a
     final :class:`~sluice.spark.inbox.Disconnected`); :meth:`send` talks to the task."""
 
-    def __init__(self, inbox: Inbox | None) -> None:
-        self.inbox = inbox  # set before the connection is attached (a standby's: when bound)
+    def __init__(self, inbox: Inbox) -> None:
+        self.inbox = inbox
         self.hello: Hello | None = None
         self._channel: WorkerChannel | None = None
         self._lock = threading.Lock()
@@ -48,7 +48,6 @@ class TaskConnection:
         ).start()
 
     def _read(self, channel: WorkerChannel) -> None:
-        assert self.inbox is not None, "attached before its inbox was known"
         while True:
             try:
                 message = channel.recv()

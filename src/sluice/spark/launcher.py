@@ -64,7 +64,8 @@ class HostJob:
         self.bootstrap = HostBootstrap(launcher.server.address, uuid.uuid4().hex, secrets.token_hex(16))
         self.job_group = f"sluice:host:{self.bootstrap.incarnation}"
         self.launch: Launch | None = None  # the task it hosts, once given one (the launcher's lock)
-        self.channel: WorkerChannel | None = None
+        self.channel: WorkerChannel | None = None  # once it connected, with its hello
+        self.hello: Hello | None = None
         self.job_ended = threading.Event()
         self._thread = threading.Thread(target=self._run_job, name="sluice-task-host-job", daemon=True)
 
@@ -73,8 +74,8 @@ class HostJob:
         self._thread.start()
 
     def _on_connect(self, channel: WorkerChannel, hello: Hello) -> None:
-        self.channel = channel
-        self.launcher.host_connected(self, channel, hello)
+        self.channel, self.hello = channel, hello
+        self.launcher.host_connected(self)
 
     def _run_job(self) -> None:
         spark = self.launcher.spark
@@ -145,11 +146,10 @@ class SparkTaskLauncher:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._waiting: collections.deque[Launch] = collections.deque()  # tasks without a host yet
-        self._parked: collections.deque[tuple[HostJob, WorkerChannel, Hello]] = collections.deque()
+        self._parked: collections.deque[HostJob] = collections.deque()  # connected, no task yet
         self._starting: set[HostJob] = set()  # submitted, not connected yet
         self._standby = 0  # hosts to keep connected and idle: 1 once warmed up
-        self._closed = False
-        self._stopped = threading.Event()
+        self._closed = threading.Event()
 
     @property
     def slots(self) -> int:
@@ -171,7 +171,7 @@ class SparkTaskLauncher:
             self._standby = 1
         self._submit_needed()
         with self._changed:
-            if not self._changed.wait_for(lambda: self._parked or self._closed, timeout_s):
+            if not self._changed.wait_for(lambda: self._parked or self._closed.is_set(), timeout_s):
                 raise TaskHostNotReady(f"No Spark task host connected back within {timeout_s:.0f} s")
         return time.monotonic() - started
 
@@ -182,13 +182,13 @@ class SparkTaskLauncher:
         with self._lock:
             parked = self._parked.popleft() if self._parked else None
             if parked is not None:
-                launch.host = parked[0]
-                parked[0].launch = launch
+                launch.host = parked
+                parked.launch = launch
             else:
                 self._waiting.append(launch)
         if parked is not None:
             log.debug("Task %s-%s takes the standby task host", *task.task.host_key)
-            self._hand_over(launch, parked[1], parked[2])
+            self._hand_over(launch, parked)
         self._submit_needed()
         return launch
 
@@ -206,12 +206,11 @@ class SparkTaskLauncher:
         """Keep no standby any more; let the hosts no task has taken go, and wait for their
         jobs to end (Spark stopped under a job still ending logs errors of its own)."""
         with self._lock:
-            self._closed = True
-            parked = [entry[0] for entry in self._parked]
+            self._closed.set()
+            parked = list(self._parked)
             starting = list(self._starting)
             self._parked.clear()
             self._changed.notify_all()
-        self._stopped.set()
         for host in parked:
             if host.channel is not None:
                 host.channel.close()  # it sees the worker go and ends its job normally
@@ -228,7 +227,7 @@ class SparkTaskLauncher:
 
     # -- what the hosts' jobs call ---------------------------------------------------------
 
-    def host_connected(self, host: HostJob, channel: WorkerChannel, hello: Hello) -> None:
+    def host_connected(self, host: HostJob) -> None:
         """A host connected: it takes the task that has waited longest, or stands by."""
         surplus = False
         with self._lock:
@@ -237,16 +236,18 @@ class SparkTaskLauncher:
             if launch is not None:
                 launch.host = host
                 host.launch = launch
-            elif self._closed or len(self._parked) >= self._standby:
+            elif self._closed.is_set() or len(self._parked) >= self._standby:
                 surplus = True  # its task went away meanwhile
             else:
-                self._parked.append((host, channel, hello))
+                self._parked.append(host)
                 self._changed.notify_all()
         if launch is not None:
-            self._hand_over(launch, channel, hello)
+            self._hand_over(launch, host)
         elif surplus:
             host.cancel()
         else:
+            hello = host.hello
+            assert hello is not None  # it connected
             log.debug("A standby task host is ready: pid %d on %s", hello.pid, hello.host)
 
     def host_ended(self, host: HostJob, error: str | None) -> None:
@@ -254,10 +255,9 @@ class SparkTaskLauncher:
         with self._lock:
             launch = host.launch
             self._starting.discard(host)
-            for parked in list(self._parked):
-                if parked[0] is host:
-                    self._parked.remove(parked)
-            retry = launch is None and not self._closed
+            if host in self._parked:
+                self._parked.remove(host)
+            retry = launch is None and not self._closed.is_set()
         if launch is not None:
             launch.inbox.put(JobEnded(error))
         elif retry:
@@ -265,13 +265,15 @@ class SparkTaskLauncher:
                 log.warning(
                     "A task host's Spark job failed before it got a task; another in %.0f s: %s", HOST_RETRY_S, error
                 )
-                if self._stopped.wait(HOST_RETRY_S):
+                if self._closed.wait(HOST_RETRY_S):
                     return
             self._submit_needed()
 
     # -- inside ------------------------------------------------------------------------------
 
-    def _hand_over(self, launch: Launch, channel: WorkerChannel, hello: Hello) -> None:
+    def _hand_over(self, launch: Launch, host: HostJob) -> None:
+        channel, hello = host.channel, host.hello
+        assert channel is not None and hello is not None  # it connected
         try:
             channel.send(launch.task)  # the host's first message: the task to run
         except ChannelClosed as exc:
@@ -283,7 +285,7 @@ class SparkTaskLauncher:
         """Submit as many hosts as the waiting tasks and the standby need, counting those
         already starting or standing by."""
         with self._lock:
-            if self._closed:
+            if self._closed.is_set():
                 return
             wanted = len(self._waiting) + self._standby
             missing = wanted - len(self._starting) - len(self._parked)
