@@ -173,9 +173,8 @@ class StandaloneConnect:
         self.rest.start()
         self.worker.worker_id = self.rest.worker_id
         log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)
-        while not self.worker.startup.wait(0.5):
-            if self.interrupted.is_set():
-                return  # stopping before it started
+        if not self.worker.startup.wait_unless(self.interrupted):
+            return  # stopping before it started
         self.herder.start()
         for config, initial_state in connector_configs:
             name = config["name"]

@@ -68,6 +68,14 @@ class Startup:
         with self._lock:
             return self._error
 
+    def wait_unless(self, give_up: threading.Event, poll_s: float = 0.5) -> bool:
+        """Wait until the engine is ready (True) or ``give_up`` is set (False: the worker
+        stops); raises :class:`EngineFailed` when it could not start."""
+        while not give_up.is_set():
+            if self.wait(poll_s):
+                return True
+        return False
+
     def wait(self, timeout_s: float | None = None) -> bool:
         """Wait until the engine is ready (True) or ``timeout_s`` passed (False); raises
         :class:`EngineFailed` when it could not start."""

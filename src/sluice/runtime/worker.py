@@ -63,50 +63,36 @@ def _trace(exc: BaseException) -> str:
 
 
 class SparkProvider:
-    """Starts the SparkSession once, in the background, and hands it to whoever waits."""
+    """Builds the SparkSession once, on first use (the engine's start, :meth:`Worker.start_engine`),
+    and hands it to every caller; callers meanwhile wait for it."""
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory = factory
-        self._ready = threading.Event()
         self._session: Any = None
         self._error: BaseException | None = None
+        self._built = False
         self._lock = threading.Lock()
-        self._started = False
-
-    def start_async(self) -> None:
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        threading.Thread(target=self._build, name="sluice-spark-start", daemon=True).start()
-
-    def _build(self) -> None:
-        started = time.monotonic()
-        try:
-            self._session = self._factory()
-            log.info("Spark session ready in %.2f s", time.monotonic() - started)
-        except BaseException as exc:
-            log.error("Spark failed to start", exc_info=True)
-            self._error = exc
-        finally:
-            self._ready.set()
 
     def __call__(self) -> Any:
-        self.start_async()
-        self._ready.wait()
-        if self._error is not None:
-            raise RuntimeError(f"Spark failed to start: {self._error}") from self._error
-        return self._session
-
-    @property
-    def ready(self) -> bool:
-        return self._ready.is_set() and self._error is None
+        with self._lock:
+            if not self._built:
+                self._built = True
+                started = time.monotonic()
+                try:
+                    self._session = self._factory()
+                    log.info("Spark session ready in %.2f s", time.monotonic() - started)
+                except BaseException as exc:  # noqa: BLE001 - kept and raised to every caller; the engine logs it
+                    self._error = exc
+            if self._error is not None:
+                raise RuntimeError(f"Spark failed to start: {self._error}") from self._error
+            return self._session
 
     def stop(self) -> None:
-        if self._ready.is_set() and self._session is not None:
+        session = self._session
+        if session is not None:
             from sluice.spark.session import stop_spark_session
 
-            stop_spark_session(self._session)
+            stop_spark_session(session)
 
 
 class _Context(ConnectorContext):

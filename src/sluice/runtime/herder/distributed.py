@@ -172,12 +172,12 @@ class DistributedHerder(WorkerHerder):
         return rebalance_metrics(self.rebalances, time.monotonic())
 
     def health(self) -> tuple[str, str]:
-        if not self._ready or not self._assigned.is_set():
+        if not self._assigned.is_set():
             return ("starting", self._starting_message())
         return super().health()
 
     def ready(self) -> None:
-        self._ready = True  # serving requests waits for the first assignment (on_assigned)
+        """Nothing yet: requests are served from the first assignment on (on_assigned)."""
 
     def starting_stage(self) -> str | None:
         if self._started.is_set():
@@ -196,19 +196,11 @@ class DistributedHerder(WorkerHerder):
         if self.member is not None:
             self.member.wakeup()
 
-    def _await_engine(self) -> bool:
-        """Join the group only once this worker can run a task (Kafka Connect's worker can
-        the moment it joins): a task assigned before would wait for Spark. False when the
-        worker stops meanwhile; raises EngineFailed when the engine could not start."""
-        startup = self.worker.startup
-        while not self._stopping.is_set():
-            if startup.wait(0.5):
-                return True
-        return False
-
     def _run(self) -> None:
+        # Join the group only once this worker can run a task (Kafka Connect's worker can
+        # the moment it joins): a task assigned before would wait for Spark.
         try:
-            if not self._await_engine():
+            if not self.worker.startup.wait_unless(self._stopping):
                 return
         except Exception as exc:  # noqa: BLE001 - told to the composition root, which stops the worker
             log.error("Not joining the group: %s", exc)
@@ -508,8 +500,16 @@ class DistributedHerder(WorkerHerder):
 
     def _require_for_write(self, name: str) -> dict[str, str]:
         """The connector's config, or 404 when even the config topic's end has none."""
-        self._fresh_snapshot(lambda s: s.connector_config(name) is not None)
-        return self._require(name)
+        config = self._fresh_connector_config(name)
+        return config if config is not None else self._require(name)
+
+    def _fresh_connector_config(self, name: str) -> dict[str, str] | None:
+        """The connector's config, reading the config topic to its end first if this worker
+        has not seen it (a request may follow a write it has not read yet)."""
+        config: dict[str, str] | None = self._fresh_snapshot(
+            lambda s: s.connector_config(name) is not None
+        ).connector_config(name)
+        return config
 
     def _require_leader(self) -> None:
         if not self._await_settled():
@@ -563,7 +563,7 @@ class DistributedHerder(WorkerHerder):
         self.config_store.put_target_state(name, TargetState.STARTED.value)
 
     def stop_connector(self, name: str) -> None:
-        if self._fresh_snapshot(lambda s: s.connector_config(name) is not None).connector_config(name) is None:
+        if self._fresh_connector_config(name) is None:
             raise NotFoundError(f"Unknown connector {name}")
         self._require_leader()
         with self._lock:
@@ -583,7 +583,7 @@ class DistributedHerder(WorkerHerder):
     def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo | None:
         # As Kafka's herder, which takes a restart from its queue once a rebalance is over.
         self._await_settled()
-        if self._fresh_snapshot(lambda s: s.connector_config(name) is not None).connector_config(name) is None:
+        if self._fresh_connector_config(name) is None:
             raise NotFoundError(f"Unknown connector: {name}")
         if not include_tasks and not only_failed:
             # Kafka's restartConnector: the owner restarts it, whoever received the request.

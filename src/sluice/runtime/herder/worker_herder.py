@@ -75,7 +75,6 @@ class WorkerHerder(Herder):
         self.sink_offsets = sink_offsets or SinkGroupOffsets(worker.admin_client)
         self.loggers = loggers or Loggers()
         self._lock = threading.RLock()
-        self._ready = False
         self._started = threading.Event()  # requests about connectors are served (await_started)
         self.auto_restarter = AutoRestarter(
             self.restart_task,
@@ -100,7 +99,6 @@ class WorkerHerder(Herder):
         self.restart_connector(name, False, False)
 
     def ready(self) -> None:
-        self._ready = True
         self._started.set()
 
     def await_started(self, timeout_s: float) -> bool:
