@@ -478,6 +478,15 @@ def _cell(values: list[float]) -> str:
     return text if len(values) == 1 else f"{text} ({fmt(min(values))}–{fmt(max(values))})"
 
 
+def _gap(runs: list[dict[str, Any]], start: str, end: str) -> list[float]:
+    """Seconds from moment ``start`` to moment ``end`` in each good round that has both."""
+    return [
+        r["moments"][end] - r["moments"][start]
+        for r in runs
+        if r.get("ok") and r["moments"].get(start) is not None and r["moments"].get(end) is not None
+    ]
+
+
 def _steps(runs: list[dict[str, Any]], path: list[tuple[str, str]]) -> dict[str, list[float]]:
     """Per moment of ``path``: its distance from the moment before it that the round has."""
     out: dict[str, list[float]] = {}
@@ -541,31 +550,19 @@ def render(results: dict[str, Any], command: str) -> str:
             )
 
         said.append(f"Sluice's longest steps on the source's path (medians): {'; '.join(map(step_text, longest))}.")
-    for prefix, what in (("source", "source"), ("sink", "sink")):
-        connect_s = [
-            r["moments"][f"{prefix}_connected"] - r["moments"][f"{prefix}_launched"]
-            for r in runs["sluice"]
-            if r.get("ok")
-            and r["moments"].get(f"{prefix}_connected") is not None
-            and r["moments"].get(f"{prefix}_launched") is not None
-        ]
+    for prefix in ("source", "sink"):
+        connect_s = _gap(runs["sluice"], f"{prefix}_launched", f"{prefix}_connected")
         if connect_s:
             said.append(
-                f"The {what} task's Spark job reached its Python worker {_cell(connect_s)} s after it was "
+                f"The {prefix} task's Spark job reached its Python worker {_cell(connect_s)} s after it was "
                 "submitted (scheduling, the Python worker, the connection back)."
             )
-        assigned_s = [
-            r["moments"][f"{prefix}_connected"] - r["moments"][f"{prefix}_task_assigned"]
-            for r in runs["sluice"]
-            if r.get("ok")
-            and r["moments"].get(f"{prefix}_connected") is not None
-            and r["moments"].get(f"{prefix}_task_assigned") is not None
-        ]
+        assigned_s = _gap(runs["sluice"], f"{prefix}_task_assigned", f"{prefix}_connected")
         if assigned_s:
             said.append(
-                f"Sluice: the {what} task's assignment (the worker's log) → its task host has it: "
+                f"Sluice: the {prefix} task's assignment (the worker's log) → its task host has it: "
                 f"{_cell(assigned_s)} s; in round 1, the first task these workers ever ran: "
-                f"{_cell(assigned_s[:1])} s."
+                f"{_cell(_gap(runs['sluice'][:1], f'{prefix}_task_assigned', f'{prefix}_connected'))} s."
             )
     rebal = {system: _values(runs[system], "rebalances", True) for system in SYSTEMS}
     if rebal["connect"] or rebal["sluice"]:
