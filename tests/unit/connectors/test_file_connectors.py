@@ -308,6 +308,16 @@ def test_sink_writes_string_forms(tmp_path: Path) -> None:
     task.stop()
 
 
+def test_sink_records_are_in_the_file_once_put_returns(tmp_path: Path) -> None:
+    """As Kafka's task (an unbuffered stream), without waiting for the offset flush."""
+    path = tmp_path / "out.txt"
+    task = FileStreamSinkTask()
+    task.start({"file": str(path)})
+    task.put([_record("first"), _record("second")])
+    assert path.read_text(encoding="utf-8") == "first\nsecond\n"
+    task.stop()
+
+
 def test_sink_stdout_and_injected_stream(capsys) -> None:
     task = FileStreamSinkTask()
     task.start({"topics": "t"})

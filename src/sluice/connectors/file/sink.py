@@ -94,6 +94,9 @@ class FileStreamSinkTask(SinkTask):
         if not records or self._out is None:
             return
         self._out.write("".join([java_string(r.value) + "\n" for r in records]))
+        # Kafka's task prints to an unbuffered file stream: a record is in the file once
+        # put() returns. One write of the whole batch does the same here.
+        self._out.flush()
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         log.debug("Flushing output stream for %s", self._filename or "stdout")
