@@ -18,18 +18,23 @@ from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.herder.base import Herder, TargetState
 from sluice.runtime.herder.standalone import StandaloneHerder
-from sluice.runtime.plugins import Plugins
+from sluice.runtime.plugins import Plugins, resolved_plugin_path
 from sluice.runtime.worker import SparkProvider, Worker
+from sluice.storage.base import ClusterConfigState
 from sluice.storage.file import FileOffsetBackingStore
 from sluice.storage.file_config import FileConfigBackingStore
 from sluice.storage.memory import MemoryStatusBackingStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server"]
+#: At most this many task hosts are warmed up together for the tasks a worker starts with
+#: (each is a Python process starting on the same cores as the first).
+MAX_HOSTS_WARMED_UP = 4
+
+__all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server", "tasks_to_come"]
 
 
-def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[], Any]:
+def _default_spark_factory(config: WorkerConfig) -> Callable[[], Any]:
     def build() -> Any:
         from sluice.jvm import JvmArtifactError
         from sluice.jvm.interceptor import SOURCE_TIMESTAMP_INTERCEPTOR, source_timestamp_interceptor_jar
@@ -44,7 +49,7 @@ def _default_spark_factory(config: WorkerConfig, plugins: Plugins) -> Callable[[
             conf[TIMESTAMP_INTERCEPTOR_CONF] = SOURCE_TIMESTAMP_INTERCEPTOR
         except JvmArtifactError as exc:
             log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
-        return build_spark_session(conf, jars, plugins.plugin_path)
+        return build_spark_session(conf, jars, resolved_plugin_path(config.plugin_path))
 
     return build
 
@@ -119,6 +124,29 @@ class KafkaClusterId:
             return self._value
 
 
+def tasks_to_come(
+    snapshot: ClusterConfigState, connector_configs: Sequence[tuple[dict[str, str], TargetState | None]]
+) -> int:
+    """How many tasks a standalone worker will start once its engine is ready, as far as it
+    can tell before the connectors run: each stored connector's tasks and each command-line
+    connector's ``tasks.max``, leaving out paused and stopped ones; at least one, at most
+    :data:`MAX_HOSTS_WARMED_UP` (hosts are warmed up for them together)."""
+    given = {config["name"]: (config, initial) for config, initial in connector_configs}
+    count = 0
+    for name in set(snapshot.connectors()) | set(given):
+        config, initial = given.get(name, (snapshot.connector_config(name) or {}, None))
+        if snapshot.contains(name):
+            initial = TargetState(snapshot.target_state(name))
+        if initial not in (None, TargetState.STARTED):
+            continue
+        try:
+            wanted = int(config.get("tasks.max", "1"))
+        except ValueError:
+            wanted = 1  # the connector's validation says what is wrong
+        count += max(1, min(wanted, snapshot.task_count(name) or wanted))
+    return max(1, min(count, MAX_HOSTS_WARMED_UP))
+
+
 class StandaloneConnect:
     """A standalone worker process's parts, started and stopped as one."""
 
@@ -128,13 +156,15 @@ class StandaloneConnect:
         spark_factory: Callable[[], Any] | None = None,
     ) -> None:
         self.config = WorkerConfig.standalone(worker_props)
+        # The Spark session starts first: its JVM's start is the longest part of the worker's.
+        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config))
+        self.spark.prepare()
         self.plugins = Plugins(self.config.plugin_path)
         offsets_file = self.config.get("offset.storage.file.filename")
         configs_file = self.config.get("sluice.config.storage.file.filename") or f"{offsets_file}.connectors.json"
         self.offset_store = FileOffsetBackingStore(offsets_file)
         self.config_store = FileConfigBackingStore(configs_file)
         self.status_store = MemoryStatusBackingStore()
-        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config, self.plugins))
         # After Plugins: plugin.path is importable, so users' own providers load by Python path.
         self.config_providers = ConfigProviders.from_worker_config(worker_props)
         self.worker = Worker(
@@ -169,7 +199,7 @@ class StandaloneConnect:
         self.offset_store.start()
         self.config_store.start()
         self.status_store.start()
-        self.worker.start_engine()
+        self.worker.start_engine(tasks_to_come(self.config_store.snapshot(), connector_configs))
         self.rest.start()
         self.worker.worker_id = self.rest.worker_id
         log.info("REST API listening on %s (worker id %s)", self.rest.url, self.worker.worker_id)

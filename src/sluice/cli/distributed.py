@@ -46,10 +46,13 @@ class DistributedConnect:
 
     def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
         self.config = WorkerConfig.distributed(worker_props)
-        self.plugins = Plugins(self.config.plugin_path)
         # The worker's own clients (internal topics, group membership) use its top-level
         # security settings, as Kafka's do; an untranslatable one stops the start here.
         self.security = ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients")
+        # The Spark session starts next: its JVM's start is the longest part of the worker's.
+        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config))
+        self.spark.prepare()
+        self.plugins = Plugins(self.config.plugin_path)
         client = self._client = {"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()}
         group = self.config.get("group.id")
         self.config_store = KafkaConfigBackingStore(
@@ -76,7 +79,6 @@ class DistributedConnect:
             client_id=f"{group}-statuses",
         )
         self.config_providers = ConfigProviders.from_worker_config(worker_props)
-        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config, self.plugins))
         self.worker = Worker(
             "",
             self.config,

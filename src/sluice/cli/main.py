@@ -84,7 +84,8 @@ def _serve(
         log.error("%s: %s", failure, exc, exc_info=failure_code != EXIT_CONNECTOR_ERROR)
         connect.stop()
         return failure_code
-    log.info("Sluice worker started; REST API at %s", connect.url)
+    if not stop.is_set():  # not stopped (a signal) while it was starting
+        log.info("Sluice worker started; REST API at %s", connect.url)
     stop.wait()
     connect.stop()
     fatal = getattr(connect, "fatal_error", None)

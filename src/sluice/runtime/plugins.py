@@ -223,11 +223,16 @@ def _version(cls: type) -> str | None:
         return None
 
 
+def resolved_plugin_path(plugin_path: list[str] | None) -> list[str]:
+    """``plugin.path``'s directories as absolute paths, empty entries left out."""
+    return [str(Path(p).resolve()) for p in (plugin_path or []) if p]
+
+
 class Plugins:
     """The plugins this worker knows, computed once at start-up."""
 
     def __init__(self, plugin_path: list[str] | None = None) -> None:
-        self.plugin_path = [str(Path(p).resolve()) for p in (plugin_path or []) if p]
+        self.plugin_path = resolved_plugin_path(plugin_path)
         self._by_name: dict[str, dict[str, PluginDesc]] = {}  # name -> type -> plugin
         self._aliases: dict[str, dict[str, PluginDesc] | None] = {}  # None: ambiguous
         self.load_errors: list[tuple[str, str]] = []

@@ -63,8 +63,9 @@ def _trace(exc: BaseException) -> str:
 
 
 class SparkProvider:
-    """Builds the SparkSession once, on first use (the engine's start, :meth:`Worker.start_engine`),
-    and hands it to every caller; callers meanwhile wait for it."""
+    """Builds the SparkSession once — on first use (the engine's start, :meth:`Worker.start_engine`)
+    or when :meth:`prepare` starts it early — and hands it to every caller; callers meanwhile
+    wait for it."""
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory = factory
@@ -73,19 +74,28 @@ class SparkProvider:
         self._built = False
         self._lock = threading.Lock()
 
+    def prepare(self) -> None:
+        """Start building the session now, in the background: its JVM starts while the
+        rest of the worker is made. A failure is kept for the first caller."""
+        threading.Thread(target=self._build, name="sluice-spark-start", daemon=True).start()
+
     def __call__(self) -> Any:
+        self._build()
+        if self._error is not None:
+            raise RuntimeError(f"Spark failed to start: {self._error}") from self._error
+        return self._session
+
+    def _build(self) -> None:
         with self._lock:
-            if not self._built:
-                self._built = True
-                started = time.monotonic()
-                try:
-                    self._session = self._factory()
-                    log.info("Spark session ready in %.2f s", time.monotonic() - started)
-                except BaseException as exc:  # noqa: BLE001 - kept and raised to every caller; the engine logs it
-                    self._error = exc
-            if self._error is not None:
-                raise RuntimeError(f"Spark failed to start: {self._error}") from self._error
-            return self._session
+            if self._built:
+                return
+            self._built = True
+            started = time.monotonic()
+            try:
+                self._session = self._factory()
+                log.info("Spark session ready in %.2f s", time.monotonic() - started)
+            except BaseException as exc:  # noqa: BLE001 - kept and raised to every caller; the engine logs it
+                self._error = exc
 
     def stop(self) -> None:
         session = self._session
@@ -290,20 +300,24 @@ class Worker:
         self._put_connector_status(wc.name, wc.state, wc.trace)
         return wc.state is not State.FAILED
 
-    def start_engine(self) -> None:
+    def start_engine(self, tasks_to_come: int = 1) -> None:
         """Start the engine in the background: the Spark session, then a task host that
-        connects back and waits for the first task (so it starts at once). :attr:`startup`
-        says where it is; the herder waits for it before it takes work."""
-        threading.Thread(target=self._start_engine, name="sluice-engine-start", daemon=True).start()
+        connects back and waits for the first task (so it starts at once) — or one for
+        each of ``tasks_to_come``, the tasks the worker will start once ready, started
+        together. :attr:`startup` says where it is; the herder waits for it before it
+        takes work."""
+        threading.Thread(
+            target=self._start_engine, args=(tasks_to_come,), name="sluice-engine-start", daemon=True
+        ).start()
 
-    def _start_engine(self) -> None:
+    def _start_engine(self, tasks_to_come: int) -> None:
         started = time.monotonic()
         try:
             self.startup.begin("starting its Spark session")
             launcher = self.task_launcher()
             session_s = time.monotonic() - started
             self.startup.begin("waiting for its first task host to start on Spark")
-            host_s = launcher.warm_up(TASK_HOST_WARM_UP_TIMEOUT_S)
+            host_s = launcher.warm_up(TASK_HOST_WARM_UP_TIMEOUT_S, hosts=tasks_to_come)
         except BaseException as exc:  # the worker cannot run tasks: its herder reports it and stops
             log.error("The worker's engine could not start", exc_info=True)
             self.startup.fail(exc)

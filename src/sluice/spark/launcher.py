@@ -1,7 +1,10 @@
 """Launches Connect tasks as long-lived Spark tasks (the driver side).
 
-A task host is one Spark job of one partition — ``range(1).mapInArrow(run_task)`` — whose
-only Spark task hosts a Connect task for its whole life (:mod:`sluice.taskhost.host`).
+A task host is one Spark job of one partition — ``parallelize([0], 1).mapPartitions(run_task)``
+— whose only Spark task hosts a Connect task for its whole life (:mod:`sluice.taskhost.host`).
+A plain RDD job, not a DataFrame's: it needs no query planning, code generation or Arrow,
+which a fresh JVM would first have to load and warm (delaying a worker's first host), and
+its Python worker does not import pandas and Arrow.
 Spark places it: a thread slot of ``local[N]`` when the worker embeds Spark, an executor
 of any cluster through ``spark.master``. The job's closure carries only where to connect
 and the host's secret; once the host connected, the launcher sends it the task to run.
@@ -17,7 +20,10 @@ standby when there is one — it starts within milliseconds — and otherwise th
 to connect, whichever job Spark ran first (Spark does not run jobs in the order they were
 submitted, and a host must never wait for a slot while a task waits for a host).
 :meth:`SparkTaskLauncher.warm_up` starts the first standby and waits for it: a worker
-joins its group only after that.
+joins its group only after that. A worker that knows it is about to start several tasks (a
+standalone worker's connectors) warms up a host for each, started together: each task then
+takes one at once, rather than the first taking the standby and the others each waiting a
+second or more for a host of its own.
 
 PySpark is not imported here: the session comes from the worker.
 """
@@ -37,7 +43,7 @@ from typing import Any
 from sluice.spark.control import TaskConnection, control_server
 from sluice.spark.inbox import Connected, Inbox, JobEnded
 from sluice.spark.split_read import SplitReadResult, run_split_read
-from sluice.taskhost.host import TASK_OUTPUT_DDL, run_task
+from sluice.taskhost.host import run_task
 from sluice.taskhost.protocol import Hello, HostBootstrap, TaskLaunch, TaskSpec
 from sluice.taskhost.wire import ChannelClosed, WorkerChannel
 
@@ -50,6 +56,9 @@ __all__ = ["HostJob", "Launch", "SparkTaskLauncher", "TaskHostNotReady"]
 HOST_RETRY_S = 5.0
 #: How long closing waits for the jobs of idle hosts to end.
 CLOSE_WAIT_S = 10.0
+#: How long hosts warmed up for the tasks a worker is about to start (beyond the one
+#: standby) wait for them before they are let go.
+EXTRA_HOSTS_KEEP_S = 60.0
 
 
 class TaskHostNotReady(Exception):
@@ -82,14 +91,15 @@ class HostJob:
         bootstrap = self.bootstrap
         error: str | None = None
 
-        def host(batches: Iterator[Any]) -> Iterator[Any]:
-            for _ in batches:  # the single driving row of range(1)
+        def host(rows: Iterator[Any]) -> Iterator[Any]:
+            for _ in rows:  # the partition's single driving row
                 pass
             yield from run_task(bootstrap)
 
         try:
-            spark.sparkContext.setJobGroup(self.job_group, "Sluice task host", interruptOnCancel=True)
-            spark.range(0, 1, 1, 1).mapInArrow(host, TASK_OUTPUT_DDL).collect()
+            context = spark.sparkContext
+            context.setJobGroup(self.job_group, "Sluice task host", interruptOnCancel=True)
+            context.parallelize([0], 1).mapPartitions(host).collect()
         except BaseException as exc:  # noqa: BLE001 - the hosted task's supervisor (or the launcher) reports it
             error = _spark_error(exc)
         finally:
@@ -126,6 +136,13 @@ class Launch:
         self.connection.close()
 
 
+def _let_go(host: HostJob) -> None:
+    """Let a connected host that has no task end: it sees its connection close and ends
+    its job normally (cancelling the job would have Spark log the interruption)."""
+    if host.channel is not None:
+        host.channel.close()
+
+
 def _spark_error(exc: BaseException) -> str:
     """Spark's error, without the JVM stack traces py4j appends to it."""
     text = str(exc).strip() or type(exc).__name__
@@ -149,6 +166,7 @@ class SparkTaskLauncher:
         self._parked: collections.deque[HostJob] = collections.deque()  # connected, no task yet
         self._starting: set[HostJob] = set()  # submitted, not connected yet
         self._standby = 0  # hosts to keep connected and idle: 1 once warmed up
+        self._extra = 0  # hosts warmed up for tasks about to come: not replaced when taken
         self._closed = threading.Event()
 
     @property
@@ -162,17 +180,27 @@ class SparkTaskLauncher:
 
     # -- what the worker and the supervisors call ----------------------------------------
 
-    def warm_up(self, timeout_s: float) -> float:
-        """Start the standby host and wait until it connected: Spark has then run a job,
-        started its Python daemon and imported the task host. Returns the seconds it took;
-        raises :class:`TaskHostNotReady` when it did not connect in time."""
+    def warm_up(self, timeout_s: float, hosts: int = 1) -> float:
+        """Start ``hosts`` standby hosts together (one at least) and wait until one
+        connected: Spark has then run a job, started its Python daemon and imported the task
+        host. Returns the seconds it took; raises :class:`TaskHostNotReady` when none
+        connected in time.
+
+        One standby is kept from then on. The others are for the tasks the worker is about
+        to start: a launch that takes one does not replace it, and those no task took within
+        :data:`EXTRA_HOSTS_KEEP_S` are let go."""
         started = time.monotonic()
         with self._lock:
             self._standby = 1
+            self._extra = max(0, min(hosts, self.slots) - 1)
         self._submit_needed()
         with self._changed:
             if not self._changed.wait_for(lambda: self._parked or self._closed.is_set(), timeout_s):
                 raise TaskHostNotReady(f"No Spark task host connected back within {timeout_s:.0f} s")
+        if hosts > 1:
+            expiry = threading.Timer(EXTRA_HOSTS_KEEP_S, self._let_go_of_extra_hosts)
+            expiry.daemon = True
+            expiry.start()
         return time.monotonic() - started
 
     def launch(self, task: TaskLaunch, inbox: Inbox) -> Launch:
@@ -180,6 +208,7 @@ class SparkTaskLauncher:
         first host that connects; submit the hosts that keeps needing."""
         launch = Launch(self, task, inbox)
         with self._lock:
+            self._extra = max(0, self._extra - 1)  # a host warmed up for it is not replaced
             parked = self._parked.popleft() if self._parked else None
             if parked is not None:
                 launch.host = parked
@@ -212,8 +241,7 @@ class SparkTaskLauncher:
             self._parked.clear()
             self._changed.notify_all()
         for host in parked:
-            if host.channel is not None:
-                host.channel.close()  # it sees the worker go and ends its job normally
+            _let_go(host)
         for host in starting:
             host.cancel()  # not connected yet: nothing to tell it
         deadline = time.monotonic() + CLOSE_WAIT_S
@@ -236,7 +264,7 @@ class SparkTaskLauncher:
             if launch is not None:
                 launch.host = host
                 host.launch = launch
-            elif self._closed.is_set() or len(self._parked) >= self._standby:
+            elif self._closed.is_set() or len(self._parked) >= self._standby + self._extra:
                 surplus = True  # its task went away meanwhile
             else:
                 self._parked.append(host)
@@ -244,7 +272,7 @@ class SparkTaskLauncher:
         if launch is not None:
             self._hand_over(launch, host)
         elif surplus:
-            host.cancel()
+            _let_go(host)
         else:
             hello = host.hello
             assert hello is not None  # it connected
@@ -271,6 +299,17 @@ class SparkTaskLauncher:
 
     # -- inside ------------------------------------------------------------------------------
 
+    def _let_go_of_extra_hosts(self) -> None:
+        """The tasks the extra hosts were warmed up for have come or will not: keep only
+        the standby."""
+        with self._lock:
+            self._extra = 0
+            surplus = []
+            while len(self._parked) > self._standby:
+                surplus.append(self._parked.pop())
+        for host in surplus:
+            _let_go(host)
+
     def _hand_over(self, launch: Launch, host: HostJob) -> None:
         channel, hello = host.channel, host.hello
         assert channel is not None and hello is not None  # it connected
@@ -287,7 +326,7 @@ class SparkTaskLauncher:
         with self._lock:
             if self._closed.is_set():
                 return
-            wanted = len(self._waiting) + self._standby
+            wanted = len(self._waiting) + self._standby + self._extra
             missing = wanted - len(self._starting) - len(self._parked)
             hosts = [HostJob(self) for _ in range(max(0, missing))]
             self._starting.update(hosts)

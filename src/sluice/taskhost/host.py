@@ -17,8 +17,6 @@ import os
 import socket
 from collections.abc import Callable, Iterator
 
-import pyarrow as pa
-
 from sluice.kafka.clients import LIBRDKAFKA, KafkaClients
 from sluice.taskhost import wire
 from sluice.taskhost.control import Heartbeats, TaskControl, WorkerGone
@@ -29,17 +27,15 @@ from sluice.taskhost.source import SourceLoop
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LOOPS", "TASK_OUTPUT_DDL", "run_task"]
-
-# The one row the Spark job returns: true when the task ended as the worker asked.
-TASK_OUTPUT_DDL = "done boolean"
+__all__ = ["LOOPS", "run_task"]
 
 #: The loop that runs each kind of task.
 LOOPS: dict[type[TaskLaunch], Callable[..., TaskLoop]] = {RunSourceTask: SourceLoop, RunSinkTask: SinkLoop}
 
 
-def run_task(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> Iterator[pa.RecordBatch]:
+def run_task(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> Iterator[bool]:
     """Host one Connect task until it stops; the Spark job's only partition runs this.
+    Yields one value, the partition's result: whether the task ended as the worker asked.
 
     Raises when the worker cannot be reached: the Spark job fails and the worker reports
     the task FAILED with that error."""
@@ -62,4 +58,4 @@ def run_task(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
         if heartbeats is not None:
             heartbeats.stop()
         channel.close()
-    yield pa.RecordBatch.from_pydict({"done": [not control.worker_gone.is_set()]})
+    yield not control.worker_gone.is_set()

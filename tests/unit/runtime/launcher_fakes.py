@@ -47,7 +47,7 @@ class FakeLauncher:
     def __init__(self) -> None:
         self.launches: list[FakeLaunch] = []
 
-    def warm_up(self, timeout_s: float) -> float:
+    def warm_up(self, timeout_s: float, hosts: int = 1) -> float:
         return 0.0
 
     def launch(self, task: TaskLaunch, inbox: Inbox) -> FakeLaunch:

@@ -71,3 +71,34 @@ def test_health_says_what_a_starting_worker_waits_for_then_healthy(herder: Stand
     herder.ready()
     assert herder.health() == ("healthy", "Worker has completed startup and is ready to handle requests.")
     assert herder.await_started(0)
+
+
+def test_a_session_prepared_early_is_built_once_and_handed_to_every_caller() -> None:
+    built: list[object] = []
+    release = threading.Event()
+
+    def factory() -> object:
+        release.wait(10)
+        built.append(object())
+        return built[-1]
+
+    spark = SparkProvider(factory)
+    spark.prepare()  # building in the background
+    got: list[object] = []
+    caller = threading.Thread(target=lambda: got.append(spark()))
+    caller.start()
+    release.set()
+    caller.join(10)
+    assert got == built and len(built) == 1
+    assert spark() is built[0]
+
+
+def test_a_session_that_failed_in_the_background_fails_its_callers() -> None:
+    def factory() -> object:
+        raise OSError("no java")
+
+    spark = SparkProvider(factory)
+    spark.prepare()
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="Spark failed to start: no java"):
+            spark()

@@ -47,6 +47,10 @@ class FakeSpark:
         self.waiting: dict[str, tuple[Callable[[], None], threading.Event]] = {}  # job group -> job without a slot
 
     # SparkContext
+    @property
+    def defaultParallelism(self) -> int:
+        return self.slots
+
     def getConf(self) -> FakeSpark:
         return self
 
@@ -65,11 +69,11 @@ class FakeSpark:
         if done is not None:
             done.set()
 
-    # DataFrame
-    def range(self, *args: Any) -> FakeSpark:
+    # RDD
+    def parallelize(self, *args: Any) -> FakeSpark:
         return self
 
-    def mapInArrow(self, function: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> FakeJob:
+    def mapPartitions(self, function: Callable[[Iterator[Any]], Iterator[Any]]) -> FakeJob:
         return FakeJob(self, function)
 
     def submit(self, run: Callable[[], None], done: threading.Event) -> None:
@@ -162,6 +166,40 @@ def test_a_task_takes_the_warm_standby_at_once_and_a_new_standby_follows(make_la
     wait_until(lambda: spark.running == 2, timeout=10, message="the next standby runs")
 
 
+def test_hosts_warmed_up_for_tasks_to_come_are_taken_at_once_and_not_replaced(make_launcher) -> None:
+    """A standalone worker with three tasks to start warms up three hosts together: each
+    task takes one as it comes, and only the one standby is submitted after them."""
+    launcher, spark = make_launcher(8)
+    launcher.warm_up(10, hosts=3)
+    wait_until(lambda: spark.running == 3, timeout=10, message="three hosts run")
+    inboxes: list[queue.Queue[Any]] = [queue.Queue() for _ in range(3)]
+    for number, inbox in enumerate(inboxes):
+        launcher.launch(_task(number), inbox)
+    for inbox in inboxes:
+        _connected(inbox)
+    assert sorted(spark.hosts.get(timeout=10)[1].task.task for _ in range(3)) == [0, 1, 2]
+    wait_until(lambda: spark.running == 4, timeout=10, message="the next standby runs")
+    assert not spark.pending  # the three tasks' hosts and one standby: nothing more
+
+
+def test_hosts_warmed_up_for_tasks_that_did_not_come_are_let_go(make_launcher, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launcher_module, "EXTRA_HOSTS_KEEP_S", 0.2)
+    launcher, spark = make_launcher(8)
+    launcher.warm_up(10, hosts=3)
+    inbox: queue.Queue[Any] = queue.Queue()
+    launcher.launch(_task(0), inbox)  # one of the three tasks came
+    _connected(inbox)
+    wait_until(lambda: spark.running == 2, timeout=10, message="only the task's host and the standby run")
+    assert not spark.pending
+
+
+def test_hosts_warmed_up_are_no_more_than_the_slots(make_launcher) -> None:
+    launcher, spark = make_launcher(2)
+    launcher.warm_up(10, hosts=5)
+    wait_until(lambda: spark.running == 2, timeout=10, message="two hosts run")
+    assert not spark.pending
+
+
 def test_tasks_launched_together_run_on_as_many_slots_as_they_need(make_launcher) -> None:
     """Two slots, two tasks launched at once: whichever hosts Spark runs first, both tasks
     run; the standby submitted after them waits for a slot instead of holding one."""
@@ -175,7 +213,8 @@ def test_tasks_launched_together_run_on_as_many_slots_as_they_need(make_launcher
         _connected(inbox)
     got = sorted(spark.hosts.get(timeout=10)[1].task.task for _ in range(2))
     assert got == [0, 1]
-    assert spark.running == 2 and len(spark.pending) == 1  # the next standby, waiting
+    wait_until(lambda: len(spark.pending) == 1, timeout=10, message="the next standby waits for a slot")
+    assert spark.running == 2
 
 
 def test_a_host_given_no_task_is_let_go_when_the_launcher_closes(make_launcher) -> None:

@@ -96,8 +96,9 @@ class TaskLauncher(Protocol):
     @property
     def master(self) -> str: ...
 
-    def warm_up(self, timeout_s: float) -> float:
-        """Make ready to start a task at once (a task host waiting for it); the seconds it took."""
+    def warm_up(self, timeout_s: float, hosts: int = 1) -> float:
+        """Make ready to start a task at once (a task host waiting for it), or ``hosts``
+        tasks about to come; the seconds it took."""
         ...
 
     def launch(self, task: TaskLaunch, inbox: Inbox) -> LaunchHandle: ...
