@@ -5,8 +5,8 @@ Spark's driver loads and verifies some ten thousand classes on every start, whic
 of the seconds a worker needs before it can run a task (and more when several workers
 start at once on few cores). The JVM can dump the classes an application loaded into an
 archive when it exits (``-XX:ArchiveClassesAtExit``) and map that archive at its next start
-(``-XX:SharedArchiveFile``): measured here, one worker's engine was ready in 7 s instead
-of 12.
+(``-XX:SharedArchiveFile``), which saves most of that loading (``bench/startup.py``
+reports the workers' Spark sessions).
 
 The first worker of a class path runs without an archive and has its JVM write one when it
 exits, under a name of its own (``….<pid>.part``); a later worker adopts a finished part —
