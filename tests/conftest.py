@@ -37,16 +37,45 @@ pytest_plugins = [
 BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
 
 
+#: Files whose tests share nothing costly (each starts what it needs): each test is a group
+#: of its own, so the two workers share them out.
+EACH_TEST_A_GROUP = ("tests/integration/test_bench_smoke.py",)
+#: Groups (and files split by test) that take minutes, longest first: handed out before the
+#: rest, so that no worker ends the run alone with one of them.
+LONG_GROUPS = (
+    "storage",
+    "databases",
+    "tests/integration/test_bench_smoke.py",
+    "search",
+    "tests/integration/test_distributed.py",
+    "tests/integration/test_distributed_bounce.py",
+    "browser",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """``./dev test`` runs the suite on two pytest-xdist workers (``--dist loadgroup``),
-    each a session of its own with its own broker and servers. A test file runs on one
-    worker as a whole (its module fixtures, e.g. a cluster, start once); files that use a
-    server that is costly to start say so with an ``xdist_group`` of the same name
-    (``storage``, ``databases``, ``search``, ``browser``), so that it starts on one worker
-    only."""
+    """``./dev test`` runs the suite on two pytest-xdist workers (``--dist loadgroup
+    --no-loadscope-reorder``), each a session of its own with its own broker and servers.
+    A test file runs on one worker as a whole (its module fixtures, e.g. a cluster, start
+    once); files that use a server that is costly to start say so with an ``xdist_group``
+    of the same name (``storage``, ``databases``, ``search``, ``browser``), so that it
+    starts on one worker only. Groups are handed out in the order of the items: the long
+    ones first, then the other integration tests, then the unit tests (seconds each)."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+            path = item.nodeid.split("::", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(item.nodeid if path in EACH_TEST_A_GROUP else path))
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        marker = item.get_closest_marker("xdist_group")
+        group = str(marker.args[0]) if marker is not None and marker.args else ""
+        path = item.nodeid.split("::", 1)[0]
+        for place, long_group in enumerate(LONG_GROUPS):
+            if long_group in (group, path):
+                return (0, place)
+        return (1 if path.startswith("tests/integration/") else 2, 0)
+
+    items.sort(key=rank)  # stable: the order within each rank stays as collected
 
 
 @pytest.fixture(scope="session")
