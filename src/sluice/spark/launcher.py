@@ -107,6 +107,12 @@ class HostJob:
             self.job_ended.set()
             self.launcher.host_ended(self, error)
 
+    def let_go(self) -> None:
+        """End a connected host that has no task: it sees its connection close and ends its
+        job normally (cancelling the job would have Spark log the interruption)."""
+        if self.channel is not None:
+            self.channel.close()
+
     def cancel(self) -> None:
         """Stop the Spark job (its Python worker is killed)."""
         self.launcher.server.unregister(self.bootstrap.incarnation)
@@ -134,13 +140,6 @@ class Launch:
         stop in time; a task still waiting for a host no longer waits."""
         self.launcher.withdraw(self)
         self.connection.close()
-
-
-def _let_go(host: HostJob) -> None:
-    """Let a connected host that has no task end: it sees its connection close and ends
-    its job normally (cancelling the job would have Spark log the interruption)."""
-    if host.channel is not None:
-        host.channel.close()
 
 
 def _spark_error(exc: BaseException) -> str:
@@ -241,7 +240,7 @@ class SparkTaskLauncher:
             self._parked.clear()
             self._changed.notify_all()
         for host in parked:
-            _let_go(host)
+            host.let_go()
         for host in starting:
             host.cancel()  # not connected yet: nothing to tell it
         deadline = time.monotonic() + CLOSE_WAIT_S
@@ -272,7 +271,7 @@ class SparkTaskLauncher:
         if launch is not None:
             self._hand_over(launch, host)
         elif surplus:
-            _let_go(host)
+            host.let_go()
         else:
             hello = host.hello
             assert hello is not None  # it connected
@@ -308,7 +307,7 @@ class SparkTaskLauncher:
             while len(self._parked) > self._standby:
                 surplus.append(self._parked.pop())
         for host in surplus:
-            _let_go(host)
+            host.let_go()
 
     def _hand_over(self, launch: Launch, host: HostJob) -> None:
         channel, hello = host.channel, host.hello
