@@ -1,12 +1,15 @@
-"""Acceptance: a task whose Python worker dies is FAILED with the reason, and a restart
-loses nothing and repeats nothing.
+"""Acceptance: when a task host's Python worker dies, exactly the tasks it hosted are FAILED
+with the reason, and a restart loses nothing and repeats nothing.
 
-Each Connect task runs as one long-lived Spark task in a Python worker of its own (the
-worker logs its pid). Here that process alone is killed with SIGKILL — once for a
-FileStreamSource, once for a FileStreamSink, each at a quiet moment after its offsets were
-committed. The task becomes FAILED with a trace naming the lost Python worker; the sibling
-connector keeps running; lines written meanwhile are delivered after ``restart``, every
-line exactly once.
+Connect tasks run in task hosts, long-lived Spark tasks that each run many Connect tasks in
+one Python worker (the worker logs each task's pid). This worker spreads its tasks over one
+shared host (``sluice.task.hosts=1``), and a connector that asks for it
+(``sluice.task.host=dedicated``) runs in a host of its own. The shared host's process is
+killed with SIGKILL — once with a FileStreamSource in it, once with a FileStreamSink, each at
+a quiet moment after its offsets were committed. Every task of that host becomes FAILED with
+a trace naming the lost Python worker; the dedicated connector keeps running; a sibling
+that opted into automatic restarts is restarted by the worker; lines written meanwhile are
+delivered after ``restart``, every line exactly once.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.helpers import wait_until
@@ -35,7 +38,12 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
         tmp_path_factory.mktemp("task-host-death"),
         kafka_bootstrap,
         "worker",
-        {"key.converter": STRING, "value.converter": STRING, "offset.flush.interval.ms": "500"},
+        {
+            "key.converter": STRING,
+            "value.converter": STRING,
+            "offset.flush.interval.ms": "500",
+            "sluice.task.hosts": "1",
+        },
     )
     w.start()
     yield w
@@ -86,17 +94,31 @@ def _failed_with_lost_host(worker: StandaloneWorker, name: str, pid: int) -> Non
     assert f"pid {pid}" in trace and "ended unexpectedly" in trace, trace
 
 
-def test_killing_a_source_tasks_python_worker_fails_it_and_restart_repeats_nothing(
+def _sibling_restarted_by_policy(worker: StandaloneWorker, name: str, pid: int) -> None:
+    """A connector with sluice.auto.restart.enable is FAILED by the host's death, then
+    restarted by the worker into another Python worker."""
+    restarted = re.compile(rf"Task {re.escape(name)}-0 runs in Python worker pid (\d+) ")
+    wait_until(
+        lambda: worker.task_state(name) == "RUNNING" and int(restarted.findall(worker.log())[-1]) != pid,
+        timeout=90,
+        message=f"{name} restarted by its policy",
+    )
+    trace = worker.get(f"/connectors/{name}/tasks/0/status").json().get("trace", "")
+    assert "ended unexpectedly" in trace, trace  # the failure before the restart
+
+
+def test_killing_a_source_tasks_host_fails_exactly_its_tasks_and_restart_repeats_nothing(
     worker, kafka_bootstrap, unique_name, tmp_path: Path
 ):
     source_file = tmp_path / "in.txt"
     first = [f"line {i}" for i in range(200)]
     source_file.write_text("".join(f"{line}\n" for line in first))
     topic = f"{unique_name}-t"
-    sibling = f"{unique_name}-sibling"
+    sibling, loner = f"{unique_name}-sibling", f"{unique_name}-loner"
     (tmp_path / "other.txt").write_text("a\n")
     other = {"connector.class": "FileStreamSource", "file": str(tmp_path / "other.txt"), "topic": f"{topic}-other"}
-    _create(worker, sibling, other)
+    _create(worker, sibling, {**other, "sluice.auto.restart.enable": "true"})
+    _create(worker, loner, {**other, "sluice.task.host": "dedicated"})
     _create(worker, unique_name, {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic})
 
     # a quiet moment: every line in Kafka and its offset stored
@@ -105,9 +127,14 @@ def test_killing_a_source_tasks_python_worker_fails_it_and_restart_repeats_nothi
     assert _topic_lines(kafka_bootstrap, topic) == first
 
     pid = _host_pid(worker, unique_name)
+    assert _host_pid(worker, sibling) == pid  # one shared host
+    loner_pid = _host_pid(worker, loner)
+    assert loner_pid != pid  # a host of its own
     os.kill(pid, signal.SIGKILL)
     _failed_with_lost_host(worker, unique_name, pid)
-    assert worker.task_state(sibling) == "RUNNING"
+    _sibling_restarted_by_policy(worker, sibling, pid)
+    assert worker.task_state(loner) == "RUNNING"
+    assert _host_pid(worker, loner) == loner_pid  # untouched
 
     more = [f"line {i}" for i in range(200, 300)]
     with source_file.open("a") as f:
@@ -122,7 +149,7 @@ def test_killing_a_source_tasks_python_worker_fails_it_and_restart_repeats_nothi
     assert _topic_lines(kafka_bootstrap, topic) == first + more
 
 
-def test_killing_a_sink_tasks_python_worker_fails_it_and_restart_repeats_nothing(
+def test_killing_a_sink_tasks_host_fails_it_and_restart_repeats_nothing(
     worker, kafka_bootstrap, unique_name, tmp_path: Path
 ):
     topic = f"{unique_name}-t"
@@ -144,8 +171,13 @@ def test_killing_a_sink_tasks_python_worker_fails_it_and_restart_repeats_nothing
     group = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"connect-{unique_name}"})
     try:
 
-        def committed() -> int:
-            return group.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+        def committed() -> int | None:
+            try:
+                return group.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+            except KafkaException as exc:  # e.g. the group's coordinator is still loading: ask again
+                if not exc.args[0].retriable():
+                    raise
+                return None
 
         wait_until(lambda: committed() == len(first), timeout=90, message="sink offsets committed")
         assert sink_file.read_text().splitlines() == first

@@ -1,9 +1,10 @@
 """Acceptance: a task that cannot get a Spark task slot is visible, never silently stalled.
 
-Each running Connect task holds one Spark task slot for its life. A worker whose Spark has
-one slot (``spark.master=local[1]``) runs a first connector's task; a second connector's
-task waits for a slot and is reported UNASSIGNED with the reason in its trace. Once the
-first connector is deleted, the slot frees up and the second task runs.
+Each task host holds one Spark task slot for its life; a connector with
+``sluice.task.host=dedicated`` gets a host of its own for each task. A worker whose Spark
+has one slot (``spark.master=local[1]``) runs a first such connector's task; a second
+one's task waits for a slot and is reported UNASSIGNED with the reason in its trace. Once
+the first connector is deleted, the slot frees up and the second task runs.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ def test_a_task_without_a_spark_slot_is_unassigned_with_the_reason_then_runs(
         for name in (first, second):
             source = tmp_path / f"{name}.txt"
             source.write_text("a line\n")
-            config = {"connector.class": "FileStreamSource", "file": str(source), "topic": f"{name}-t"}
+            config = {
+                "connector.class": "FileStreamSource",
+                "file": str(source),
+                "topic": f"{name}-t",
+                "sluice.task.host": "dedicated",
+            }
             r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
             assert r.status_code == 201, r.text
             if name == first:

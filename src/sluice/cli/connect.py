@@ -27,8 +27,8 @@ from sluice.storage.memory import MemoryStatusBackingStore
 
 log = logging.getLogger(__name__)
 
-#: At most this many task hosts are warmed up together for the tasks a worker starts with
-#: (each is a Python process starting on the same cores as the first).
+#: A worker that starts with tasks waits for at most this many task hosts before it takes
+#: them (the launcher starts as many as tasks spread over; see sluice.spark.launcher).
 MAX_HOSTS_WARMED_UP = 4
 
 __all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server", "tasks_to_come"]

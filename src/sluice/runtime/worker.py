@@ -43,6 +43,7 @@ from sluice.runtime.tasks import (
     WorkerSourceTask,
     WorkerTask,
     new_incarnation,
+    wants_dedicated_host,
 )
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
 from sluice.taskhost.protocol import PluginSpec, TaskSpec
@@ -301,11 +302,11 @@ class Worker:
         return wc.state is not State.FAILED
 
     def start_engine(self, tasks_to_come: int = 1) -> None:
-        """Start the engine in the background: the Spark session, then a task host that
-        connects back and waits for the first task (so it starts at once) — or one for
-        each of ``tasks_to_come``, the tasks the worker will start once ready, started
-        together. :attr:`startup` says where it is; the herder waits for it before it
-        takes work."""
+        """Start the engine in the background: the Spark session, then the shared task hosts,
+        which connect back and wait for tasks (so that each starts at once); it is ready
+        once the first connected — or as many as ``tasks_to_come``, the tasks the worker
+        will start once ready, so that they spread over the hosts. :attr:`startup` says
+        where it is; the herder waits for it before it takes work."""
         threading.Thread(
             target=self._start_engine, args=(tasks_to_come,), name="sluice-engine-start", daemon=True
         ).start()
@@ -337,7 +338,7 @@ class Worker:
             if self._launcher is None:
                 from sluice.spark.launcher import SparkTaskLauncher
 
-                self._launcher = SparkTaskLauncher(session)
+                self._launcher = SparkTaskLauncher(session, hosts=self.config.get("sluice.task.hosts"))
             return self._launcher
 
     def set_target_state(self, name: str, target: TargetState) -> None:
@@ -488,6 +489,7 @@ class Worker:
                     offset_flush_interval_ms=self.config.get("offset.flush.interval.ms"),
                     sink_max_records=self.config.get("sluice.sink.batch.max.records"),
                     sink_poll_interval_ms=self.config.get("sluice.sink.poll.interval.ms"),
+                    dedicated_host=wants_dedicated_host(connector_config),
                 )
                 hooks = TaskHooks(
                     # The task reports with its version from here on (Kafka's WorkerTask reads

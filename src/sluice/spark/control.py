@@ -1,9 +1,11 @@
 """The worker's end of the control channels (:mod:`sluice.taskhost.wire`): one listening
-socket per worker process, where every task host it launches connects back.
+socket per worker process, where every task host it launches connects back — once for the
+host, once for each Connect task it runs.
 
-A launch registers its incarnation and a secret before its Spark job is submitted; the
-connection that presents both (in its hello, the only frame decoded before) is handed to
-that launch, once. Everything else is closed unread.
+A host job registers its incarnation and a secret before it is submitted, and a task launch
+before its host is told of it; the connection that presents both (in its hello, the only
+frame decoded before) is handed to that host or launch, once. Everything else is closed
+unread.
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ class TaskConnection:
     """One launch's connection as the worker sees it: messages arrive in ``inbox`` (and a
     final :class:`~sluice.spark.inbox.Disconnected`); :meth:`send` talks to the task."""
 
-    def __init__(self, inbox: Inbox) -> None:
+    def __init__(self, inbox: Inbox, on_end: Callable[[], None] | None = None) -> None:
         self.inbox = inbox
         self.hello: Hello | None = None
         self._channel: WorkerChannel | None = None
         self._lock = threading.Lock()
+        self._on_end = on_end  # called once, when the connection ended (either end closed it)
 
     @property
     def connected(self) -> bool:
@@ -53,12 +56,20 @@ class TaskConnection:
                 message = channel.recv()
             except ChannelClosed as exc:
                 self.inbox.put(Disconnected(str(exc)))
+                self._ended()
                 return
             except ProtocolError as exc:  # an unreadable frame ends the connection
                 channel.close()
                 self.inbox.put(Disconnected(f"unreadable message from the task: {exc}"))
+                self._ended()
                 return
             self.inbox.put(message)
+
+    def _ended(self) -> None:
+        with self._lock:
+            on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            on_end()
 
     def send(self, message: WorkerMessage) -> bool:
         """False when the task is not connected (any more)."""
@@ -76,6 +87,7 @@ class TaskConnection:
             channel, self._channel = self._channel, None
         if channel is not None:
             channel.close()
+        self._ended()
 
 
 class ControlServer:

@@ -1,29 +1,42 @@
-"""Launches Connect tasks as long-lived Spark tasks (the driver side).
+"""Launches Connect tasks in task hosts: long-lived Spark tasks, each running many
+Connect tasks on threads of its own, as Kafka Connect's worker runs them in one JVM (the
+driver side).
 
-A task host is one Spark job of one partition — ``parallelize([0], 1).mapPartitions(run_task)``
-— whose only Spark task hosts a Connect task for its whole life (:mod:`sluice.taskhost.host`).
-A plain RDD job, not a DataFrame's: it needs no query planning, code generation or Arrow,
-which a fresh JVM would first have to load and warm (delaying a worker's first host), and
-its Python worker does not import pandas and Arrow.
+A task host is one Spark job of one partition — ``parallelize([0], 1).mapPartitions(run_host)``
+— whose only Spark task runs Connect tasks for as long as the worker gives it some
+(:mod:`sluice.taskhost.host`). A plain RDD job, not a DataFrame's: it needs no query
+planning, code generation or Arrow, which a fresh JVM would first have to load and warm
+(delaying a worker's first host), and its Python worker does not import pandas and Arrow.
 Spark places it: a thread slot of ``local[N]`` when the worker embeds Spark, an executor
 of any cluster through ``spark.master``. The job's closure carries only where to connect
-and the host's secret; once the host connected, the launcher sends it the task to run.
-The job's thread waits for it to end and puts :class:`~sluice.spark.inbox.JobEnded` in the
-task's inbox, next to what the task sends over its control connection
-(:mod:`sluice.spark.control`).
+and the host's secret; once the host connected, the launcher tells it of each task it is to
+run (:class:`~sluice.taskhost.protocol.HostTask`), and the task connects back on a
+connection of its own. The job's thread waits for it to end and puts
+:class:`~sluice.spark.inbox.JobEnded` in the inbox of each task it still hosted, next to what
+the task sends over its control connection (:mod:`sluice.spark.control`).
 
-Submitting a job, forking its Python worker and importing the task host take a second or
-more, the first time far more (Spark's first job, the Python daemon's start). So hosts are
-started ahead of need: the launcher keeps one *standby* host, connected and waiting for a
-task, and submits one more host for each task that is waiting for one. A task takes the
-standby when there is one — it starts within milliseconds — and otherwise the first host
-to connect, whichever job Spark ran first (Spark does not run jobs in the order they were
-submitted, and a host must never wait for a slot while a task waits for a host).
-:meth:`SparkTaskLauncher.warm_up` starts the first standby and waits for it: a worker
-joins its group only after that. A worker that knows it is about to start several tasks (a
-standalone worker's connectors) warms up a host for each, started together: each task then
-takes one at once, rather than the first taking the standby and the others each waiting a
-second or more for a host of its own.
+**How tasks are spread.** Tasks share hosts: a Connect task costs a host a few threads and
+its Kafka clients, where a host of its own would cost a Python process (about 60 MB and a
+share of a core while idle). The worker keeps *spread* shared hosts —
+``sluice.task.hosts``, by default one per core of the executors (a Python process runs
+Python code on one core at a time), never more than Spark's slots — and gives each new task
+to the connected one with the fewest tasks. A connector that sets ``sluice.task.host=dedicated`` gets a host of its own
+for each of its tasks, let go when the task ends: isolation (a crash, a CPU-heavy plugin,
+untrusted code) at a process's cost.
+
+**Ahead of need.** Submitting a job, forking its Python worker and importing the task host
+take a second or more, the first time far more (Spark's first job, the Python daemon's
+start). So once warmed up the launcher keeps the spread's shared hosts up — with tasks or
+empty — and submits one more host for each task that waits for one (a dedicated task when
+no shared host is empty). A task placed in a connected host starts within milliseconds, and
+the tasks of a connector started together spread over the hosts at once.
+:meth:`SparkTaskLauncher.warm_up` starts them together and waits for the first (or as
+many as the tasks a standalone worker is about to start): a worker joins its group only
+after that.
+
+A host whose task was abandoned (it did not stop in time, or its connection broke while the
+host lived on) is *retired*: it takes no new task, and its job is cancelled — its Python
+worker killed — once its other tasks have ended.
 
 PySpark is not imported here: the session comes from the worker.
 """
@@ -33,6 +46,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import math
+import os
 import secrets
 import threading
 import time
@@ -43,8 +58,8 @@ from typing import Any
 from sluice.spark.control import TaskConnection, control_server
 from sluice.spark.inbox import Connected, Inbox, JobEnded
 from sluice.spark.split_read import SplitReadResult, run_split_read
-from sluice.taskhost.host import run_task
-from sluice.taskhost.protocol import Hello, HostBootstrap, TaskLaunch, TaskSpec
+from sluice.taskhost.host import run_host
+from sluice.taskhost.protocol import Hello, HostBootstrap, HostTask, TaskLaunch, TaskSpec
 from sluice.taskhost.wire import ChannelClosed, WorkerChannel
 
 log = logging.getLogger(__name__)
@@ -54,11 +69,11 @@ __all__ = ["HostJob", "Launch", "SparkTaskLauncher", "TaskHostNotReady"]
 #: After a host's job failed before it connected, how long before the launcher submits
 #: another (a host that cannot start at all must not turn into a busy loop of jobs).
 HOST_RETRY_S = 5.0
-#: How long closing waits for the jobs of idle hosts to end.
+#: How long closing waits for the jobs of the hosts to end.
 CLOSE_WAIT_S = 10.0
-#: How long hosts warmed up for the tasks a worker is about to start (beyond the one
-#: standby) wait for them before they are let go.
-EXTRA_HOSTS_KEEP_S = 60.0
+#: The most shared hosts a worker keeps by default on a cluster (``sluice.task.hosts`` 0):
+#: each is a Python process that stays up while the worker runs.
+DEFAULT_SPREAD_MAX = 8
 
 
 class TaskHostNotReady(Exception):
@@ -66,17 +81,25 @@ class TaskHostNotReady(Exception):
 
 
 class HostJob:
-    """One task host's Spark job; it connects back, then waits for the task it is given."""
+    """One task host's Spark job; it connects back, then runs the tasks it is given."""
 
     def __init__(self, launcher: SparkTaskLauncher) -> None:
         self.launcher = launcher
         self.bootstrap = HostBootstrap(launcher.server.address, uuid.uuid4().hex, secrets.token_hex(16))
         self.job_group = f"sluice:host:{self.bootstrap.incarnation}"
-        self.launch: Launch | None = None  # the task it hosts, once given one (the launcher's lock)
         self.channel: WorkerChannel | None = None  # once it connected, with its hello
         self.hello: Hello | None = None
         self.job_ended = threading.Event()
+        # The launcher's lock guards these three.
+        self.tasks: set[Launch] = set()  # the tasks it runs (or is about to)
+        self.dedicated = False  # it runs one task of a connector that wants a host of its own
+        self.retired = False  # a task of it was abandoned: it takes no new one
         self._thread = threading.Thread(target=self._run_job, name="sluice-task-host-job", daemon=True)
+
+    @property
+    def shared(self) -> bool:
+        """It takes new tasks (of connectors that share hosts)."""
+        return not self.dedicated and not self.retired
 
     def start(self) -> None:
         self.launcher.server.register(self.bootstrap.incarnation, self.bootstrap.secret, self._on_connect)
@@ -94,27 +117,36 @@ class HostJob:
         def host(rows: Iterator[Any]) -> Iterator[Any]:
             for _ in rows:  # the partition's single driving row
                 pass
-            yield from run_task(bootstrap)
+            yield from run_host(bootstrap)
 
         try:
             context = spark.sparkContext
             context.setJobGroup(self.job_group, "Sluice task host", interruptOnCancel=True)
             context.parallelize([0], 1).mapPartitions(host).collect()
-        except BaseException as exc:  # noqa: BLE001 - the hosted task's supervisor (or the launcher) reports it
+        except BaseException as exc:  # noqa: BLE001 - the hosted tasks' supervisors (or the launcher) report it
             error = _spark_error(exc)
         finally:
             self.launcher.server.unregister(bootstrap.incarnation)
             self.job_ended.set()
             self.launcher.host_ended(self, error)
 
+    def tell(self, launch: Launch) -> None:
+        """Tell the host to run ``launch``'s task (it connects back for it)."""
+        channel = self.channel
+        assert channel is not None  # it connected
+        try:
+            channel.send(HostTask(launch.incarnation, launch.secret))
+        except ChannelClosed as exc:  # its job's end tells the task
+            log.debug("Task %s-%s: its host went away as it got it: %s", *launch.task.task.host_key, exc)
+
     def let_go(self) -> None:
-        """End a connected host that has no task: it sees its connection close and ends its
-        job normally (cancelling the job would have Spark log the interruption)."""
+        """End a host: it sees its connection close and, once its tasks have ended, ends
+        its job normally (cancelling the job would have Spark log the interruption)."""
         if self.channel is not None:
             self.channel.close()
 
     def cancel(self) -> None:
-        """Stop the Spark job (its Python worker is killed)."""
+        """Stop the Spark job (its Python worker is killed, with every task in it)."""
         self.launcher.server.unregister(self.bootstrap.incarnation)
         if not self.job_ended.is_set():
             with contextlib.suppress(Exception):  # Spark stopping or stopped: the job is gone with it
@@ -128,16 +160,25 @@ class Launch:
     """One launched task as its supervisor holds it: its connection, and the host that runs
     it once it has one."""
 
-    def __init__(self, launcher: SparkTaskLauncher, task: TaskLaunch, inbox: Inbox) -> None:
+    def __init__(self, launcher: SparkTaskLauncher, task: TaskLaunch, inbox: Inbox, dedicated: bool) -> None:
         self.launcher = launcher
         self.task = task
         self.inbox = inbox
-        self.connection = TaskConnection(inbox)
+        self.dedicated = dedicated
+        # What the task's own connection proves itself with.
+        self.incarnation = uuid.uuid4().hex
+        self.secret = secrets.token_hex(16)
+        self.connection = TaskConnection(inbox, on_end=self._left)
         self.host: HostJob | None = None  # (the launcher's lock)
+        self.withdrawn = False  # (the launcher's lock)
+
+    def _left(self) -> None:
+        self.launcher.task_left(self)
 
     def cancel(self) -> None:
-        """Stop the task's host (its Python worker is killed), e.g. for a task that did not
-        stop in time; a task still waiting for a host no longer waits."""
+        """Abandon the task, e.g. one that did not stop in time: a task still waiting for
+        a host no longer waits; a task in a host of its own has it killed; a task in a
+        shared host leaves it, and the host is retired."""
         self.launcher.withdraw(self)
         self.connection.close()
 
@@ -150,22 +191,35 @@ def _spark_error(exc: BaseException) -> str:
     return "\n".join(kept[:60])
 
 
-class SparkTaskLauncher:
-    """Launches tasks on the worker's Spark session; one per worker."""
+def default_spread(spark: Any) -> int:
+    """How many shared hosts by default: one per core that runs Spark's tasks — this
+    machine's in local mode (the worker's own process is the executor), the executors'
+    slots otherwise, at most :data:`DEFAULT_SPREAD_MAX`."""
+    context = spark.sparkContext
+    slots = int(context.defaultParallelism)
+    if str(context.master).startswith("local"):
+        return max(1, min(slots, os.cpu_count() or 1))
+    return max(1, min(slots, DEFAULT_SPREAD_MAX))
 
-    def __init__(self, spark: Any) -> None:
+
+class SparkTaskLauncher:
+    """Launches tasks on the worker's Spark session; one per worker. ``hosts``: how many
+    shared hosts to spread tasks over (``sluice.task.hosts``; 0: one per executor core)."""
+
+    def __init__(self, spark: Any, hosts: int = 0) -> None:
         self.spark = spark
         conf = spark.sparkContext.getConf()
         host = conf.get("spark.driver.host", "127.0.0.1")
         bind = conf.get("spark.driver.bindAddress", host)
         self.server = control_server(bind, host)
+        self.spread = min(hosts if hosts > 0 else default_spread(spark), max(1, self.slots))
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._waiting: collections.deque[Launch] = collections.deque()  # tasks without a host yet
-        self._parked: collections.deque[HostJob] = collections.deque()  # connected, no task yet
+        self._connected: list[HostJob] = []  # in the order they connected
         self._starting: set[HostJob] = set()  # submitted, not connected yet
-        self._standby = 0  # hosts to keep connected and idle: 1 once warmed up
-        self._extra = 0  # hosts warmed up for tasks about to come: not replaced when taken
+        self._running: set[HostJob] = set()  # every host whose job has not ended
+        self._warm = False  # keep the spread's hosts up (once warmed up)
         self._closed = threading.Event()
 
     @property
@@ -177,74 +231,88 @@ class SparkTaskLauncher:
     def master(self) -> str:
         return str(self.spark.sparkContext.master)
 
+    def hosts(self) -> list[tuple[int, bool, bool]]:
+        """Each connected host's task count, and whether it is dedicated, or retired (for
+        tests and diagnostics)."""
+        with self._lock:
+            return [(len(h.tasks), h.dedicated, h.retired) for h in self._connected]
+
     # -- what the worker and the supervisors call ----------------------------------------
 
     def warm_up(self, timeout_s: float, hosts: int = 1) -> float:
-        """Start ``hosts`` standby hosts together (one at least) and wait until one
-        connected: Spark has then run a job, started its Python daemon and imported the task
-        host. Returns the seconds it took; raises :class:`TaskHostNotReady` when none
-        connected in time.
+        """Start the shared hosts — as many as tasks spread over, all together — and wait
+        until as many as ``hosts`` (the tasks the worker is about to start; one at least, at
+        most the spread) connected: Spark has then run a job, started its Python daemon and
+        imported the task host. Returns the seconds it took; raises
+        :class:`TaskHostNotReady` when not one connected in time (fewer than ``hosts`` in
+        time is enough: the others take the tasks as they connect).
 
-        One standby is kept from then on. The others are for the tasks the worker is about
-        to start: a launch that takes one does not replace it, and those no task took within
-        :data:`EXTRA_HOSTS_KEEP_S` are let go."""
+        From then on the launcher keeps the spread's hosts up, so that each new task is
+        placed at once, and tasks started together spread over them."""
         started = time.monotonic()
+        wanted = max(1, min(hosts, self.spread, self.slots))
         with self._lock:
-            self._standby = 1
-            self._extra = max(0, min(hosts, self.slots) - 1)
+            self._warm = True
         self._submit_needed()
         with self._changed:
-            if not self._changed.wait_for(lambda: self._parked or self._closed.is_set(), timeout_s):
+            all_up = self._changed.wait_for(lambda: len(self._connected) >= wanted or self._closed.is_set(), timeout_s)
+            if not all_up and not self._connected:
                 raise TaskHostNotReady(f"No Spark task host connected back within {timeout_s:.0f} s")
-        if hosts > 1:
-            expiry = threading.Timer(EXTRA_HOSTS_KEEP_S, self._let_go_of_extra_hosts)
-            expiry.daemon = True
-            expiry.start()
         return time.monotonic() - started
 
-    def launch(self, task: TaskLaunch, inbox: Inbox) -> Launch:
-        """Start ``task`` in the standby host when one is connected (at once), else in the
-        first host that connects; submit the hosts that keeps needing."""
-        launch = Launch(self, task, inbox)
+    def launch(self, task: TaskLaunch, inbox: Inbox, dedicated: bool = False) -> Launch:
+        """Start ``task`` in a connected host when one may take it (at once), else in the
+        first that connects; submit the hosts that keeps needing. ``dedicated``: in a host
+        of its own."""
+        launch = Launch(self, task, inbox, dedicated)
         with self._lock:
-            self._extra = max(0, self._extra - 1)  # a host warmed up for it is not replaced
-            parked = self._parked.popleft() if self._parked else None
-            if parked is not None:
-                launch.host = parked
-                parked.launch = launch
-            else:
+            host = self._place(launch)
+            if host is None:
                 self._waiting.append(launch)
-        if parked is not None:
-            log.debug("Task %s-%s takes the standby task host", *task.task.host_key)
-            self._hand_over(launch, parked)
+        if host is not None:
+            log.debug("Task %s-%s goes to a task host with %d other tasks", *task.task.host_key, len(host.tasks) - 1)
+            self._hand_over(launch, host)
         self._submit_needed()
         return launch
 
     def withdraw(self, launch: Launch) -> None:
-        """The task is done with its host (cancelled): stop it, or stop waiting for one."""
+        """The task is abandoned: it stops waiting for a host, or leaves its host (which is
+        retired if the task may still be running there, and cancelled once empty)."""
         with self._lock:
+            launch.withdrawn = True
             host = launch.host
             if host is None:
                 with contextlib.suppress(ValueError):
                     self._waiting.remove(launch)
-        if host is not None:
+                return
+            host.tasks.discard(launch)
+            self.server.unregister(launch.incarnation)
+            if launch.connection.connected or host.dedicated:
+                host.retired = True
+            cancel = host.retired and not host.tasks
+            if cancel:
+                self._forget(host)
+        if cancel:
             host.cancel()
+        self._submit_needed()
 
     def close(self) -> None:
-        """Keep no standby any more; let the hosts no task has taken go, and wait for their
-        jobs to end (Spark stopped under a job still ending logs errors of its own)."""
+        """Keep no standby any more; let every host go, and wait for their jobs to end
+        (Spark stopped under a job still ending logs errors of its own)."""
         with self._lock:
             self._closed.set()
-            parked = list(self._parked)
+            connected = list(self._connected)
             starting = list(self._starting)
-            self._parked.clear()
+            running = list(self._running)
+            self._connected.clear()
+            self._starting.clear()
             self._changed.notify_all()
-        for host in parked:
+        for host in connected:
             host.let_go()
         for host in starting:
             host.cancel()  # not connected yet: nothing to tell it
         deadline = time.monotonic() + CLOSE_WAIT_S
-        for host in [*parked, *starting]:
+        for host in running:
             if not host.job_ended.wait(max(0.0, deadline - time.monotonic())):
                 host.cancel()
 
@@ -252,42 +320,45 @@ class SparkTaskLauncher:
         """Read the parts of a split read as one Spark job (:mod:`sluice.spark.split_read`)."""
         return run_split_read(self.spark, task, kafka_options, parts)
 
-    # -- what the hosts' jobs call ---------------------------------------------------------
+    # -- what the hosts' jobs and the tasks' connections call --------------------------------
 
     def host_connected(self, host: HostJob) -> None:
-        """A host connected: it takes the task that has waited longest, or stands by."""
+        """A host connected: it takes the tasks waiting for it, or stands by."""
         surplus = False
         with self._lock:
             self._starting.discard(host)
-            launch = self._waiting.popleft() if self._waiting else None
-            if launch is not None:
-                launch.host = host
-                host.launch = launch
-            elif self._closed.is_set() or len(self._parked) >= self._standby + self._extra:
-                surplus = True  # its task went away meanwhile
+            taken = self._take_waiting(host) if not self._closed.is_set() else []
+            if not taken:
+                if self._closed.is_set() or self._empty_shared(connected_only=True) >= self._empties_wanted():
+                    surplus = True  # the tasks it was for went away meanwhile
+                else:
+                    self._connected.append(host)
+                    self._changed.notify_all()
             else:
-                self._parked.append(host)
-                self._changed.notify_all()
-        if launch is not None:
+                self._connected.append(host)
+        for launch in taken:
             self._hand_over(launch, host)
-        elif surplus:
+        if surplus:
             host.let_go()
-        else:
+        elif not taken:
             hello = host.hello
             assert hello is not None  # it connected
             log.debug("A standby task host is ready: pid %d on %s", hello.pid, hello.host)
+        self._submit_needed()
 
     def host_ended(self, host: HostJob, error: str | None) -> None:
-        """A host's job ended: its task hears it; a host no task had is replaced."""
+        """A host's job ended: its tasks hear it; a host that had no task is replaced if
+        the launcher needs one."""
         with self._lock:
-            launch = host.launch
-            self._starting.discard(host)
-            if host in self._parked:
-                self._parked.remove(host)
-            retry = launch is None and not self._closed.is_set()
-        if launch is not None:
+            launches = list(host.tasks)
+            host.tasks.clear()
+            self._forget(host)
+            self._running.discard(host)
+            retry = not launches and not self._closed.is_set()
+        for launch in launches:
+            self.server.unregister(launch.incarnation)
             launch.inbox.put(JobEnded(error))
-        elif retry:
+        if retry:
             if error:
                 log.warning(
                     "A task host's Spark job failed before it got a task; another in %.0f s: %s", HOST_RETRY_S, error
@@ -295,27 +366,109 @@ class SparkTaskLauncher:
                 if self._closed.wait(HOST_RETRY_S):
                     return
             self._submit_needed()
+        elif launches:
+            self._submit_needed()
 
-    # -- inside ------------------------------------------------------------------------------
-
-    def _let_go_of_extra_hosts(self) -> None:
-        """The tasks the extra hosts were warmed up for have come or will not: keep only
-        the standby."""
+    def task_left(self, launch: Launch) -> None:
+        """A task's connection ended: it no longer runs in its host. A dedicated host is let
+        go, a retired one cancelled once empty, and an empty shared host stays as the
+        standby unless there is one already."""
+        let_go = cancel = False
         with self._lock:
-            self._extra = 0
-            surplus = []
-            while len(self._parked) > self._standby:
-                surplus.append(self._parked.pop())
-        for host in surplus:
+            host = launch.host
+            if host is None or launch not in host.tasks:
+                return
+            host.tasks.discard(launch)
+            self.server.unregister(launch.incarnation)
+            if not host.tasks:
+                if host.retired:
+                    cancel = True
+                else:
+                    # dedicated: its task is over; shared: one standby is enough
+                    let_go = (
+                        host.dedicated
+                        or self._closed.is_set()
+                        or self._empty_shared(connected_only=True) > self._empties_wanted()
+                    )
+                if cancel or let_go:
+                    self._forget(host)
+        if cancel:
+            host.cancel()
+        elif let_go:
             host.let_go()
+        self._submit_needed()
+
+    # -- inside (the lock held where it says so) ------------------------------------------------
+
+    def _place(self, launch: Launch) -> HostJob | None:
+        """(Lock held.) The connected host that takes ``launch`` now, if any: an empty
+        shared one for a dedicated task, the shared one with the fewest tasks otherwise."""
+        candidates = [h for h in self._connected if h.shared and (not launch.dedicated or not h.tasks)]
+        if not candidates:
+            return None
+        host = min(candidates, key=lambda h: len(h.tasks))
+        self._attach(launch, host)
+        return host
+
+    def _attach(self, launch: Launch, host: HostJob) -> None:
+        """(Lock held.)"""
+        launch.host = host
+        host.tasks.add(launch)
+        if launch.dedicated:
+            host.dedicated = True
+
+    def _take_waiting(self, host: HostJob) -> list[Launch]:
+        """(Lock held.) The waiting tasks a host that just connected takes: the one that
+        waited longest if it is dedicated; else its share of the waiting shared tasks, the
+        rest being left to the hosts still starting."""
+        if not self._waiting:
+            return []
+        if self._waiting[0].dedicated:
+            launch = self._waiting.popleft()
+            self._attach(launch, host)
+            return [launch]
+        shared = [launch for launch in self._waiting if not launch.dedicated]
+        starting = sum(1 for h in self._starting if h.shared)
+        share = shared[: math.ceil(len(shared) / (1 + starting))]
+        for launch in share:
+            self._waiting.remove(launch)
+            self._attach(launch, host)
+        return share
+
+    def _forget(self, host: HostJob) -> None:
+        """(Lock held.) The host takes no task any more."""
+        self._starting.discard(host)
+        if host in self._connected:
+            self._connected.remove(host)
+
+    def _empty_shared(self, connected_only: bool = False) -> int:
+        """(Lock held.) Shared hosts without tasks (connected, and starting unless not)."""
+        hosts = self._connected if connected_only else [*self._connected, *self._starting]
+        return sum(1 for h in hosts if h.shared and not h.tasks)
+
+    def _empties_wanted(self) -> int:
+        """(Lock held.) How many empty shared hosts to keep: once warmed up, those that make
+        up the spread with the shared hosts that have tasks."""
+        busy = sum(1 for h in self._connected if h.shared and h.tasks)
+        return max(0, self.spread - busy) if self._warm else 0
 
     def _hand_over(self, launch: Launch, host: HostJob) -> None:
-        channel, hello = host.channel, host.hello
-        assert channel is not None and hello is not None  # it connected
+        """Tell ``host`` of the task; its connection arrives at :meth:`_task_connected`."""
+        self.server.register(
+            launch.incarnation, launch.secret, lambda channel, hello: self._task_connected(launch, channel, hello)
+        )
+        host.tell(launch)
+
+    def _task_connected(self, launch: Launch, channel: WorkerChannel, hello: Hello) -> None:
+        with self._lock:
+            withdrawn = launch.withdrawn
+        if withdrawn:
+            channel.close()
+            return
         try:
-            channel.send(launch.task)  # the host's first message: the task to run
+            channel.send(launch.task)  # the task connection's first message: the task to run
         except ChannelClosed as exc:
-            log.debug("Task %s-%s: its host went away as it got it: %s", *launch.task.task.host_key, exc)
+            log.debug("Task %s-%s: its connection closed as it got the task: %s", *launch.task.task.host_key, exc)
         launch.connection.attach(channel, hello)
         launch.inbox.put(Connected(hello))
 
@@ -325,9 +478,16 @@ class SparkTaskLauncher:
         with self._lock:
             if self._closed.is_set():
                 return
-            wanted = len(self._waiting) + self._standby + self._extra
-            missing = wanted - len(self._starting) - len(self._parked)
+            dedicated = sum(1 for launch in self._waiting if launch.dedicated)
+            shared_waiting = any(not launch.dedicated for launch in self._waiting)
+            any_shared = any(h.shared for h in [*self._connected, *self._starting])
+            # Shared tasks wait only while no shared host is connected: the first to connect
+            # (a standby, say) takes them.
+            for_shared = 1 if shared_waiting and not any_shared else 0
+            wanted = max(self._empties_wanted(), for_shared) + dedicated
+            missing = wanted - self._empty_shared()
             hosts = [HostJob(self) for _ in range(max(0, missing))]
             self._starting.update(hosts)
+            self._running.update(hosts)
         for host in hosts:
             host.start()

@@ -1,5 +1,5 @@
-"""The task host's end of the control channel: what the worker asked, read by a thread of
-its own, and heartbeats sent by another.
+"""The task host's end of a task's control connection: what the worker asked, read by a
+thread of its own; and the host's heartbeats, sent for all its tasks by one thread.
 
 The task loop reads the flags between its calls to the task, and waits on
 :meth:`TaskControl.reply` for the answer to an offsets or split-read message.
@@ -7,6 +7,7 @@ The task loop reads the flags between its calls to the task, and waits on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -18,6 +19,7 @@ from sluice.taskhost.protocol import (
     Assign,
     Committed,
     Heartbeat,
+    HostTask,
     Pause,
     Resume,
     RunSinkTask,
@@ -100,6 +102,9 @@ class TaskControl:
         assert isinstance(message, Assign)
         self.assignments.put(message)
 
+    def _on_misplaced(self, message: WorkerMessage) -> None:
+        log.warning("A host's message on a task connection, ignored: %r", message)
+
     def _on_reply(self, message: WorkerMessage) -> None:
         assert isinstance(message, Committed | SplitReadDone)
         self._replies.put(message)
@@ -115,6 +120,7 @@ class TaskControl:
         Assign: _on_assign,
         Committed: _on_reply,
         SplitReadDone: _on_reply,
+        HostTask: _on_misplaced,
     }
 
     def _notify(self) -> None:
@@ -173,21 +179,32 @@ class TaskControl:
 
 
 class Heartbeats:
-    """Sends the task's totals every ``interval_s`` until stopped or the worker is gone."""
+    """Sends each task's totals every ``interval_s``, for all the tasks of a host from one
+    thread, until stopped."""
 
-    def __init__(self, control: TaskControl, interval_s: float) -> None:
-        self._control = control
+    def __init__(self, interval_s: float) -> None:
         self._interval_s = interval_s
+        self._controls: set[TaskControl] = set()
+        self._lock = threading.Lock()
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sluice-task-heartbeat", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="sluice-task-heartbeats", daemon=True)
         self._thread.start()
+
+    def add(self, control: TaskControl) -> None:
+        with self._lock:
+            self._controls.add(control)
+
+    def remove(self, control: TaskControl) -> None:
+        with self._lock:
+            self._controls.discard(control)
 
     def _run(self) -> None:
         while not self._done.wait(self._interval_s):
-            try:
-                self._control.send(Heartbeat(self._control.meter.snapshot()))
-            except WorkerGone:
-                return
+            with self._lock:
+                controls = list(self._controls)
+            for control in controls:
+                with contextlib.suppress(WorkerGone):  # that task's loop hears it too
+                    control.send(Heartbeat(control.meter.snapshot()))
 
     def stop(self) -> None:
         self._done.set()

@@ -1,12 +1,20 @@
-"""The entry point of a task host: what runs inside the Spark task that hosts one Connect
-task for its whole life.
+"""The entry point of a task host: what runs inside the long-lived Spark task that hosts
+Connect tasks, many at once, as Kafka Connect's worker hosts them in one JVM.
 
-:func:`run_task` is the Python function of the host's one-partition Spark job. It connects
-to the worker's control server, says who it is (:class:`~sluice.taskhost.protocol.Hello`),
-waits for the task to run (the worker starts hosts ahead of need), and runs its loop —
+:func:`run_host` is the Python function of the host's one-partition Spark job. It connects
+to the worker's control server and says who it is (:class:`~sluice.taskhost.protocol.Hello`);
+on that host connection the worker sends a :class:`~sluice.taskhost.protocol.HostTask` for
+each Connect task it gives the host (hosts are started ahead of need and wait for their
+first). Each task runs on a thread of its own (:class:`HostedTask`) with a connection of its
+own: it says hello with its launch's secret, receives the task to run, and runs its loop —
 :class:`~sluice.taskhost.source.SourceLoop` or :class:`~sluice.taskhost.sink.SinkLoop` —
-until the worker says stop, the task fails, or the worker goes away. A second thread reads the worker's messages
-(:class:`~sluice.taskhost.control.TaskControl`), a third sends heartbeats.
+until the worker says stop, the task fails, or the worker goes away. A task that raises
+fails only itself; its siblings keep running. Each task's connection has a reader thread
+(:class:`~sluice.taskhost.control.TaskControl`); one thread per host sends every task's
+heartbeat (:class:`~sluice.taskhost.control.Heartbeats`).
+
+The host ends once the worker closed its host connection (it lets an idle host go that
+way, and a worker that went away closes everything) and its tasks have all ended.
 """
 
 from __future__ import annotations
@@ -15,47 +23,99 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 from collections.abc import Callable, Iterator
 
 from sluice.kafka.clients import LIBRDKAFKA, KafkaClients
 from sluice.taskhost import wire
 from sluice.taskhost.control import Heartbeats, TaskControl, WorkerGone
 from sluice.taskhost.loop import TaskLoop
-from sluice.taskhost.protocol import Hello, HostBootstrap, RunSinkTask, RunSourceTask, Stopped, TaskLaunch
+from sluice.taskhost.protocol import (
+    Hello,
+    HostBootstrap,
+    HostTask,
+    RunSinkTask,
+    RunSourceTask,
+    Stopped,
+    TaskLaunch,
+)
 from sluice.taskhost.sink import SinkLoop
 from sluice.taskhost.source import SourceLoop
+from sluice.taskhost.wire import ChannelClosed, ProtocolError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LOOPS", "run_task"]
+__all__ = ["LOOPS", "HostedTask", "run_host"]
 
 #: The loop that runs each kind of task.
 LOOPS: dict[type[TaskLaunch], Callable[..., TaskLoop]] = {RunSourceTask: SourceLoop, RunSinkTask: SinkLoop}
 
 
-def run_task(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> Iterator[bool]:
-    """Host one Connect task until it stops; the Spark job's only partition runs this.
-    Yields one value, the partition's result: whether the task ended as the worker asked.
+class HostedTask:
+    """One Connect task in a host: its connection, and the thread that runs it."""
 
-    Raises when the worker cannot be reached: the Spark job fails and the worker reports
-    the task FAILED with that error."""
+    def __init__(
+        self, bootstrap: HostBootstrap, order: HostTask, heartbeats: Heartbeats, clients: KafkaClients
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.order = order
+        self.heartbeats = heartbeats
+        self.clients = clients
+        self.thread = threading.Thread(target=self._run, name=f"sluice-task-{order.incarnation[:8]}", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            channel = wire.connect(self.bootstrap.address)
+            channel.send_hello(Hello(self.order.incarnation, self.order.secret, os.getpid(), socket.gethostname()))
+        except (OSError, ChannelClosed) as exc:
+            # The worker hears it as a task whose connection never came: it reports it.
+            log.warning("A task could not connect to the worker: %s", exc)
+            return
+        control = TaskControl(channel)
+        try:
+            control.welcomed.wait()
+            launch = control.launch if not control.stopping else None
+            if launch is not None:
+                self.heartbeats.add(control)  # from the task's start: nobody hears them before
+                try:
+                    LOOPS[type(launch)](launch, control, self.clients).run()
+                finally:
+                    self.heartbeats.remove(control)
+            with contextlib.suppress(WorkerGone):
+                control.send(Stopped())
+        finally:
+            channel.close()
+
+
+def run_host(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> Iterator[bool]:
+    """Host Connect tasks until the worker lets the host go and they have all ended; the
+    Spark job's only partition runs this, and yields one value (the partition's result).
+
+    Raises when the worker cannot be reached: the Spark job fails, and the worker reports
+    the tasks it had given this host FAILED with that error."""
     channel = wire.connect(bootstrap.address)
     channel.send_hello(Hello(bootstrap.incarnation, bootstrap.secret, os.getpid(), socket.gethostname()))
-    control = TaskControl(channel)
-    heartbeats: Heartbeats | None = None
+    heartbeats = Heartbeats(bootstrap.heartbeat_interval_ms / 1000.0)
+    tasks: list[HostedTask] = []
     try:
-        # Hosts are started ahead of need: one waits for its task as long as the worker
-        # keeps the connection open (it closes it to let the host go).
-        control.welcomed.wait()
-        launch = control.launch if not control.stopping else None
-        if launch is not None:
-            # From the task's start: nobody hears them before.
-            heartbeats = Heartbeats(control, bootstrap.heartbeat_interval_ms / 1000.0)
-            LOOPS[type(launch)](launch, control, clients).run()
-        with contextlib.suppress(WorkerGone):
-            control.send(Stopped())
+        while True:
+            try:
+                order = channel.recv()
+            except ChannelClosed:
+                break
+            except ProtocolError:
+                log.exception("Unreadable message from the worker on the host connection")
+                break
+            if not isinstance(order, HostTask):
+                log.warning("Unexpected message on the host connection: %r", order)
+                continue
+            task = HostedTask(bootstrap, order, heartbeats, clients)
+            tasks = [t for t in tasks if t.thread.is_alive()]
+            tasks.append(task)
+            task.thread.start()
+        for task in tasks:
+            task.thread.join()
     finally:
-        if heartbeats is not None:
-            heartbeats.stop()
+        heartbeats.stop()
         channel.close()
-    yield not control.worker_gone.is_set()
+    yield True

@@ -1,7 +1,7 @@
 """What the source and sink loops share: a task instance's life on the task thread, how a
 task fails, and the intervals both keep.
 
-The loop runs on the Spark task's own thread — the task thread of the Connect task:
+The loop runs on the Connect task's own thread in its task host:
 ``initialize``, ``start``, ``poll``/``put``, ``commit``/``pre_commit`` and ``stop`` all run
 there. What the worker asks arrives through :class:`~sluice.taskhost.control.TaskControl`.
 """

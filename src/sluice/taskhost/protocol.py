@@ -1,8 +1,11 @@
 """The control protocol between the worker (Spark's driver) and a task host, as typed messages.
 
-Each running Connect task is one long-lived Spark task, its *task host*. The host connects
-back to the worker's control server and, for the task's whole life, the two exchange the
-messages below over that one TCP connection:
+A *task host* is one long-lived Spark task that runs Connect tasks, many at once, each on
+threads of its own. The host connects back to the worker's control server with a
+:class:`Hello` of its own; on that *host connection* the worker sends it
+:class:`HostTask` messages, each naming one Connect task's launch. For each, the host opens one
+more connection, the *task connection*, proves it with that launch's secret, and for the
+task's whole life the worker and the task exchange the messages below over it:
 
 * task → worker (:data:`TaskMessage`): :class:`Hello` first, alone (who it is and the
   launch's secret); then :class:`Started`, :class:`SourceOffsets` /
@@ -38,6 +41,7 @@ __all__ = [
     "Heartbeat",
     "Hello",
     "HostBootstrap",
+    "HostTask",
     "Pause",
     "PausedAck",
     "PluginSpec",
@@ -104,8 +108,8 @@ class TaskSpec:
 @dataclass(frozen=True)
 class HostBootstrap:
     """What a task host needs before it can hear the worker: where the worker listens and
-    how to prove the connection is this launch's. Travels to the executor inside the Spark
-    job's closure; everything else comes over the connection."""
+    how to prove its host connection is this host job's. Travels to the executor inside the
+    Spark job's closure; everything else comes over the connections."""
 
     address: tuple[str, int]
     incarnation: str
@@ -114,6 +118,16 @@ class HostBootstrap:
 
 
 # -- worker → task -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostTask:
+    """On a host connection: run one more Connect task here. The host opens a task
+    connection that says :class:`Hello` with this incarnation and secret; the task to run
+    arrives on it."""
+
+    incarnation: str
+    secret: str
 
 
 @dataclass(frozen=True)
@@ -186,7 +200,7 @@ class SplitReadDone:
 
 
 TaskLaunch = RunSourceTask | RunSinkTask
-WorkerMessage = RunSourceTask | RunSinkTask | Pause | Resume | Stop | Committed | Assign | SplitReadDone
+WorkerMessage = HostTask | RunSourceTask | RunSinkTask | Pause | Resume | Stop | Committed | Assign | SplitReadDone
 
 
 # -- task → worker -------------------------------------------------------------------
@@ -194,8 +208,9 @@ WorkerMessage = RunSourceTask | RunSinkTask | Pause | Resume | Stop | Committed 
 
 @dataclass(frozen=True)
 class Hello:
-    """The first frame a task host sends, alone: the launch it belongs to and where it runs.
-    The worker decodes nothing else from a connection before the secret matched."""
+    """The first frame of each connection a task host opens, alone: the host job or the
+    task launch it belongs to, and where it runs. The worker decodes nothing else from a
+    connection before the secret matched."""
 
     incarnation: str
     secret: str

@@ -30,9 +30,10 @@ class FakeConnection:
 
 
 class FakeLaunch:
-    def __init__(self, task: TaskLaunch, inbox: Inbox) -> None:
+    def __init__(self, task: TaskLaunch, inbox: Inbox, dedicated: bool = False) -> None:
         self.task = task
         self.inbox = inbox
+        self.dedicated = dedicated
         self.connection = FakeConnection()
         self.cancelled = False
 
@@ -50,8 +51,8 @@ class FakeLauncher:
     def warm_up(self, timeout_s: float, hosts: int = 1) -> float:
         return 0.0
 
-    def launch(self, task: TaskLaunch, inbox: Inbox) -> FakeLaunch:
-        launch = FakeLaunch(task, inbox)
+    def launch(self, task: TaskLaunch, inbox: Inbox, dedicated: bool = False) -> FakeLaunch:
+        launch = FakeLaunch(task, inbox, dedicated)
         self.launches.append(launch)
         return launch
 

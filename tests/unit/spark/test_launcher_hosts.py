@@ -1,15 +1,16 @@
-"""The launcher's task hosts: started ahead of need, each task takes the standby or the
-first host that connects, and a host never holds a slot a task waits for.
+"""The launcher's task hosts: started ahead of need, tasks spread over as many shared hosts
+as the spread allows (the fewest tasks first), dedicated tasks alone, and a host never holds
+a slot a task waits for.
 
 Spark is a fake that runs each submitted job on a thread once one of its ``slots`` is free,
-in an order of its own choosing (last submitted first: Spark promises no order); each
-job's host is a minimal one that connects to the launcher's real control server, says
-hello, and records the task it is given. The launcher is the real one.
+in an order of its own choosing (last submitted first: Spark promises no order). Each job
+runs the real task host (:func:`sluice.taskhost.host.run_host`), connected to the launcher's
+real control server, with a task loop reduced to its handshake: it records the task it got
+and waits until it is told to stop. The launcher is the real one.
 """
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -18,11 +19,11 @@ from typing import Any
 import pytest
 
 from sluice.spark import launcher as launcher_module
-from sluice.spark.inbox import Connected, JobEnded
-from sluice.spark.launcher import SparkTaskLauncher
-from sluice.taskhost import wire
-from sluice.taskhost.protocol import Hello, HostBootstrap, PluginSpec, RunSourceTask, TaskSpec
-from sluice.taskhost.wire import ChannelClosed
+from sluice.spark.inbox import Connected, Disconnected, JobEnded
+from sluice.spark.launcher import Launch, SparkTaskLauncher
+from sluice.taskhost import host as host_module
+from sluice.taskhost.control import TaskControl
+from sluice.taskhost.protocol import Heartbeat, PluginSpec, Resume, RunSourceTask, Started, Stop, TaskSpec
 from tests.helpers import wait_until
 
 STRING = PluginSpec("sluice.converters.string.StringConverter", {})
@@ -32,16 +33,41 @@ def _task(number: int) -> RunSourceTask:
     return RunSourceTask(TaskSpec("c", number, "x.Task", {}, f"i{number}", STRING, STRING, STRING))
 
 
+_LAUNCHED: list[Launch] = []
+
+
+class RecordingLoop:
+    """A task loop reduced to its handshake: says it started, waits for the stop."""
+
+    ran: queue.Queue[int] = queue.Queue()  # the numbers of the tasks that ran
+
+    def __init__(self, launch: RunSourceTask, control: TaskControl, _clients: Any) -> None:
+        self.launch = launch
+        self.control = control
+
+    def run(self) -> None:
+        RecordingLoop.ran.put(self.launch.task.task)
+        self.control.send(Started())
+        while not self.control.stopping:
+            self.control.wait_for_change(1.0)
+
+
+@pytest.fixture(autouse=True)
+def _recording_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(host_module, "LOOPS", {RunSourceTask: RecordingLoop})
+    monkeypatch.setattr(RecordingLoop, "ran", queue.Queue())
+
+
 class FakeSpark:
     """Runs a job's function on a thread once a slot is free; jobs waiting for a slot start
     last-submitted-first."""
 
     def __init__(self, slots: int) -> None:
         self.slots = slots
+        self.master = f"local[{slots}]"
         self.running = 0
         self.pending: list[Callable[[], None]] = []
         self.lock = threading.Lock()
-        self.hosts: queue.Queue[tuple[str, Any]] = queue.Queue()  # (incarnation, the task it got)
         self.sparkContext = self
         self.groups = threading.local()
         self.waiting: dict[str, tuple[Callable[[], None], threading.Event]] = {}  # job group -> job without a slot
@@ -109,40 +135,25 @@ class FakeJob:
 
     def collect(self) -> list[Any]:
         done = threading.Event()
-        # The job's function closes over its host's bootstrap, as the real one's closure carries it.
-        cells = [cell.cell_contents for cell in self.function.__closure__ or ()]
-        [bootstrap] = [value for value in cells if isinstance(value, HostBootstrap)]
-        self.spark.submit(lambda: (_host(self.spark, bootstrap), done.set()), done)
+        self.spark.submit(lambda: (list(self.function(iter([0]))), done.set()), done)
         done.wait()
         return []
 
 
-def _host(spark: FakeSpark, bootstrap: HostBootstrap) -> None:
-    """A task host reduced to its handshake: it reports the task it gets, then waits until
-    the worker lets it go."""
-    channel = wire.connect(bootstrap.address)
-    channel.send_hello(Hello(bootstrap.incarnation, bootstrap.secret, os.getpid(), "test"))
-    try:
-        spark.hosts.put((bootstrap.incarnation, channel.recv()))
-        while True:
-            channel.recv()
-    except ChannelClosed:
-        pass
-    finally:
-        channel.close()
-
-
 @pytest.fixture
-def make_launcher() -> Iterator[Callable[[int], tuple[SparkTaskLauncher, FakeSpark]]]:
+def make_launcher() -> Iterator[Callable[..., tuple[SparkTaskLauncher, FakeSpark]]]:
     made: list[SparkTaskLauncher] = []
 
-    def make(slots: int) -> tuple[SparkTaskLauncher, FakeSpark]:
+    def make(slots: int, hosts: int = 2) -> tuple[SparkTaskLauncher, FakeSpark]:
         spark = FakeSpark(slots)
-        launcher = SparkTaskLauncher(spark)
+        launcher = SparkTaskLauncher(spark, hosts=hosts)
         made.append(launcher)
         return launcher, spark
 
     yield make
+    for launch in _LAUNCHED:
+        launch.connection.close()  # as the worker stops its tasks before it closes the launcher
+    _LAUNCHED.clear()
     for launcher in made:
         launcher.close()
 
@@ -153,68 +164,140 @@ def _connected(inbox: queue.Queue[Any]) -> Connected:
     return item
 
 
-def test_a_task_takes_the_warm_standby_at_once_and_a_new_standby_follows(make_launcher) -> None:
-    launcher, spark = make_launcher(4)
-    launcher.warm_up(10)
-    assert spark.running == 1  # the standby, connected and idle
+def _launch(launcher: SparkTaskLauncher, number: int, dedicated: bool = False) -> tuple[Launch, queue.Queue[Any]]:
     inbox: queue.Queue[Any] = queue.Queue()
-    launch = launcher.launch(_task(0), inbox)
-    assert launch.host is not None  # given at once: it had connected already
+    launch = launcher.launch(_task(number), inbox, dedicated)
+    _LAUNCHED.append(launch)
     _connected(inbox)
-    incarnation, task = spark.hosts.get(timeout=10)
-    assert task == _task(0)
-    wait_until(lambda: spark.running == 2, timeout=10, message="the next standby runs")
+    launch.connection.send(Resume())  # as its supervisor does: the task may start
+    assert isinstance(inbox.get(timeout=10), Started)
+    return launch, inbox
 
 
-def test_hosts_warmed_up_for_tasks_to_come_are_taken_at_once_and_not_replaced(make_launcher) -> None:
-    """A standalone worker with three tasks to start warms up three hosts together: each
-    task takes one as it comes, and only the one standby is submitted after them."""
-    launcher, spark = make_launcher(8)
-    launcher.warm_up(10, hosts=3)
-    wait_until(lambda: spark.running == 3, timeout=10, message="three hosts run")
-    inboxes: list[queue.Queue[Any]] = [queue.Queue() for _ in range(3)]
-    for number, inbox in enumerate(inboxes):
-        launcher.launch(_task(number), inbox)
-    for inbox in inboxes:
-        _connected(inbox)
-    assert sorted(spark.hosts.get(timeout=10)[1].task.task for _ in range(3)) == [0, 1, 2]
-    wait_until(lambda: spark.running == 4, timeout=10, message="the next standby runs")
-    assert not spark.pending  # the three tasks' hosts and one standby: nothing more
+def _next(inbox: queue.Queue[Any], kind: type) -> Any:
+    """The next item of ``kind`` (others are skipped); queue.Empty after 10 s without one."""
+    while True:
+        item = inbox.get(timeout=10)
+        if isinstance(item, kind):
+            return item
 
 
-def test_hosts_warmed_up_for_tasks_that_did_not_come_are_let_go(make_launcher, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launcher_module, "EXTRA_HOSTS_KEEP_S", 0.2)
-    launcher, spark = make_launcher(8)
-    launcher.warm_up(10, hosts=3)
-    inbox: queue.Queue[Any] = queue.Queue()
-    launcher.launch(_task(0), inbox)  # one of the three tasks came
-    _connected(inbox)
-    wait_until(lambda: spark.running == 2, timeout=10, message="only the task's host and the standby run")
-    assert not spark.pending
+def _untouched(inbox: queue.Queue[Any]) -> None:
+    """Nothing but heartbeats reached the task: it runs on as before."""
+    while not inbox.empty():
+        item = inbox.get_nowait()
+        assert isinstance(item, Heartbeat), item
 
 
-def test_hosts_warmed_up_are_no_more_than_the_slots(make_launcher) -> None:
-    launcher, spark = make_launcher(2)
-    launcher.warm_up(10, hosts=5)
-    wait_until(lambda: spark.running == 2, timeout=10, message="two hosts run")
-    assert not spark.pending
+def _stop(launch: Launch, inbox: queue.Queue[Any]) -> None:
+    """Stop the task as its supervisor does, and wait until it left its host."""
+    launch.connection.send(Stop())
+    _next(inbox, Disconnected)
+    launch.connection.close()
 
 
-def test_tasks_launched_together_run_on_as_many_slots_as_they_need(make_launcher) -> None:
-    """Two slots, two tasks launched at once: whichever hosts Spark runs first, both tasks
-    run; the standby submitted after them waits for a slot instead of holding one."""
-    launcher, spark = make_launcher(2)
+def test_warming_up_starts_the_spread_and_a_task_takes_a_host_at_once(make_launcher) -> None:
+    launcher, spark = make_launcher(4, hosts=2)
+    launcher.warm_up(10, hosts=2)
+    assert launcher.hosts() == [(0, False, False)] * 2  # both connected, idle
+    launch, _ = _launch(launcher, 0)
+    assert launch.host is not None  # placed at once: hosts were connected
+    assert RecordingLoop.ran.get(timeout=10) == 0
+    assert sorted(launcher.hosts()) == [(0, False, False), (1, False, False)]
+    assert spark.running == 2 and not spark.pending  # no host beyond the spread
+
+
+def test_tasks_spread_over_the_shared_hosts_then_share_them(make_launcher) -> None:
+    """Two hosts to spread over: the first two tasks get one each, the next go to the host
+    with the fewest tasks, and no more hosts are started."""
+    launcher, spark = make_launcher(8, hosts=2)
+    launcher.warm_up(10, hosts=2)
+    for number in range(5):
+        _launch(launcher, number)
+    assert sorted(count for count, _, _ in launcher.hosts()) == [2, 3]
+    assert spark.running == 2 and not spark.pending  # five tasks, two processes
+
+
+def test_a_dedicated_task_runs_alone_and_its_host_goes_with_it(make_launcher) -> None:
+    launcher, spark = make_launcher(8, hosts=1)
     launcher.warm_up(10)
-    inboxes = [queue.Queue(), queue.Queue()]
-    threads = [threading.Thread(target=launcher.launch, args=(_task(i), inboxes[i]), daemon=True) for i in range(2)]
-    for thread in threads:
-        thread.start()
-    for inbox in inboxes:
-        _connected(inbox)
-    got = sorted(spark.hosts.get(timeout=10)[1].task.task for _ in range(2))
-    assert got == [0, 1]
-    wait_until(lambda: len(spark.pending) == 1, timeout=10, message="the next standby waits for a slot")
+    _launch(launcher, 0)  # the shared host
+    alone, inbox = _launch(launcher, 1, dedicated=True)  # no empty host: one is started for it
+    _launch(launcher, 2)
+    assert sorted(launcher.hosts()) == [(1, True, False), (2, False, False)]
+    _stop(alone, inbox)
+    wait_until(lambda: spark.running == 1, timeout=10, message="the dedicated host ended")
+    assert launcher.hosts() == [(2, False, False)]
+
+
+def test_a_task_leaving_a_shared_host_leaves_the_others_running(make_launcher) -> None:
+    launcher, spark = make_launcher(8, hosts=1)
+    launcher.warm_up(10)
+    first, first_inbox = _launch(launcher, 0)
+    _, second_inbox = _launch(launcher, 1)
+    _stop(first, first_inbox)
+    assert launcher.hosts() == [(1, False, False)]
+    _untouched(second_inbox)
+    assert spark.running == 1
+
+
+def test_hosts_stay_up_when_their_tasks_leave(make_launcher) -> None:
+    launcher, spark = make_launcher(8, hosts=2)
+    launcher.warm_up(10, hosts=2)
+    first, first_inbox = _launch(launcher, 0)
+    second, second_inbox = _launch(launcher, 1)
+    assert sorted(launcher.hosts()) == [(1, False, False), (1, False, False)]
+    _stop(first, first_inbox)
+    _stop(second, second_inbox)
+    assert launcher.hosts() == [(0, False, False)] * 2  # ready for the next tasks
     assert spark.running == 2
+
+
+def test_abandoning_a_running_task_retires_its_host_which_goes_once_empty(make_launcher) -> None:
+    launcher, spark = make_launcher(8, hosts=1)
+    launcher.warm_up(10)
+    stuck, _ = _launch(launcher, 0)
+    other, other_inbox = _launch(launcher, 1)
+    stuck.cancel()  # it did not stop in time: it may still run in its host
+    assert launcher.hosts() == [(1, False, True)]
+    _, third_inbox = _launch(launcher, 2)  # not into the retired host: a new one is started for it
+    assert sorted(launcher.hosts()) == [(1, False, False), (1, False, True)]
+    _stop(other, other_inbox)
+    wait_until(lambda: len(launcher.hosts()) == 1, timeout=10, message="the retired host cancelled")
+    assert launcher.hosts() == [(1, False, False)]
+    _untouched(third_inbox)
+
+
+def test_a_host_ending_tells_exactly_its_own_tasks(make_launcher) -> None:
+    launcher, spark = make_launcher(8, hosts=2)
+    launcher.warm_up(10, hosts=2)
+    first, first_inbox = _launch(launcher, 0)
+    second, second_inbox = _launch(launcher, 1)
+    assert first.host is not None and first.host is not second.host
+    launcher.host_ended(first.host, "Python worker exited unexpectedly")  # as its job's thread says it
+    ended = _next(first_inbox, JobEnded)
+    assert ended.error == "Python worker exited unexpectedly"
+    _untouched(second_inbox)
+
+
+def test_warming_up_waits_for_the_hosts_of_the_tasks_to_come(make_launcher) -> None:
+    """A standalone worker with three tasks to start and three hosts to spread over waits
+    for all three: each task then takes one as it comes."""
+    launcher, spark = make_launcher(8, hosts=3)
+    launcher.warm_up(10, hosts=3)
+    assert len(launcher.hosts()) == 3
+    for number in range(3):
+        _launch(launcher, number)
+    assert sorted(launcher.hosts()) == [(1, False, False)] * 3
+    assert spark.running == 3 and not spark.pending
+
+
+def test_the_spread_is_no_more_than_the_slots(make_launcher) -> None:
+    launcher, spark = make_launcher(2, hosts=8)
+    assert launcher.spread == 2
+    launcher.warm_up(10, hosts=5)
+    assert len(launcher.hosts()) == 2
+    assert spark.running == 2 and not spark.pending
 
 
 def test_a_host_given_no_task_is_let_go_when_the_launcher_closes(make_launcher) -> None:
@@ -224,14 +307,13 @@ def test_a_host_given_no_task_is_let_go_when_the_launcher_closes(make_launcher) 
     wait_until(lambda: spark.running == 0, timeout=10, message="the standby's job ended")
 
 
-def test_a_task_withdrawn_while_waiting_leaves_its_host_to_stand_by(make_launcher) -> None:
-    launcher, spark = make_launcher(1)
+def test_a_dedicated_task_without_a_slot_waits_and_can_be_withdrawn(make_launcher) -> None:
+    launcher, spark = make_launcher(1, hosts=1)
     launcher.warm_up(10)
-    first: queue.Queue[Any] = queue.Queue()
-    launcher.launch(_task(0), first)  # takes the standby, the only slot
-    _connected(first)
+    _launch(launcher, 0)  # the only slot's host
     waiting: queue.Queue[Any] = queue.Queue()
-    withdrawn = launcher.launch(_task(1), waiting)  # no slot for its host
+    withdrawn = launcher.launch(_task(1), waiting, dedicated=True)  # no slot for its host
+    wait_until(lambda: len(spark.pending) == 1, timeout=10, message="its host waits for a slot")
     withdrawn.cancel()
     assert waiting.empty()
 
@@ -249,6 +331,4 @@ def test_a_host_whose_job_fails_before_it_connects_is_replaced(make_launcher, mo
 
     monkeypatch.setattr(FakeJob, "collect", collect)
     assert launcher.warm_up(10) >= 0  # the second host stood by
-    inbox: queue.Queue[Any] = queue.Queue()
-    launcher.launch(_task(0), inbox)
-    assert not isinstance(inbox.get(timeout=10), JobEnded)
+    _launch(launcher, 0)

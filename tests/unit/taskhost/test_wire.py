@@ -18,6 +18,7 @@ from sluice.taskhost.protocol import (
     Failed,
     Heartbeat,
     Hello,
+    HostTask,
     Pause,
     PausedAck,
     PluginSpec,
@@ -80,6 +81,7 @@ EVERY_MESSAGE: list[Any] = [
     Heartbeat(),
     Failed("Traceback (most recent call last):\n  ...\nValueError: no\n"),
     Stopped(),
+    HostTask("0123abcd", "s3cret"),
 ]
 
 

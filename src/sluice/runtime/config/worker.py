@@ -184,8 +184,20 @@ def _worker_def(standalone: bool) -> ConfigDef:
         100,
         Range.at_least(1),
         Importance.LOW,
-        "How long an idle sink task's consumer waits for records at a time, between looks "
-        "at what the worker asked (pause, stop, new partitions).",
+        "How long a sink task's consumer waits for records at a time after records came, "
+        "between looks at what the worker asked (pause, stop, new partitions); each empty "
+        "wait doubles the next, up to 500 ms (or this, when longer).",
+    )
+    d.define(
+        "sluice.task.hosts",
+        ConfigType.INT,
+        0,
+        Range.at_least(0),
+        Importance.LOW,
+        "How many task hosts (long-lived Spark tasks, each a Python process) the worker spreads "
+        "its connectors' tasks over; each runs many tasks on threads. 0: one per core of "
+        "Spark's executors (this machine's cores in local mode). Connectors with "
+        "sluice.task.host=dedicated get a host of their own for each task besides.",
     )
     d.define(
         "sluice.console.enable",

@@ -4,7 +4,7 @@ phases, target states, status), :mod:`.source` (source offsets, split reads), :m
 (partitions, sink offsets), :mod:`.settings` (what a supervisor is given)."""
 
 from sluice.runtime.tasks.base import LaunchHandle, Phase, TaskLauncher, WorkerTask, new_incarnation
-from sluice.runtime.tasks.settings import StatusListener, TaskHooks, TaskSettings
+from sluice.runtime.tasks.settings import StatusListener, TaskHooks, TaskSettings, wants_dedicated_host
 from sluice.runtime.tasks.sink import SinkPartitions, WorkerSinkTask
 from sluice.runtime.tasks.source import WorkerSourceTask
 
@@ -20,4 +20,5 @@ __all__ = [
     "WorkerSourceTask",
     "WorkerTask",
     "new_incarnation",
+    "wants_dedicated_host",
 ]

@@ -1,8 +1,8 @@
 """The driver-side supervisor of one Connect task (Kafka's ``WorkerTask``).
 
-A task runs in a task host: one long-lived Spark task (:mod:`sluice.spark.launcher`). The
-supervisor here, one thread per task, launches it once the task is to run, then serves its
-control connection until the instance stopped: it passes on the target state (pause,
+A task runs in a task host: a long-lived Spark task that runs many Connect tasks
+(:mod:`sluice.spark.launcher`). The supervisor here, one thread per task, launches it once
+the task is to run, then serves its control connection until the instance stopped: it passes on the target state (pause,
 resume) and the stop, keeps the instance's metrics, records the topics it uses, and
 reports RUNNING / PAUSED / FAILED / UNASSIGNED. A task whose host dies, or that stops
 sending heartbeats, is FAILED with the reason. A failing task never affects its siblings.
@@ -58,8 +58,8 @@ SLOT_WAIT_REPORT_S = 20.0
 #: After the connection of a task ends unexpectedly, how long to wait for its Spark job's
 #: error, for the FAILED trace.
 JOB_ERROR_WAIT_S = 5.0
-#: After a task stopped, how long to wait for its Spark job to end.
-JOB_END_WAIT_S = 10.0
+#: After a task stopped, how long to wait for it to leave its host (its connection closed).
+LEAVE_WAIT_S = 10.0
 
 
 def new_incarnation() -> str:
@@ -97,11 +97,14 @@ class TaskLauncher(Protocol):
     def master(self) -> str: ...
 
     def warm_up(self, timeout_s: float, hosts: int = 1) -> float:
-        """Make ready to start a task at once (a task host waiting for it), or ``hosts``
-        tasks about to come; the seconds it took."""
+        """Make ready to start a task at once (task hosts waiting for tasks; as many as the
+        ``hosts`` tasks about to come spread over); the seconds it took."""
         ...
 
-    def launch(self, task: TaskLaunch, inbox: Inbox) -> LaunchHandle: ...
+    def launch(self, task: TaskLaunch, inbox: Inbox, dedicated: bool = False) -> LaunchHandle:
+        """Start ``task`` in a task host (``dedicated``: one of its own); what it says
+        arrives in ``inbox``."""
+        ...
 
     def close(self) -> None:
         """Let go of what :meth:`warm_up` keeps ready."""
@@ -211,8 +214,8 @@ class WorkerTask:
             self._prepare()
             if not self._wait_until_started():
                 return
-            self.launch = self.launcher.launch(self._launch_message(), self._inbox)
-            log.debug("Task %s-%s submitted as a long-lived Spark job", *self.id)
+            self.launch = self.launcher.launch(self._launch_message(), self._inbox, self.settings.dedicated_host)
+            log.debug("Task %s-%s launched", *self.id)
             self._supervise()
         except TaskFailed as failed:
             self._set_state(State.FAILED, failed.trace)
@@ -321,7 +324,7 @@ class WorkerTask:
 
     def _on_stopped(self, _message: Stopped) -> None:
         self._heard()
-        self._await_job_end()
+        self._await_leave()
         if self._failure is not None:
             raise TaskFailed(self._failure)
         if not self._stopping.is_set():
@@ -394,31 +397,32 @@ class WorkerTask:
             return
         self.hooks.report(state, trace)
 
-    def _job_end(self, timeout_s: float) -> JobEnded | None:
-        """Wait up to ``timeout_s`` for the Spark job's end (other messages are dropped:
-        the task has stopped or is gone)."""
+    def _wait_for(self, kinds: tuple[type, ...], timeout_s: float) -> InboxItem | None:
+        """Wait up to ``timeout_s`` for an item of one of ``kinds`` (other messages are
+        dropped: the task has stopped or is gone)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
                 item = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 return None
-            if isinstance(item, JobEnded):
+            if isinstance(item, kinds):
                 return item
         return None
 
-    def _await_job_end(self) -> None:
-        """The task instance stopped: let its Spark job finish (the worker may stop Spark next)."""
-        if self._job_end(JOB_END_WAIT_S) is None:
-            log.debug("Task %s-%s: its Spark job did not end within %.0f s of it stopping", *self.id, JOB_END_WAIT_S)
+    def _await_leave(self) -> None:
+        """The task instance stopped: let it leave its host, which closes its connection
+        (or ends, for a host of its own) — the worker may stop Spark next."""
+        if self._wait_for((Disconnected, JobEnded), LEAVE_WAIT_S) is None:
+            log.debug("Task %s-%s: it did not leave its host within %.0f s of stopping", *self.id, LEAVE_WAIT_S)
 
     def _lost_reason(self, reason: str) -> str:
         """Why the task is FAILED when its connection ended without a stop: with the
         Spark job's error when it comes soon (the job fails once its Python worker died)."""
         launch = self.launch
         assert launch is not None
-        ended = self._job_end(JOB_ERROR_WAIT_S)
-        error = ended.error if ended is not None else None
+        ended = self._wait_for((JobEnded,), JOB_ERROR_WAIT_S)
+        error = ended.error if isinstance(ended, JobEnded) else None
         launch.cancel()
         where = f"pid {self.host_pid} on {self.host_name}" if self.host_pid else "unknown"
         text = (
@@ -432,9 +436,9 @@ class WorkerTask:
         assert launcher is not None
         return (
             f"Waiting for a Spark task slot: the task was launched {SLOT_WAIT_REPORT_S:.0f} s ago and has not "
-            f"started. Each running Connect task holds one Spark task slot for its life; spark.master "
-            f"{launcher.master} has {launcher.slots}. Give Spark more slots (local[N], or spark.cores.max on a "
-            "cluster) or run fewer tasks."
+            f"started. Each task host holds one Spark task slot for its life (a dedicated host runs one "
+            f"Connect task, a shared one many); spark.master {launcher.master} has {launcher.slots}. Give "
+            "Spark more slots (local[N], or spark.cores.max on a cluster) or run fewer dedicated tasks."
         )
 
     def _may_commit(self) -> bool:
