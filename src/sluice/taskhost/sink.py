@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DeadLetterReporter", "SinkContext", "SinkLoop"]
 
+# The longest an idle task's consumer waits for records at a time: how long the worker's
+# stop or pause may wait for an idle task to hear it.
+IDLE_POLL_MAX_S = 0.5
 # Most records one consume() call may hand over (librdkafka's limit).
 CONSUME_BATCH_MAX = 1_000_000
 # librdkafka's timestamp types → the sink rows' (Spark's): create time 0, log append time 1.
@@ -89,6 +92,9 @@ class SinkLoop(TaskLoop):
         # most until the next commit or the task's context.timeout. An idle task here polls
         # more often (to hear the worker sooner) and calls put([]) when such a wait is over.
         next_idle_put = now
+        # Each empty poll waits twice as long as the one before, up to IDLE_POLL_MAX_S:
+        # an idle task wakes twice a second, not ten times (hundreds share a host).
+        wait_s = poll_s
         while not control.stopping:
             seen = control.generation  # before the flags and the assignment: nothing sent after is missed
             if control.paused:
@@ -96,11 +102,12 @@ class SinkLoop(TaskLoop):
                 continue
             self._apply_new_assignment()
             self._apply_context()  # what the task asked in its last call, before the next read
-            messages = self.consumer.consume(max_records, poll_s) if self.positions else []
+            messages = self.consumer.consume(max_records, wait_s) if self.positions else []
+            wait_s = poll_s if messages else min(2 * wait_s, max(poll_s, IDLE_POLL_MAX_S))
             if self._client_failure is not None:
                 raise TaskFailure(self._client_failure)
             if not self.positions:
-                control.wait_for_change(poll_s, since=seen)
+                control.wait_for_change(wait_s, since=seen)  # a change of the worker's ends it at once
             now = time.monotonic()
             if messages:
                 self._deliver(messages)

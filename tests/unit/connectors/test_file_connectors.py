@@ -176,6 +176,7 @@ def test_missing_file_then_created(tmp_path: Path, caplog) -> None:
 
 def test_stop_wakes_a_waiting_poll(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(source_module, "_IDLE_READ_WAIT_SECONDS", 30)
+    monkeypatch.setattr(source_module, "_IDLE_READ_WAIT_MAX_SECONDS", 30)
     path = tmp_path / "empty.txt"
     path.write_text("")
     task = start_task(path)
@@ -354,3 +355,26 @@ def test_sink_connector() -> None:
     assert key.documentation == "Destination filename. If not specified, the standard output will be used"
     with pytest.raises(ConfigError):
         cd.parse({"file": 5})
+
+
+def test_an_idle_poll_waits_longer_each_time_up_to_the_most_and_less_once_lines_come(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """At the end of the file a poll waits the least (50 ms), then twice as long each time it
+    finds nothing, up to the most (Kafka's 1 s); lines bring the wait back to the least
+    (shortened here to 1 ms and 16 ms)."""
+    monkeypatch.setattr(source_module, "_IDLE_READ_WAIT_SECONDS", 0.001)
+    monkeypatch.setattr(source_module, "_IDLE_READ_WAIT_MAX_SECONDS", 0.016)
+    path = tmp_path / "in.txt"
+    path.write_text("")
+    task = start_task(path)
+    waits = []
+    for _ in range(6):
+        assert task.poll() is None
+        waits.append(task._idle_wait_s)
+    assert waits == [0.002, 0.004, 0.008, 0.016, 0.016, 0.016]
+    with path.open("a") as f:
+        f.write("hello\n")
+    assert [r.value for r in task.poll() or []] == ["hello"]
+    assert task._idle_wait_s == 0.001
+    task.stop()

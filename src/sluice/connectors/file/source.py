@@ -69,9 +69,12 @@ CONFIG_DEF = (
 
 _READ_SIZE = 1 << 20  # bytes read from the file at a time
 _WAIT_SECONDS = 1.0  # for the file to appear
-# At the end of the file, how long a poll waits before it looks again (Kafka's waits 1 s):
-# a read every 50 ms costs next to nothing and keeps a line's wait for delivery short.
+# At the end of the file, how long a poll waits before it looks again: 50 ms after lines
+# came (a line's wait for delivery stays short), doubled with each empty look up to the
+# 1 s Kafka's task always waits (an idle task wakes once a second, as Kafka's does: with
+# hundreds of tasks in a host, 20 looks a second each would cost a core's share).
 _IDLE_READ_WAIT_SECONDS = 0.05
+_IDLE_READ_WAIT_MAX_SECONDS = 1.0
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
 
 
@@ -176,6 +179,7 @@ class FileStreamSourceTask(SourceTask):
         self._partition: dict[str, Any] | None = None
         self._stop_event = threading.Event()
         self._lock = threading.Lock()
+        self._idle_wait_s = _IDLE_READ_WAIT_SECONDS  # the next wait at the end of the file
 
     def version(self) -> str:
         return __version__
@@ -197,6 +201,7 @@ class FileStreamSourceTask(SourceTask):
             self._batch_size = DEFAULT_TASK_BATCH_SIZE
         self._buffer = b""
         self._lines, self._ends, self._next = [], [], 0
+        self._idle_wait_s = _IDLE_READ_WAIT_SECONDS
         if self._filename is None:
             # Tracking offsets for stdin doesn't make sense.
             self._partition = None
@@ -219,9 +224,12 @@ class FileStreamSourceTask(SourceTask):
                 got_data = self._read_lines()
             except (OSError, ValueError):
                 return None  # the stream was closed by stop()
+            if got_data:
+                self._idle_wait_s = _IDLE_READ_WAIT_SECONDS
             if self._next >= len(self._lines):
                 if not got_data:
-                    self._stop_event.wait(_IDLE_READ_WAIT_SECONDS)
+                    self._stop_event.wait(self._idle_wait_s)
+                    self._idle_wait_s = min(2 * self._idle_wait_s, _IDLE_READ_WAIT_MAX_SECONDS)
                 return None
         return self._take(self._batch_size)
 

@@ -22,7 +22,43 @@ from sluice.taskhost.protocol import Assign, Committed, RunSinkTask, SinkOffsets
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SinkPartitions", "WorkerSinkTask"]
+__all__ = ["SinkPartitions", "TopicListing", "WorkerSinkTask"]
+
+
+class TopicListing:
+    """The cluster's topics and their partitions, listed at most every ``max_age_s`` for
+    every sink task of the worker that reads the same cluster: one metadata request per
+    period, not one per task (an idle worker with hundreds of sink tasks would otherwise
+    spend its time parsing the same metadata). Tasks share a listing only when their
+    clients' settings are the same (a principal sees the topics its ACLs allow)."""
+
+    _shared: ClassVar[dict[str, TopicListing]] = {}
+    _shared_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listed_at = -1e9
+        self._topics: dict[str, list[int]] = {}
+
+    @classmethod
+    def of(cls, client_conf: dict[str, Any]) -> TopicListing:
+        """The listing shared by the tasks whose clients have these settings."""
+        key = repr(sorted((str(k), str(v)) for k, v in client_conf.items()))
+        with cls._shared_lock:
+            listing = cls._shared.get(key)
+            if listing is None:
+                listing = cls._shared[key] = TopicListing()
+            return listing
+
+    def topics(self, admin: Any, stopping: threading.Event, max_age_s: float) -> dict[str, list[int]]:
+        """Each topic's partitions, listed through ``admin`` unless a listing is younger
+        than ``max_age_s``."""
+        with self._lock:
+            if time.monotonic() - self._listed_at >= max_age_s:
+                metadata = with_kafka_retries(lambda: admin.list_topics(timeout=10), "Listing topics", stopping)
+                self._topics = {name: sorted(topic.partitions) for name, topic in metadata.topics.items()}
+                self._listed_at = time.monotonic()
+            return self._topics
 
 
 class SinkPartitions:
@@ -44,8 +80,10 @@ class SinkPartitions:
         task_count: int,
         group_id: str,
         stopping: threading.Event,
+        listing: TopicListing | None = None,
     ) -> None:
         self._admin = admin
+        self._listing = listing if listing is not None else TopicListing()
         self._consumer = consumer
         self._topics = topics
         self._pattern = re.compile(topics_regex) if topics_regex else None
@@ -69,14 +107,14 @@ class SinkPartitions:
         if not force and now - self._listed_at < self.REFRESH_S:
             return False
         self._listed_at = now
-        metadata = with_kafka_retries(lambda: self._admin.list_topics(timeout=10), "Listing topics", self._stopping)
+        listed = self._listing.topics(self._admin, self._stopping, 0.0 if force else self.REFRESH_S)
         if self._pattern is not None:
-            topics = sorted(t for t in metadata.topics if self._pattern.fullmatch(t) and not t.startswith("__"))
+            topics = sorted(t for t in listed if self._pattern.fullmatch(t) and not t.startswith("__"))
         else:
-            topics = [t for t in self._topics if t in metadata.topics]
+            topics = [t for t in self._topics if t in listed]
         assignment: list[TopicPartitionKey] = []
         for topic in topics:
-            partitions = sorted(metadata.topics[topic].partitions)
+            partitions = listed[topic]
             per, extra = divmod(len(partitions), self._task_count)
             i = self._task
             start = i * per + min(i, extra)
@@ -192,6 +230,7 @@ class WorkerSinkTask(WorkerTask):
             task_count=self.task_count,
             group_id=self.group_id,
             stopping=self._stopping,
+            listing=TopicListing.of(client_conf),
         )
         self.partitions.refresh(force=True)
 
