@@ -1,6 +1,6 @@
 """Helpers of ``bench/compare.py``: the side-by-side benchmark of Apache Kafka Connect and Sluice.
 
-* :mod:`.procs` — CPU time and RSS of a process tree, from ``/proc``;
+* :mod:`.procs` — CPU time, RSS and PSS of a process tree, from ``/proc``;
 * :mod:`.workers` — a Kafka Connect or a Sluice worker process (standalone or distributed);
 * :mod:`.cluster` — a cluster of distributed workers of one system (``bench/startup.py``,
   ``bench/rebalance.py``);

@@ -1,4 +1,5 @@
-"""CPU time and resident memory of a process and all its descendants, read from ``/proc``.
+"""CPU time and memory (RSS, and PSS: :func:`tree_memory`) of a process and all its
+descendants, read from ``/proc``.
 
 CPU time of a tree is the sum over its live processes of ``utime + stime + cutime +
 cstime`` (``/proc/<pid>/stat``): the ``c*`` fields hold the time of children that exited
@@ -119,3 +120,57 @@ class PeakRss(threading.Thread):
         self._stopping.set()
         self.join()
         return self.peak_bytes
+
+
+@dataclass(frozen=True)
+class TreeMemory:
+    processes: int
+    rss_bytes: int
+    pss_bytes: int
+
+
+def tree_pids(root: int) -> list[int]:
+    """``root`` and its live descendants (children found by their ``ppid``); empty if gone."""
+    return _tree(root, _scan())
+
+
+def tree_memory(root: int) -> TreeMemory:
+    """RSS and PSS of ``root`` and its live descendants, from each one's
+    ``/proc/<pid>/smaps_rollup`` (Linux 4.14 or newer; a process that ends meanwhile is left out).
+
+    PSS (proportional set size) counts a page that n processes map as 1/n in each of them:
+    summed over a tree, the pages its forked processes share count once (RSS counts them
+    once per process), and pages shared with processes outside the tree (a JVM's
+    ``libjvm.so`` with the broker's JVM, say) count for the tree's share only.
+    """
+    processes = rss = pss = 0
+    for pid in tree_pids(root):
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = {}
+        for row in text.splitlines():
+            name, _, rest = row.partition(b":")
+            if name in (b"Rss", b"Pss"):
+                fields[name] = int(rest.split()[0]) * 1024  # kB
+        if b"Rss" in fields and b"Pss" in fields:
+            processes += 1
+            rss += fields[b"Rss"]
+            pss += fields[b"Pss"]
+    return TreeMemory(processes, rss, pss)
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot, ``/proc/<pid>/stat`` field 22), or None if
+    it is gone: with the pid, it names one process even after the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    try:
+        return int(data[data.rfind(b")") + 2 :].split()[19])
+    except (IndexError, ValueError):
+        return None
