@@ -39,6 +39,7 @@ from sluice.runtime.tasks import (
     TaskHooks,
     TaskLauncher,
     TaskSettings,
+    TopicListings,
     WorkerSinkTask,
     WorkerSourceTask,
     WorkerTask,
@@ -159,6 +160,7 @@ class Worker:
         self._lock = threading.RLock()
         self._admin: Any = None
         self._launcher: TaskLauncher | None = None
+        self._topic_listings = TopicListings()  # the sink tasks' topic listings and admin clients
         self.generation = 0
         self.counters = WorkerCounters()  # connect-worker-metrics' totals
         self.startup = Startup()  # the engine's start-up (start_engine)
@@ -530,6 +532,7 @@ class Worker:
                         topics=topics,
                         topics_regex=topics_regex,
                         task_count=task_count,
+                        listings=self._topic_listings,
                         dead_letter_topic=dead_letter_topic,
                     )
             except BaseException as exc:  # noqa: BLE001 - a task that cannot be built is FAILED with the trace; its siblings go on
@@ -697,3 +700,4 @@ class Worker:
         self._stop_together(stopping)
         for name, _ in hosted:
             self.stop_connector(name)
+        self._topic_listings.clear()

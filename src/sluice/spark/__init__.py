@@ -1,8 +1,10 @@
 """The driver's side of the data plane on Spark, and the only package that imports PySpark.
 
 * :mod:`sluice.spark.session` — the worker's SparkSession (its JVM, logging, Kafka jars);
-* :mod:`sluice.spark.launcher` — launches a Connect task as a long-lived Spark task whose
-  Python function is the task host (:mod:`sluice.taskhost.host`);
+* :mod:`sluice.spark.launcher` — runs Connect tasks in task hosts, long-lived Spark tasks
+  whose Python function (:mod:`sluice.taskhost.host`) runs many Connect tasks;
+* :mod:`sluice.spark.daemon` — Spark's Python daemon with the task host loaded before it
+  forks the hosts;
 * :mod:`sluice.spark.control` — the control server the task hosts connect back to, and each
   launch's connection;
 * :mod:`sluice.spark.inbox` — what a launched task's supervisor hears, in one typed queue;

@@ -44,9 +44,9 @@ TIMESTAMP_INTERCEPTOR_CONF = "spark.sluice.source.timestamp.interceptor"
 CLASS_DATA_SHARING_CONF = "spark.sluice.driver.classDataSharing"
 
 DEFAULTS = {
-    # Each running Connect task holds one Spark task slot for its life and mostly waits on
-    # I/O, so local mode gets many more slots (threads) than cores; set spark.master to
-    # override.
+    # Each task host holds one Spark task slot for its life (a shared one runs many Connect
+    # tasks, a dedicated one a single task), and split reads take more while they run, so
+    # local mode gets more slots (threads) than cores; set spark.master to override.
     "spark.master": f"local[{max(32, 4 * (os.cpu_count() or 1))}]",
     "spark.app.name": "sluice",
     "spark.ui.enabled": "false",
@@ -56,6 +56,8 @@ DEFAULTS = {
     # Tasks are I/O bound and short: keep Python workers alive between batches so the
     # task instance they hold can be reused.
     "spark.python.worker.reuse": "true",
+    # Task hosts fork from a daemon that has their code loaded (sluice.spark.daemon).
+    "spark.python.daemon.module": "sluice.spark.daemon",
 }
 
 

@@ -199,12 +199,18 @@ class Heartbeats:
             self._controls.discard(control)
 
     def _run(self) -> None:
+        sent: dict[TaskControl, dict[str, float]] = {}  # the totals each task's last heartbeat carried
         while not self._done.wait(self._interval_s):
             with self._lock:
                 controls = list(self._controls)
             for control in controls:
+                totals = control.meter.snapshot()
+                # unchanged totals (an idle task): a heartbeat without them, a fraction of the cost
+                message = Heartbeat(None if sent.get(control) == totals else totals)
+                sent[control] = totals
                 with contextlib.suppress(WorkerGone):  # that task's loop hears it too
-                    control.send(Heartbeat(control.meter.snapshot()))
+                    control.send(message)
+            sent = {control: totals for control, totals in sent.items() if control in controls}
 
     def stop(self) -> None:
         self._done.set()

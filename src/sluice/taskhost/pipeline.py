@@ -18,26 +18,36 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from sluice.api.converter import Converter, HeaderConverter
 from sluice.api.records import Headers, SinkRecord, SourceRecord, TimestampType
 from sluice.taskhost.tolerance import ErrorPolicy, FailedStep, Stage, ToleranceOperator, context_headers
 
-__all__ = ["DeadLetter", "RecordPipeline", "SOURCE_OUTPUT_SCHEMA", "SourceRows", "header_pairs"]
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-# Rows a source batch hands to Spark's Kafka sink.
-SOURCE_OUTPUT_SCHEMA = pa.schema(
-    [
-        ("key", pa.binary()),
-        ("value", pa.binary()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
-    ]
-)
+__all__ = ["DeadLetter", "RecordPipeline", "SourceRows", "header_pairs", "source_output_schema"]
+
+
+@functools.cache
+def source_output_schema() -> pa.Schema:
+    """The rows a source batch hands to Spark's Kafka sink (a split read's). pyarrow is
+    imported only where batches are made: a task host that runs tasks record by record
+    never loads it (it costs each host process memory, and its allocator's threads make a
+    process unsafe to fork from)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("key", pa.binary()),
+            ("value", pa.binary()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
+        ]
+    )
+
 
 # Spark's Kafka sink has no timestamp column: a source record's timestamp travels after its
 # topic name, which the producer interceptor (jvm/SourceTimestampInterceptor.java) cuts.
@@ -510,7 +520,9 @@ def _concat_rows(rows: dict[str, list[Any]], extra: list[dict[str, Any]]) -> dic
 
 
 def _rows_batch(rows: dict[str, list[Any]]) -> pa.RecordBatch:
-    s = SOURCE_OUTPUT_SCHEMA
+    import pyarrow as pa
+
+    s = source_output_schema()
     return pa.RecordBatch.from_arrays([pa.array(rows[f.name], f.type) for f in s], schema=s)
 
 

@@ -265,7 +265,8 @@ class PausedAck:
 @dataclass(frozen=True)
 class Heartbeat:
     """The task is alive; ``metrics`` are its :class:`~sluice.taskhost.metering.TaskMeter`
-    totals so far."""
+    totals so far, or None when they are the same as in its last heartbeat (an idle task's
+    heartbeat is a few bytes)."""
 
     metrics: dict[str, float] | None = None
 

@@ -94,6 +94,13 @@ class TaskSeries:
             while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
                 self._samples.popleft()
 
+    def unchanged(self) -> None:
+        """A report of the same totals as the last one, now (the rates over the window see
+        the time that passed without change)."""
+        with self._lock:
+            last = self._samples[-1][1] if self._samples else {}
+        self.record(last)
+
     def latest(self) -> dict[str, float]:
         with self._lock:
             return dict(self._samples[-1][1]) if self._samples else {}

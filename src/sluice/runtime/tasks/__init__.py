@@ -5,7 +5,7 @@ phases, target states, status), :mod:`.source` (source offsets, split reads), :m
 
 from sluice.runtime.tasks.base import LaunchHandle, Phase, TaskLauncher, WorkerTask, new_incarnation
 from sluice.runtime.tasks.settings import StatusListener, TaskHooks, TaskSettings, wants_dedicated_host
-from sluice.runtime.tasks.sink import SinkPartitions, WorkerSinkTask
+from sluice.runtime.tasks.sink import SinkPartitions, TopicListings, WorkerSinkTask
 from sluice.runtime.tasks.source import WorkerSourceTask
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "TaskHooks",
     "TaskLauncher",
     "TaskSettings",
+    "TopicListings",
     "WorkerSinkTask",
     "WorkerSourceTask",
     "WorkerTask",

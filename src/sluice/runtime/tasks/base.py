@@ -344,6 +344,8 @@ class WorkerTask:
         self._heard()
         if message.metrics is not None:
             self.series.record(message.metrics)
+        else:
+            self.series.unchanged()
 
     def _on_topics_seen(self, message: TopicsSeen) -> None:
         self._heard()

@@ -8,6 +8,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from confluent_kafka import KafkaException, TopicPartition
@@ -22,33 +23,23 @@ from sluice.taskhost.protocol import Assign, Committed, RunSinkTask, SinkOffsets
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SinkPartitions", "TopicListing", "WorkerSinkTask"]
+__all__ = ["SinkPartitions", "TopicListing", "TopicListings", "WorkerSinkTask"]
 
 
 class TopicListing:
     """The cluster's topics and their partitions, listed at most every ``max_age_s`` for
-    every sink task of the worker that reads the same cluster: one metadata request per
-    period, not one per task (an idle worker with hundreds of sink tasks would otherwise
-    spend its time parsing the same metadata). Tasks share a listing only when their
-    clients' settings are the same (a principal sees the topics its ACLs allow)."""
+    every sink task of the worker that reads the same cluster, and the admin client that
+    lists them and looks up offsets: one metadata request per period and one client, not
+    one per task (an idle worker with hundreds of sink tasks would otherwise spend its time
+    parsing the same metadata, and keep hundreds of clients' threads). Tasks share a listing
+    only when their clients' settings are the same (a principal sees the topics its ACLs
+    allow)."""
 
-    _shared: ClassVar[dict[str, TopicListing]] = {}
-    _shared_lock = threading.Lock()
-
-    def __init__(self) -> None:
+    def __init__(self, admin: Any = None) -> None:
+        self.admin = admin
         self._lock = threading.Lock()
         self._listed_at = -1e9
         self._topics: dict[str, list[int]] = {}
-
-    @classmethod
-    def of(cls, client_conf: dict[str, Any]) -> TopicListing:
-        """The listing shared by the tasks whose clients have these settings."""
-        key = repr(sorted((str(k), str(v)) for k, v in client_conf.items()))
-        with cls._shared_lock:
-            listing = cls._shared.get(key)
-            if listing is None:
-                listing = cls._shared[key] = TopicListing()
-            return listing
 
     def topics(self, admin: Any, stopping: threading.Event, max_age_s: float) -> dict[str, list[int]]:
         """Each topic's partitions, listed through ``admin`` unless a listing is younger
@@ -59,6 +50,30 @@ class TopicListing:
                 self._topics = {name: sorted(topic.partitions) for name, topic in metadata.topics.items()}
                 self._listed_at = time.monotonic()
             return self._topics
+
+
+class TopicListings:
+    """A worker's :class:`TopicListing`\\ s, one per distinct client settings."""
+
+    def __init__(self) -> None:
+        self._listings: dict[str, TopicListing] = {}
+        self._lock = threading.Lock()
+
+    def of(self, client_conf: dict[str, Any], make_admin: Callable[[], Any]) -> TopicListing:
+        """The listing shared by the tasks whose clients have these settings (its admin
+        client made with ``make_admin`` the first time)."""
+        key = repr(sorted((str(k), str(v)) for k, v in client_conf.items()))
+        with self._lock:
+            listing = self._listings.get(key)
+            if listing is None:
+                listing = self._listings[key] = TopicListing(make_admin())
+            return listing
+
+    def clear(self) -> None:
+        """Let go of the listings and their admin clients (librdkafka's close with their
+        last reference): the worker's tasks have stopped."""
+        with self._lock:
+            self._listings.clear()
 
 
 class SinkPartitions:
@@ -189,9 +204,12 @@ class WorkerSinkTask(WorkerTask):
         task_count: int,
         dead_letter_topic: DeadLetterTopic | None = None,
         clients: KafkaClients = LIBRDKAFKA,
+        listings: TopicListings | None = None,
         **kw: Any,
     ) -> None:
+        """``listings``: the worker's, shared by its sink tasks (one of their own without)."""
         super().__init__(*args, **kw)
+        self._listings = listings if listings is not None else TopicListings()
         self.dead_letter_topic = dead_letter_topic
         self.bootstrap_servers = bootstrap_servers
         self.consumer_config = dict(consumer_config or {})
@@ -213,11 +231,13 @@ class WorkerSinkTask(WorkerTask):
             "log_level": 3,
         }
         client_conf.pop("group.id", None)
+        listing: TopicListing | None = None
         if str(client_conf.get("security.protocol", "plaintext")).lower() != "plaintext":
             # a refused login fails the task now, naming itself; the admin that asked goes on
             admin = check_authentication(client_conf)
         else:
-            admin = self._clients.admin(dict(client_conf))
+            listing = self._listings.of(client_conf, lambda: self._clients.admin(dict(client_conf)))
+            admin = listing.admin
         self._consumer = self._clients.consumer({**client_conf, "group.id": self.group_id, "enable.auto.commit": False})
         if self.dead_letter_topic is not None:
             with_kafka_retries(self.dead_letter_topic.ensure, "Creating the dead letter queue topic", self._stopping)
@@ -230,7 +250,7 @@ class WorkerSinkTask(WorkerTask):
             task_count=self.task_count,
             group_id=self.group_id,
             stopping=self._stopping,
-            listing=TopicListing.of(client_conf),
+            listing=listing,
         )
         self.partitions.refresh(force=True)
 
