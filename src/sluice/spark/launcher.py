@@ -18,9 +18,10 @@ the task sends over its control connection (:mod:`sluice.spark.control`).
 **How tasks are spread.** Tasks share hosts: a Connect task costs a host a few threads and
 its Kafka clients, where a host of its own would cost a Python process (about 60 MB and a
 share of a core while idle). The worker keeps *spread* shared hosts —
-``sluice.task.hosts``, by default one per core of the executors (a Python process runs
-Python code on one core at a time), never more than Spark's slots — and gives each new task
-to the connected one with the fewest tasks. A connector that sets ``sluice.task.host=dedicated`` gets a host of its own
+``sluice.task.hosts``, by default one per core in local mode (a Python process runs Python
+code on one core at a time) and half the slots on a cluster (the others for dedicated tasks
+and split reads), never more than Spark's slots — and gives each new task to the connected
+one with the fewest tasks. A connector that sets ``sluice.task.host=dedicated`` gets a host of its own
 for each of its tasks, let go when the task ends: isolation (a crash, a CPU-heavy plugin,
 untrusted code) at a process's cost.
 
@@ -193,13 +194,15 @@ def _spark_error(exc: BaseException) -> str:
 
 def default_spread(spark: Any) -> int:
     """How many shared hosts by default: one per core that runs Spark's tasks — this
-    machine's in local mode (the worker's own process is the executor), the executors'
-    slots otherwise, at most :data:`DEFAULT_SPREAD_MAX`."""
+    machine's in local mode (the worker's own process is the executor) — or on a cluster
+    half the executors' slots, at most :data:`DEFAULT_SPREAD_MAX`."""
     context = spark.sparkContext
     slots = int(context.defaultParallelism)
     if str(context.master).startswith("local"):
         return max(1, min(slots, os.cpu_count() or 1))
-    return max(1, min(slots, DEFAULT_SPREAD_MAX))
+    # half the slots: the others for dedicated tasks and split reads (a cluster's slots are
+    # its cores, where local mode's are threads, many more than the hosts)
+    return max(1, min(slots // 2, DEFAULT_SPREAD_MAX))
 
 
 class SparkTaskLauncher:

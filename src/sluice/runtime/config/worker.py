@@ -195,8 +195,8 @@ def _worker_def(standalone: bool) -> ConfigDef:
         Range.at_least(0),
         Importance.LOW,
         "How many task hosts (long-lived Spark tasks, each a Python process) the worker spreads "
-        "its connectors' tasks over; each runs many tasks on threads. 0: one per core of "
-        "Spark's executors (this machine's cores in local mode). Connectors with "
+        "its connectors' tasks over; each runs many tasks on threads. 0: one per core in local "
+        "mode, half of Spark's slots on a cluster (at most 8). Connectors with "
         "sluice.task.host=dedicated get a host of their own for each task besides.",
     )
     d.define(
