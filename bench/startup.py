@@ -1,6 +1,6 @@
 """Benchmark: a new connector's start-up on a 3-worker cluster, Kafka Connect and Sluice.
 
-    .venv/bin/python bench/startup.py [--rounds 5] [--lines 100] [--output docs/benchmarks.md]
+    .venv/bin/python bench/startup.py [--rounds 5] [--lines 100] [--sink-tasks 1] [--output docs/benchmarks.md]
 
 Starts one broker with the project's tooling and, on it, two clusters of three distributed
 workers each, both up for the whole run: Apache Kafka Connect 4.3.1 (``ConnectDistributed``
@@ -14,7 +14,9 @@ on that topic, both through ``POST /connectors`` to one worker (a different one 
 round), and measures from the source's ``POST``:
 
 * **(a)** for each connector, from its own ``POST`` until ``GET /connectors/{c}/status``
-  on that worker lists its task RUNNING (sampled every 100 ms);
+  on that worker lists all its tasks RUNNING (sampled every 100 ms); ``--sink-tasks N``
+  gives the sink N tasks (its topic has one partition: all but one idle), a connector of
+  several tasks starting on workers that already run others;
 * **(b)** until the first line is in the sink file (sampled every 20 ms); the round ends
   when the sink file holds every input line, in order.
 
@@ -30,8 +32,8 @@ config topic (connector config, the commit of its task configs), status topic (c
 and task RUNNING) and of the data topic (the first record), and the workers' logs: both
 systems log rebalances and assignments at INFO (Kafka Connect's herder, through
 ``bench/jvm/log4j2-distributed.properties``); Sluice's workers run with the ``sluice``
-loggers at DEBUG, which say when a task's long-lived Spark job is submitted and when its
-Python worker connects back (the task is starting), and the harness
+loggers at DEBUG, which say when a task is launched into a task host and when its
+connection comes back from the host (the task is starting), and the harness
 logs when each Sluice worker's Spark session is ready. The connectors are deleted after
 each round; the next round waits until both groups are stable again.
 
@@ -89,8 +91,8 @@ SOURCE_PATH = [
     ("source_connector_running", "source: connector RUNNING in the status topic"),
     ("source_task_configs", "source: task configs committed to the config topic"),
     ("source_task_assigned", "source: task assigned to a worker (log)"),
-    ("source_launched", "source: its long-lived Spark job submitted (Sluice's log)"),
-    ("source_connected", "source: its Python worker connected to the worker (Sluice's log)"),
+    ("source_launched", "source: task launched into a task host (Sluice's log)"),
+    ("source_connected", "source: its task host connected it to the worker (Sluice's log)"),
     ("source_task_running", "source: task RUNNING in the status topic"),
     ("first_record", "first record in the topic (its timestamp)"),
     ("first_line", "first line in the sink file"),
@@ -101,8 +103,8 @@ SINK_PATH = [
     ("sink_connector_running", "sink: connector RUNNING in the status topic"),
     ("sink_task_configs", "sink: task configs committed"),
     ("sink_task_assigned", "sink: task assigned to a worker (log)"),
-    ("sink_launched", "sink: its long-lived Spark job submitted (Sluice's log)"),
-    ("sink_connected", "sink: its Python worker connected to the worker (Sluice's log)"),
+    ("sink_launched", "sink: task launched into a task host (Sluice's log)"),
+    ("sink_connected", "sink: its task host connected it to the worker (Sluice's log)"),
     ("sink_task_running", "sink: task RUNNING in the status topic"),
 ]
 
@@ -153,7 +155,7 @@ def log_timeline(events: list[tuple[float, int, str]], source: str, sink: str, t
             if _has_task(tasks, sink):
                 first("sink_task_assigned", at)
         for name, prefix in ((source, "source"), (sink, "sink")):
-            if message.startswith(f"Task {name}-0 submitted as a long-lived Spark job"):
+            if message.startswith(f"Task {name}-0 launched"):
                 first(f"{prefix}_launched", at)
             elif message.startswith(f"Task {name}-0 runs in Python worker pid"):
                 first(f"{prefix}_connected", at)
@@ -222,17 +224,17 @@ def _summary(status: dict[str, Any] | None) -> str:
     return f"connector {status['connector']['state']}, tasks [{tasks}]"
 
 
-def _connector_config(kind: str, **props: Any) -> dict[str, str]:
+def _connector_config(kind: str, tasks: int = 1, **props: Any) -> dict[str, str]:
     return {
         "connector.class": kind,
-        "tasks.max": "1",
+        "tasks.max": str(tasks),
         **CONVERTERS["string"][1],
         **{k: str(v) for k, v in props.items()},
     }
 
 
 def run_round(
-    cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, lines: int, timeout: float
+    cluster: Cluster, broker: KafkaBroker, work: Path, round_no: int, lines: int, timeout: float, sink_tasks: int = 1
 ) -> dict[str, Any]:
     """One round on one cluster; never raises for a failed round (``ok`` False, ``error``)."""
     system = cluster.system
@@ -262,7 +264,7 @@ def run_round(
         posted: dict[str, float] = {}
         for kind, name, config in (
             ("source", source, _connector_config("FileStreamSource", file=source_file.path, topic=topic)),
-            ("sink", sink, _connector_config("FileStreamSink", file=sink_file, topics=topic)),
+            ("sink", sink, _connector_config("FileStreamSink", sink_tasks, file=sink_file, topics=topic)),
         ):
             posted[name] = time.monotonic()
             r = client.post(f"{url}/connectors", json={"name": name, "config": config})
@@ -375,6 +377,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "sluice_spark_master": _sluice_default_master(),
         "rounds": args.rounds,
         "lines": args.lines,
+        "sink_tasks": args.sink_tasks,
         "clusters": {},
         "runs": {system: [] for system in SYSTEMS},
     }
@@ -383,7 +386,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     def configure(worker: BenchWorker) -> None:
         if worker.system == "sluice":
-            worker.debug_loggers = ("sluice",)  # when each task is submitted to Spark and connects back
+            worker.debug_loggers = ("sluice",)  # when each task is launched and connects back
 
     try:
         log(f"starting a Kafka broker in {work / 'kafka'}")
@@ -428,7 +431,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for system in order:
                 cluster = clusters[system]
                 _settle(cluster, args.pause_seconds)
-                result = run_round(cluster, broker, work, round_no, args.lines, args.round_timeout)
+                result = run_round(cluster, broker, work, round_no, args.lines, args.round_timeout, args.sink_tasks)
                 results["runs"][system].append(result)
                 if result["ok"]:
                     m = result["moments"]
@@ -508,7 +511,7 @@ def render(results: dict[str, Any], command: str) -> str:
         ("post_answered", "`POST /connectors` of the source answered"),
         ("source_tasks_listed", "source: `POST` → its task listed at all in `GET /connectors/{c}/status`"),
         ("source_tasks_running", "**(a)** source: `POST` → its task RUNNING in `GET /connectors/{c}/status`"),
-        ("sink_tasks_running", "**(a)** sink: its `POST` → its task RUNNING"),
+        ("sink_tasks_running", "**(a)** sink: its `POST` → all its tasks RUNNING"),
         ("first_line", "**(b)** `POST` of the source → first line in the sink file"),
         ("all_lines", f"`POST` of the source → all {results['lines']:,} lines in the sink file"),
     ]
@@ -554,8 +557,8 @@ def render(results: dict[str, Any], command: str) -> str:
         connect_s = _gap(runs["sluice"], f"{prefix}_launched", f"{prefix}_connected")
         if connect_s:
             said.append(
-                f"The {prefix} task's Spark job reached its Python worker {_cell(connect_s)} s after it was "
-                "submitted (scheduling, the Python worker, the connection back)."
+                f"The {prefix} task reached its task host {_cell(connect_s)} s after it was launched "
+                "(placed in a host, the host told, the task's connection back)."
             )
         assigned_s = _gap(runs["sluice"], f"{prefix}_task_assigned", f"{prefix}_connected")
         if assigned_s:
@@ -615,7 +618,8 @@ def render(results: dict[str, Any], command: str) -> str:
         "own group and topics, every other worker setting at its default (both: `heartbeat.interval.ms` 3000, "
         "`session.timeout.ms` 10000). Each round creates on one worker (a different one each round) a "
         f"FileStreamSource over a file that already holds {results['lines']:,} lines, into a fresh topic, and right "
-        "after it a FileStreamSink on that topic (StringConverter, `tasks.max` 1): the source first, so the "
+        f"after it a FileStreamSink on that topic (StringConverter, `tasks.max` {results.get('sink_tasks', 1)}; "
+        "the topic has one partition, so all its tasks but one idle): the source first, so the "
         "window holds the whole start-up of both (a `POST` answered 409, a rebalance under way, is retried every "
         "100 ms; times count from the first attempt). Each round does this on both systems, which one goes first "
         f"alternating, and deletes the connectors afterwards; {results['rounds']} round"
@@ -654,6 +658,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="rounds, each on both systems (default 5)")
     parser.add_argument("--lines", type=int, default=100, help="lines in each source file (default 100)")
     parser.add_argument(
+        "--sink-tasks",
+        type=int,
+        default=1,
+        help="the sink's tasks.max (default 1); its topic has one partition, so all but one idle",
+    )
+    parser.add_argument(
         "--pause-seconds",
         type=float,
         default=5.0,
@@ -666,8 +676,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the raw results here too")
     parser.add_argument("--work-dir", type=Path, help="keep the broker's and workers' files (and logs) here")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.lines < 1:
-        parser.error("--rounds and --lines must be positive")
+    if args.rounds < 1 or args.lines < 1 or args.sink_tasks < 1:
+        parser.error("--rounds, --lines and --sink-tasks must be positive")
     results = run(args)
     block = render(results, shlex.join([".venv/bin/python", "bench/startup.py", *argv]))
     if args.json:
