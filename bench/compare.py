@@ -29,11 +29,8 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
-import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +42,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.harness import report  # noqa: E402
+from bench.harness.machine import describe_machine  # noqa: E402
 from bench.harness.runs import (  # noqa: E402
     Context,
     Workload,
@@ -53,8 +51,6 @@ from bench.harness.runs import (  # noqa: E402
     run_workload,
     workload_dict,
 )
-from sluice.jvm.jars import SPARK_VERSION  # noqa: E402
-from sluice.jvm.java import java_executable  # noqa: E402
 from sluice_devtools import jars  # noqa: E402
 from sluice_devtools.kafka import KafkaBroker  # noqa: E402
 
@@ -64,36 +60,6 @@ ALL_CONVERTERS = "json,string"
 
 def _log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def _machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    memory_gb = 0.0
-    try:
-        for row in Path("/proc/cpuinfo").read_text().splitlines():
-            if row.startswith("model name"):
-                cpu = row.split(":", 1)[1].strip()
-                break
-        for row in Path("/proc/meminfo").read_text().splitlines():
-            if row.startswith("MemTotal:"):
-                memory_gb = int(row.split()[1]) / 2**20
-    except OSError:
-        pass
-    java = subprocess.run([str(java_executable()), "-version"], capture_output=True, text=True)
-    java_line = (java.stderr or java.stdout).splitlines()
-    runtime = next((ln for ln in java_line if "Runtime Environment" in ln), java_line[0] if java_line else "java")
-    match = re.search(r"\(build ([^)]+)\)", runtime)
-    java_desc = f"{runtime.split(' Runtime')[0]} {match.group(1) if match else ''}".strip()
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gb": memory_gb,
-        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-        "python": platform.python_version(),
-        "java": java_desc,
-        "kafka": jars.KAFKA_VERSION,
-        "spark": SPARK_VERSION,
-    }
 
 
 def _sluice_default_master() -> str:
@@ -168,7 +134,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
     _log("fetching Kafka Connect and the Kafka and Spark jars (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()
-    machine = _machine()
+    machine = describe_machine()
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="sluice-compare-"))
     work.mkdir(parents=True, exist_ok=True)
     broker = KafkaBroker(work / "kafka", heap="1g")

@@ -74,8 +74,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import platform
-import re
 import shlex
 import shutil
 import signal
@@ -99,6 +97,7 @@ if str(REPO) not in sys.path:
 
 from bench.harness import data  # noqa: E402
 from bench.harness.data import CONVERTERS  # noqa: E402
+from bench.harness.machine import describe_machine  # noqa: E402
 from bench.harness.page import log, merge_block, num, ratio  # noqa: E402
 from bench.harness.procs import sample_tree, start_time, tree_memory, tree_pids  # noqa: E402
 from bench.harness.workers import LABELS, BenchWorker, ConnectWorker, SluiceWorker, WorkerFailed  # noqa: E402
@@ -603,36 +602,16 @@ def run_phase(ctx: Context, system: str, kind: str, phase: str, steps: list[int]
 
 
 def _machine() -> dict[str, Any]:
+    """:func:`~bench.harness.machine.describe_machine`, with Sluice's version, the
+    checkout's revision and Sluice's default Spark master."""
     from sluice import __version__
-    from sluice.jvm.jars import SPARK_VERSION
-    from sluice.jvm.java import java_executable
     from sluice.spark.session import DEFAULTS
 
-    cpu, memory_gb = platform.processor() or platform.machine(), 0.0
-    with contextlib.suppress(OSError):
-        for row in Path("/proc/cpuinfo").read_text().splitlines():
-            if row.startswith("model name"):
-                cpu = row.split(":", 1)[1].strip()
-                break
-        for row in Path("/proc/meminfo").read_text().splitlines():
-            if row.startswith("MemTotal:"):
-                memory_gb = int(row.split()[1]) / 2**20
-    java = subprocess.run([str(java_executable()), "-version"], capture_output=True, text=True)
-    lines = (java.stderr or java.stdout).splitlines()
-    runtime = next((ln for ln in lines if "Runtime Environment" in ln), lines[0] if lines else "java")
-    build = re.search(r"\(build ([^)]+)\)", runtime)
     revision = subprocess.run(
         ["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True
     ).stdout.strip()
     return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gb": memory_gb,
-        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-        "python": platform.python_version(),
-        "java": f"{runtime.split(' Runtime')[0]} {build.group(1) if build else ''}".strip(),
-        "kafka": jars.KAFKA_VERSION,
-        "spark": SPARK_VERSION,
+        **describe_machine(),
         "sluice": __version__,
         "revision": revision or "unknown",
         "sluice_spark_master": DEFAULTS["spark.master"],

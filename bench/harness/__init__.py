@@ -7,5 +7,6 @@
 * :mod:`.data` — input lines, topic filling, reading topics back, sink-file tailing and
   correctness checks;
 * :mod:`.runs` — one measured run of a workload on one system, and Kafka's own bounds;
+* :mod:`.machine` — what a benchmark ran on (machine and versions);
 * :mod:`.report` — ``docs/benchmarks.md`` and ``docs/benchmarks.png`` from the results.
 """

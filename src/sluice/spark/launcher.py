@@ -53,7 +53,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sluice.spark.control import TaskConnection, control_server
@@ -288,15 +288,11 @@ class SparkTaskLauncher:
                 with contextlib.suppress(ValueError):
                     self._waiting.remove(launch)
                 return
-            host.tasks.discard(launch)
-            self.server.unregister(launch.incarnation)
             if launch.connection.connected or host.dedicated:
                 host.retired = True
-            cancel = host.retired and not host.tasks
-            if cancel:
-                self._forget(host)
-        if cancel:
-            host.cancel()
+            action = self._leave(launch, host)
+        if action is not None:
+            action()
         self._submit_needed()
 
     def close(self) -> None:
@@ -376,32 +372,37 @@ class SparkTaskLauncher:
         """A task's connection ended: it no longer runs in its host. A dedicated host is let
         go, a retired one cancelled once empty, and an empty shared host stays as the
         standby unless there is one already."""
-        let_go = cancel = False
         with self._lock:
             host = launch.host
-            if host is None or launch not in host.tasks:
+            if host is None:
                 return
-            host.tasks.discard(launch)
-            self.server.unregister(launch.incarnation)
-            if not host.tasks:
-                if host.retired:
-                    cancel = True
-                else:
-                    # dedicated: its task is over; shared: one standby is enough
-                    let_go = (
-                        host.dedicated
-                        or self._closed.is_set()
-                        or self._empty_shared(connected_only=True) > self._empties_wanted()
-                    )
-                if cancel or let_go:
-                    self._forget(host)
-        if cancel:
-            host.cancel()
-        elif let_go:
-            host.let_go()
+            action = self._leave(launch, host)
+        if action is not None:
+            action()
         self._submit_needed()
 
     # -- inside (the lock held where it says so) ------------------------------------------------
+
+    def _leave(self, launch: Launch, host: HostJob) -> Callable[[], None] | None:
+        """(Lock held.) ``launch`` no longer runs in ``host``. Returns what to do with the
+        host once the lock is released, if anything: a retired host that is empty is
+        cancelled; an empty dedicated one (its task is over) and an empty shared one beyond
+        those the spread keeps are let go."""
+        if launch in host.tasks:
+            host.tasks.discard(launch)
+            self.server.unregister(launch.incarnation)
+        if host.tasks or host not in self._connected:
+            return None  # busy, or dealt with already (let go, cancelled, or its job ended)
+        if host.retired:
+            action = host.cancel
+        elif (
+            host.dedicated or self._closed.is_set() or self._empty_shared(connected_only=True) > self._empties_wanted()
+        ):
+            action = host.let_go
+        else:
+            return None
+        self._forget(host)
+        return action
 
     def _place(self, launch: Launch) -> HostJob | None:
         """(Lock held.) The connected host that takes ``launch`` now, if any: an empty

@@ -184,7 +184,8 @@ class Heartbeats:
 
     def __init__(self, interval_s: float) -> None:
         self._interval_s = interval_s
-        self._controls: set[TaskControl] = set()
+        # each task's control, with the totals its last heartbeat carried (None: none yet)
+        self._controls: dict[TaskControl, dict[str, float] | None] = {}
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sluice-task-heartbeats", daemon=True)
@@ -192,25 +193,25 @@ class Heartbeats:
 
     def add(self, control: TaskControl) -> None:
         with self._lock:
-            self._controls.add(control)
+            self._controls[control] = None
 
     def remove(self, control: TaskControl) -> None:
         with self._lock:
-            self._controls.discard(control)
+            self._controls.pop(control, None)
 
     def _run(self) -> None:
-        sent: dict[TaskControl, dict[str, float]] = {}  # the totals each task's last heartbeat carried
         while not self._done.wait(self._interval_s):
             with self._lock:
-                controls = list(self._controls)
-            for control in controls:
+                controls = list(self._controls.items())
+            for control, sent in controls:
                 totals = control.meter.snapshot()
                 # unchanged totals (an idle task): a heartbeat without them, a fraction of the cost
-                message = Heartbeat(None if sent.get(control) == totals else totals)
-                sent[control] = totals
+                message = Heartbeat(None if sent == totals else totals)
+                with self._lock:
+                    if control in self._controls:
+                        self._controls[control] = totals
                 with contextlib.suppress(WorkerGone):  # that task's loop hears it too
                     control.send(message)
-            sent = {control: totals for control, totals in sent.items() if control in controls}
 
     def stop(self) -> None:
         self._done.set()

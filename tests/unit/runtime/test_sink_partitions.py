@@ -16,6 +16,7 @@ from confluent_kafka import TopicPartition
 
 from sluice.runtime.herder.base import State, TargetState
 from sluice.runtime.tasks import SinkPartitions, TaskHooks, TaskSettings, WorkerSinkTask
+from sluice.runtime.tasks.sink import TopicListing
 from sluice.spark.inbox import Connected, JobEnded
 from sluice.taskhost.protocol import Hello, PluginSpec, Started, Stop, Stopped, TaskSpec
 from tests.helpers import wait_until
@@ -61,7 +62,7 @@ class FakeConsumer:
 
 def _partitions(admin: FakeAdmin, consumer: FakeConsumer, task: int, count: int, **topics: Any) -> SinkPartitions:
     return SinkPartitions(
-        admin,
+        TopicListing(admin),
         consumer,
         topics=topics.get("topics", []),
         topics_regex=topics.get("regex"),

@@ -35,18 +35,18 @@ class TopicListing:
     only when their clients' settings are the same (a principal sees the topics its ACLs
     allow)."""
 
-    def __init__(self, admin: Any = None) -> None:
+    def __init__(self, admin: Any) -> None:
         self.admin = admin
         self._lock = threading.Lock()
         self._listed_at = -1e9
         self._topics: dict[str, list[int]] = {}
 
-    def topics(self, admin: Any, stopping: threading.Event, max_age_s: float) -> dict[str, list[int]]:
-        """Each topic's partitions, listed through ``admin`` unless a listing is younger
-        than ``max_age_s``."""
+    def topics(self, stopping: threading.Event, max_age_s: float) -> dict[str, list[int]]:
+        """Each topic's partitions, listed again unless a listing is younger than
+        ``max_age_s``."""
         with self._lock:
             if time.monotonic() - self._listed_at >= max_age_s:
-                metadata = with_kafka_retries(lambda: admin.list_topics(timeout=10), "Listing topics", stopping)
+                metadata = with_kafka_retries(lambda: self.admin.list_topics(timeout=10), "Listing topics", stopping)
                 self._topics = {name: sorted(topic.partitions) for name, topic in metadata.topics.items()}
                 self._listed_at = time.monotonic()
             return self._topics
@@ -86,7 +86,7 @@ class SinkPartitions:
 
     def __init__(
         self,
-        admin: Any,
+        listing: TopicListing,
         consumer: Any,
         *,
         topics: list[str],
@@ -95,10 +95,9 @@ class SinkPartitions:
         task_count: int,
         group_id: str,
         stopping: threading.Event,
-        listing: TopicListing | None = None,
     ) -> None:
-        self._admin = admin
-        self._listing = listing if listing is not None else TopicListing()
+        self._listing = listing  # the topics, and the admin client that looks up offsets
+        self._admin = listing.admin
         self._consumer = consumer
         self._topics = topics
         self._pattern = re.compile(topics_regex) if topics_regex else None
@@ -122,7 +121,7 @@ class SinkPartitions:
         if not force and now - self._listed_at < self.REFRESH_S:
             return False
         self._listed_at = now
-        listed = self._listing.topics(self._admin, self._stopping, 0.0 if force else self.REFRESH_S)
+        listed = self._listing.topics(self._stopping, 0.0 if force else self.REFRESH_S)
         if self._pattern is not None:
             topics = sorted(t for t in listed if self._pattern.fullmatch(t) and not t.startswith("__"))
         else:
@@ -231,18 +230,16 @@ class WorkerSinkTask(WorkerTask):
             "log_level": 3,
         }
         client_conf.pop("group.id", None)
-        listing: TopicListing | None = None
         if str(client_conf.get("security.protocol", "plaintext")).lower() != "plaintext":
             # a refused login fails the task now, naming itself; the admin that asked goes on
-            admin = check_authentication(client_conf)
+            listing = TopicListing(check_authentication(client_conf))
         else:
             listing = self._listings.of(client_conf, lambda: self._clients.admin(dict(client_conf)))
-            admin = listing.admin
         self._consumer = self._clients.consumer({**client_conf, "group.id": self.group_id, "enable.auto.commit": False})
         if self.dead_letter_topic is not None:
             with_kafka_retries(self.dead_letter_topic.ensure, "Creating the dead letter queue topic", self._stopping)
         self.partitions = SinkPartitions(
-            admin,
+            listing,
             self._consumer,
             topics=self.topics,
             topics_regex=self.topics_regex,
@@ -250,7 +247,6 @@ class WorkerSinkTask(WorkerTask):
             task_count=self.task_count,
             group_id=self.group_id,
             stopping=self._stopping,
-            listing=listing,
         )
         self.partitions.refresh(force=True)
 
