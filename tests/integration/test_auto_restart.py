@@ -64,9 +64,12 @@ def test_a_failing_task_is_restarted_with_growing_waits_then_left_failed(
     assert len(restarted) == 3, (failed_at, restarted, worker.log()[-3000:])
     assert len(failed_at) == 4
     waits = [run - failure for (run, _), failure in zip(restarted, failed_at, strict=False)]
-    # 1 s, 2 s, 4 s before each restart (plus the task's start-up)
+    # 1 s, 2 s, 4 s before each restart (plus the task's start-up, a moment in a running
+    # task host). The worker times each wait from the failure itself; this loop sees the
+    # FAILED status a REST round trip or a sampling interval later, so a wait it measures
+    # can be that much shorter.
     for wait, backoff in zip(waits, (1.0, 2.0, 4.0), strict=True):
-        assert wait >= backoff - 0.1, waits
+        assert wait >= backoff - 0.3, waits
     assert waits[0] < waits[1] < waits[2], waits
     for i, (_, trace) in enumerate(restarted, start=1):
         assert f"Restarted automatically {i} time(s) of at most 3" in trace

@@ -46,11 +46,12 @@ def _status(worker: StandaloneWorker, name: str) -> dict[str, Any]:
     return worker.get(f"/connectors/{name}/status").json()
 
 
-def _seqnos(report: Path, name: str, flag: str | None) -> dict[int, list[int]]:
+def _seqnos(report: Path | list[dict[str, Any]], name: str, flag: str | None) -> dict[int, list[int]]:
     """Per (source) task, the seqnos of the report lines of connector ``name`` that carry
-    ``flag`` (``committed``/``flushed``; ``None``: lines carrying neither), in file order."""
+    ``flag`` (``committed``/``flushed``; ``None``: lines carrying neither), in file order.
+    ``report``: the file, or lines read from it before."""
     by_task: dict[int, list[int]] = defaultdict(list)
-    for entry in read_report(report):
+    for entry in read_report(report) if isinstance(report, Path) else report:
         if entry.get("name") != name:
             continue
         if (flag is None and not entry.get("committed") and not entry.get("flushed")) or (flag and entry.get(flag)):
@@ -96,10 +97,12 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
         message=lambda: f"source reported 0..{n} committed; {_status(worker, source)}",
     )
 
-    sent = _seqnos(source_report, source, None)
-    committed = _seqnos(source_report, source, "committed")
-    flushed = _seqnos(sink_report, sink, "flushed")
-    received = _seqnos(sink_report, sink, None)
+    # one reading of each file: the tasks write on, and a later reading has more lines
+    source_lines, sink_lines = read_report(source_report), read_report(sink_report)
+    sent = _seqnos(source_lines, source, None)
+    committed = _seqnos(source_lines, source, "committed")
+    flushed = _seqnos(sink_lines, sink, "flushed")
+    received = _seqnos(sink_lines, sink, None)
     for task in (0, 1):
         # one instance per task, running all along: no gaps, no duplicates anywhere
         assert sent[task] == list(range(len(sent[task])))
@@ -107,9 +110,8 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
         assert len(committed[task]) <= len(sent[task])
         assert flushed[task] == list(range(len(flushed[task])))  # the topic's one partition keeps task order
         assert flushed[task] == received[task][: len(flushed[task])]
-    lines = read_report(sink_report)
-    assert {e["sinkTask"] for e in lines} == {0}  # one partition: one sink task has it
-    offsets = [e["offset"] for e in lines if not e.get("flushed")]
+    assert {e["sinkTask"] for e in sink_lines} == {0}  # one partition: one sink task has it
+    offsets = [e["offset"] for e in sink_lines if not e.get("flushed")]
     assert offsets == list(range(len(offsets)))
     source_line = read_report(source_report)[0]
     assert set(source_line) == {"name", "task", "topic", "time_ms", "seqno"} and source_line["topic"] == topic

@@ -12,6 +12,7 @@ import contextlib
 import gc
 import importlib
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,9 +42,19 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: Plugins are imported one at a time in a process. A task host starts many tasks on threads
+#: of their own, and two threads importing a package whose modules import each other (its
+#: ``__init__`` importing its connector and task modules, say) can each get the other's
+#: module half initialised (Python breaks the import deadlock that way) and fail with an
+#: ImportError.
+_IMPORTING = threading.RLock()
+
+
 def load_class(path: str) -> type[Any]:
+    """The class (or other attribute) a dotted path names, its module imported if need be."""
     module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+    with _IMPORTING:
+        return getattr(importlib.import_module(module), name)
 
 
 def make_converter(spec: PluginSpec, is_key: bool) -> Converter:
@@ -78,10 +89,11 @@ def make_pipeline(spec: TaskSpec) -> RecordPipeline:
 def ensure_plugin_paths(config: dict[str, str]) -> None:
     # plugin.path directories are shipped in the task config so that executors can
     # import plugins from them too (they are on PYTHONPATH in local mode anyway).
-    for entry in (config.get("__sluice.plugin.path") or "").split(","):
-        entry = entry.strip()
-        if entry and entry not in sys.path:
-            sys.path.append(entry)
+    with _IMPORTING:
+        for entry in (config.get("__sluice.plugin.path") or "").split(","):
+            entry = entry.strip()
+            if entry and entry not in sys.path:
+                sys.path.append(entry)
 
 
 # --------------------------------------------------------------------------- source side
