@@ -63,7 +63,7 @@ class TaskConnection:
                 self.inbox.put(Disconnected(f"unreadable message from the task: {exc}"))
                 self._ended()
                 return
-            self.inbox.put(message)
+            self.inbox.deliver(message)
 
     def _ended(self) -> None:
         with self._lock:

@@ -1,13 +1,21 @@
 """What a launched task's supervisor hears, in one typed queue: the task's own messages
 (:data:`~sluice.taskhost.protocol.TaskMessage`), the launch's events — its host connected,
-its connection ended, its Spark job ended — and the supervisor's own wake-up."""
+its connection ended, its Spark job ended — and the supervisor's own wake-up.
+
+An idle task's heartbeat (no new totals) is the one message that does not wake the
+supervisor: the inbox notes when it came (:attr:`Inbox.heard_at`) and hands it to
+``on_quiet`` on the connection's reader thread. A worker with hundreds of idle tasks would
+otherwise wake hundreds of threads every interval for nothing to do.
+"""
 
 from __future__ import annotations
 
 import queue
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sluice.taskhost.protocol import Hello, TaskMessage
+from sluice.taskhost.protocol import Heartbeat, Hello, TaskMessage
 
 __all__ = ["Connected", "Disconnected", "Inbox", "InboxItem", "JobEnded", "Wake"]
 
@@ -39,4 +47,23 @@ class Wake:
 
 
 InboxItem = TaskMessage | Connected | Disconnected | JobEnded | Wake
-Inbox = queue.Queue[InboxItem]
+
+
+class Inbox(queue.Queue[InboxItem]):
+    """A launch's queue; ``on_quiet`` is called (on the connection's reader thread) for each
+    heartbeat that carries no new totals, which is not queued."""
+
+    def __init__(self, on_quiet: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self._on_quiet = on_quiet
+        #: when the last heartbeat without new totals came (``time.monotonic()``; 0: none yet)
+        self.heard_at = 0.0
+
+    def deliver(self, message: TaskMessage) -> None:
+        """What the task sent: queued for the supervisor, or, for an idle heartbeat, noted."""
+        if isinstance(message, Heartbeat) and message.metrics is None:
+            self.heard_at = time.monotonic()
+            if self._on_quiet is not None:
+                self._on_quiet()
+            return
+        self.put(message)

@@ -183,6 +183,24 @@ def test_a_silent_task_is_failed_as_lost(monkeypatch: pytest.MonkeyPatch) -> Non
     assert launch.cancelled
 
 
+def test_idle_heartbeats_keep_a_task_alive_without_reaching_the_inbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "HEARTBEAT_TIMEOUT_S", 0.5)
+    supervised = Supervised()
+    launch = supervised.connected()
+    launch.inbox.put(Started())
+    supervised.reported(State.RUNNING)
+    launch.inbox.deliver(Heartbeat({"poll_total": 5}))  # new totals: queued for the supervisor
+    wait_until(lambda: supervised.task.series.latest() == {"poll_total": 5}, timeout=10, message="totals recorded")
+    for _ in range(8):  # twice the silence that fails a task, in idle heartbeats only
+        launch.inbox.deliver(Heartbeat())
+        assert launch.inbox.empty()  # noted where it arrived: the supervisor sleeps on
+        wait_until(lambda: launch.inbox.heard_at > 0, timeout=10, message="heartbeat noted")
+        supervised.task.join(0.12)
+    assert supervised.reports[-1] == (State.RUNNING, None)
+    assert supervised.task.series.latest() == {"poll_total": 5}  # the same totals, reported again
+    supervised.task.stop()
+
+
 def test_a_lost_connection_fails_the_task_with_the_reason() -> None:
     supervised = Supervised()
     launch = supervised.connected()

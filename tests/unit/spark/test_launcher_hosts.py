@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sluice.spark import launcher as launcher_module
-from sluice.spark.inbox import Connected, Disconnected, JobEnded
+from sluice.spark.inbox import Connected, Disconnected, Inbox, JobEnded
 from sluice.spark.launcher import Launch, SparkTaskLauncher
 from sluice.taskhost import host as host_module
 from sluice.taskhost.control import TaskControl
@@ -165,7 +165,7 @@ def _connected(inbox: queue.Queue[Any]) -> Connected:
 
 
 def _launch(launcher: SparkTaskLauncher, number: int, dedicated: bool = False) -> tuple[Launch, queue.Queue[Any]]:
-    inbox: queue.Queue[Any] = queue.Queue()
+    inbox = Inbox()
     launch = launcher.launch(_task(number), inbox, dedicated)
     _LAUNCHED.append(launch)
     _connected(inbox)
@@ -183,7 +183,7 @@ def _next(inbox: queue.Queue[Any], kind: type) -> Any:
 
 
 def _untouched(inbox: queue.Queue[Any]) -> None:
-    """Nothing but heartbeats reached the task: it runs on as before."""
+    """Nothing but heartbeats with totals reached the task: it runs on as before."""
     while not inbox.empty():
         item = inbox.get_nowait()
         assert isinstance(item, Heartbeat), item
@@ -311,7 +311,7 @@ def test_a_dedicated_task_without_a_slot_waits_and_can_be_withdrawn(make_launche
     launcher, spark = make_launcher(1, hosts=1)
     launcher.warm_up(10)
     _launch(launcher, 0)  # the only slot's host
-    waiting: queue.Queue[Any] = queue.Queue()
+    waiting = Inbox()
     withdrawn = launcher.launch(_task(1), waiting, dedicated=True)  # no slot for its host
     wait_until(lambda: len(spark.pending) == 1, timeout=10, message="its host waits for a slot")
     withdrawn.cancel()

@@ -154,7 +154,8 @@ class WorkerTask:
         self._launcher_provider = launcher_provider
         self.hooks = hooks
         self.settings = settings
-        self._inbox: Inbox = queue.Queue()
+        self.series = TaskSeries()  # the totals the running instance reported (its metrics)
+        self._inbox = Inbox(on_quiet=self.series.unchanged)
         self._stopping = threading.Event()
         self._cancelled = threading.Event()
         self.state: State | None = None
@@ -164,11 +165,10 @@ class WorkerTask:
         #: the process that hosts the running task (its Python worker), once it connected
         self.host_pid: int | None = None
         self.host_name: str | None = None
-        self.series = TaskSeries()  # the totals the running instance reported (its metrics)
         self.phase = Phase.LAUNCHED
         self._failure: str | None = None  # what the instance reported with Failed
         self._sent_target: TargetState | None = None
-        self._launched_at = self._last_heard = 0.0
+        self._launched_at = self._last_heard = self._ticked_at = 0.0
         self._reached_running = False
         self._thread = threading.Thread(target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True)
 
@@ -244,10 +244,10 @@ class WorkerTask:
         :class:`TaskFailed`): handle what arrives, then steer the task toward what the
         worker wants of it."""
         self.phase = Phase.LAUNCHED
-        self._launched_at = self._last_heard = time.monotonic()
+        self._launched_at = self._last_heard = self._ticked_at = time.monotonic()
         while not self._done():
             try:
-                item: InboxItem | None = self._inbox.get(timeout=1.0)
+                item: InboxItem | None = self._inbox.get(timeout=self._until_due(time.monotonic()))
             except queue.Empty:
                 item = None
             if item is not None:
@@ -257,6 +257,24 @@ class WorkerTask:
 
     def _done(self) -> bool:
         return self.phase is Phase.DONE
+
+    def _heard_last(self) -> float:
+        """When the task last sent anything (its idle heartbeats do not reach the inbox)."""
+        return max(self._last_heard, self._inbox.heard_at)
+
+    def _until_due(self, now: float) -> float:
+        """How long the supervisor may wait for the inbox before something is due: the next
+        :meth:`_tick`, the task's silence becoming too long, the report of a launch that
+        waits for a slot. Anything the worker asks of the task wakes it sooner."""
+        due = [now + HEARTBEAT_TIMEOUT_S]
+        if self.phase in (Phase.CONNECTED, Phase.STOPPING):
+            due.append(self._heard_last() + HEARTBEAT_TIMEOUT_S)
+        elif self.phase is Phase.LAUNCHED:
+            due.append(self._launched_at + SLOT_WAIT_REPORT_S)
+        if self.TICK_S is not None and self.phase is Phase.CONNECTED:
+            due.append(self._ticked_at + self.TICK_S)
+        # a little past the moment: the check that follows sees it due
+        return max(0.0, min(due) - now) + 0.01
 
     def _steer(self, now: float) -> None:
         """What the worker wants of the task now, and what silence means."""
@@ -277,8 +295,10 @@ class WorkerTask:
                 if self._sent_target is TargetState.PAUSED and target is TargetState.STARTED:
                     self._set_state(State.RUNNING)
                 self._sent_target = target
-            self._tick()
-        if self.phase in (Phase.CONNECTED, Phase.STOPPING) and now - self._last_heard > HEARTBEAT_TIMEOUT_S:
+            if self.TICK_S is not None and now - self._ticked_at >= self.TICK_S:
+                self._ticked_at = now
+                self._tick()
+        if self.phase in (Phase.CONNECTED, Phase.STOPPING) and now - self._heard_last() > HEARTBEAT_TIMEOUT_S:
             self.launch.cancel()
             raise TaskFailed(
                 f"The task's Python worker (pid {self.host_pid} on {self.host_name}) sent nothing for "
@@ -460,8 +480,11 @@ class WorkerTask:
         """The task to run, as its host gets it."""
         raise NotImplementedError
 
+    #: How often :meth:`_tick` is called while the task runs (None: never, no periodic work).
+    TICK_S: ClassVar[float | None] = None
+
     def _tick(self) -> None:
-        """Called about once a second while the task runs."""
+        """Called about every :attr:`TICK_S` while the task runs."""
 
     def _close(self) -> None:
         launch = self.launch

@@ -262,6 +262,8 @@ class WorkerSinkTask(WorkerTask):
             offset_flush_interval_ms=self.settings.offset_flush_interval_ms,
         )
 
+    TICK_S = 1.0  # the partitions' refresh looks at the topics every SinkPartitions.REFRESH_S
+
     def _tick(self) -> None:
         partitions = self.partitions
         assert partitions is not None
