@@ -108,6 +108,10 @@ class StandaloneWorker:
             "listeners": f"{scheme}://127.0.0.1:{self.port}",
             "plugin.path": str(TEST_PLUGINS),
             "spark.driver.memory": "512m",
+            # The suite starts hundreds of short-lived workers on two cores: their JVMs'
+            # optimising JIT (C2) costs a third of a worker's start-up CPU and pays off only
+            # in long runs. Sluice's behaviour does not depend on it; the benchmarks keep it.
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
         }
         for key, value in (extra or {}).items():  # None removes a key: Sluice's default applies
             if value is None:
