@@ -3,11 +3,15 @@
 (function () {
   "use strict";
   // The form is redrawn with the worker's validation after each change. A redraw that comes
-  // back after the person typed again would drop what they typed: it is skipped, and the
-  // next change (which that typing makes) brings a newer one.
+  // back after the person typed again would drop what they typed, and one that comes back
+  // after they opened or folded a group of fields would fold or open it again (the request
+  // names the groups open when it was sent): it is skipped, and the form asks again.
   var edits = 0;
   document.addEventListener("input", function (event) {
     if (event.target.closest && event.target.closest("#config-form")) { edits += 1; }
+  }, true);
+  document.addEventListener("click", function (event) {
+    if (event.target.closest && event.target.closest("#config-form summary")) { edits += 1; }
   }, true);
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (event.detail.elt.id === "config-form") { event.detail.elt.dataset.editsAtRequest = String(edits); }
