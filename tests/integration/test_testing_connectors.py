@@ -113,7 +113,7 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
     assert {e["sinkTask"] for e in sink_lines} == {0}  # one partition: one sink task has it
     offsets = [e["offset"] for e in sink_lines if not e.get("flushed")]
     assert offsets == list(range(len(offsets)))
-    source_line = read_report(source_report)[0]
+    source_line = source_lines[0]
     assert set(source_line) == {"name", "task", "topic", "time_ms", "seqno"} and source_line["topic"] == topic
 
     # A clean restart of one source task: it resumes after its committed seqno, and its

@@ -2,10 +2,11 @@
 (:data:`~sluice.taskhost.protocol.TaskMessage`), the launch's events — its host connected,
 its connection ended, its Spark job ended — and the supervisor's own wake-up.
 
+The inbox notes when the task last sent anything (:attr:`Inbox.heard_at`), as it arrives.
 An idle task's heartbeat (no new totals) is the one message that does not wake the
-supervisor: the inbox notes when it came (:attr:`Inbox.heard_at`) and hands it to
-``on_quiet`` on the connection's reader thread. A worker with hundreds of idle tasks would
-otherwise wake hundreds of threads every interval for nothing to do.
+supervisor: it is handed to ``on_quiet`` on the connection's reader thread instead. A
+worker with hundreds of idle tasks would otherwise wake hundreds of threads every interval
+for nothing to do.
 """
 
 from __future__ import annotations
@@ -56,13 +57,14 @@ class Inbox(queue.Queue[InboxItem]):
     def __init__(self, on_quiet: Callable[[], None] | None = None) -> None:
         super().__init__()
         self._on_quiet = on_quiet
-        #: when the last heartbeat without new totals came (``time.monotonic()``; 0: none yet)
+        #: when the task last sent anything (``time.monotonic()``; 0: nothing yet)
         self.heard_at = 0.0
 
     def deliver(self, message: TaskMessage) -> None:
-        """What the task sent: queued for the supervisor, or, for an idle heartbeat, noted."""
+        """What the task sent: noted, and queued for the supervisor unless it is an idle
+        heartbeat."""
+        self.heard_at = time.monotonic()
         if isinstance(message, Heartbeat) and message.metrics is None:
-            self.heard_at = time.monotonic()
             if self._on_quiet is not None:
                 self._on_quiet()
             return

@@ -203,15 +203,14 @@ class Heartbeats:
         while not self._done.wait(self._interval_s):
             with self._lock:
                 controls = list(self._controls.items())
+            sent_now: dict[TaskControl, dict[str, float]] = {}
             for control, sent in controls:
-                totals = control.meter.snapshot()
+                totals = sent_now[control] = control.meter.snapshot()
                 # unchanged totals (an idle task): a heartbeat without them, a fraction of the cost
-                message = Heartbeat(None if sent == totals else totals)
-                with self._lock:
-                    if control in self._controls:
-                        self._controls[control] = totals
                 with contextlib.suppress(WorkerGone):  # that task's loop hears it too
-                    control.send(message)
+                    control.send(Heartbeat(None if sent == totals else totals))
+            with self._lock:  # tasks removed meanwhile stay removed
+                self._controls.update((c, t) for c, t in sent_now.items() if c in self._controls)
 
     def stop(self) -> None:
         self._done.set()

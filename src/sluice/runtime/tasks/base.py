@@ -168,7 +168,7 @@ class WorkerTask:
         self.phase = Phase.LAUNCHED
         self._failure: str | None = None  # what the instance reported with Failed
         self._sent_target: TargetState | None = None
-        self._launched_at = self._last_heard = self._ticked_at = 0.0
+        self._launched_at = self._connected_at = self._ticked_at = 0.0
         self._reached_running = False
         self._thread = threading.Thread(target=self._run, name=f"sluice-task-{spec.connector}-{spec.task}", daemon=True)
 
@@ -244,7 +244,7 @@ class WorkerTask:
         :class:`TaskFailed`): handle what arrives, then steer the task toward what the
         worker wants of it."""
         self.phase = Phase.LAUNCHED
-        self._launched_at = self._last_heard = self._ticked_at = time.monotonic()
+        self._launched_at = self._ticked_at = time.monotonic()
         while not self._done():
             try:
                 item: InboxItem | None = self._inbox.get(timeout=self._until_due(time.monotonic()))
@@ -259,8 +259,9 @@ class WorkerTask:
         return self.phase is Phase.DONE
 
     def _heard_last(self) -> float:
-        """When the task last sent anything (its idle heartbeats do not reach the inbox)."""
-        return max(self._last_heard, self._inbox.heard_at)
+        """When the task last sent anything (its inbox notes it as it arrives), or its
+        connection came, if later."""
+        return max(self._connected_at, self._inbox.heard_at)
 
     def _until_due(self, now: float) -> float:
         """How long the supervisor may wait for the inbox before something is due: the next
@@ -312,7 +313,7 @@ class WorkerTask:
 
     def _on_connected(self, item: Connected) -> None:
         self.phase = Phase.CONNECTED
-        self._last_heard = time.monotonic()
+        self._connected_at = time.monotonic()
         self.host_pid, self.host_name = item.hello.pid, item.hello.host
         log.info("Task %s-%s runs in Python worker pid %d on %s", *self.id, item.hello.pid, item.hello.host)
 
@@ -333,17 +334,12 @@ class WorkerTask:
 
     # -- the supervisor thread: what the task says ---------------------------------------
 
-    def _heard(self) -> None:
-        self._last_heard = time.monotonic()
-
     def _on_started(self, _message: Started) -> None:
-        self._heard()
         self.series.begin()  # the instance's totals count from zero, from now
         if self._target is TargetState.STARTED:
             self._set_state(State.RUNNING)
 
     def _on_stopped(self, _message: Stopped) -> None:
-        self._heard()
         self._await_leave()
         if self._failure is not None:
             raise TaskFailed(self._failure)
@@ -352,28 +348,21 @@ class WorkerTask:
         self.phase = Phase.DONE
 
     def _on_failed(self, message: Failed) -> None:
-        self._heard()
         self._failure = message.trace
 
     def _on_paused(self, _message: PausedAck) -> None:
-        self._heard()
         if self._target is not TargetState.STARTED:
             self._set_state(State.PAUSED)
 
     def _on_heartbeat(self, message: Heartbeat) -> None:
-        self._heard()
-        if message.metrics is not None:
+        if message.metrics is not None:  # (an idle one, without, never reaches the inbox)
             self.series.record(message.metrics)
-        else:
-            self.series.unchanged()
 
     def _on_topics_seen(self, message: TopicsSeen) -> None:
-        self._heard()
         for topic in message.topics:
             self.hooks.record_topic(topic)
 
     def _on_unexpected(self, item: InboxItem) -> None:
-        self._heard()
         log.warning("Task %s-%s sent an unexpected message: %r", *self.id, item)
 
     def _on_wake(self, _item: Wake) -> None:

@@ -97,7 +97,6 @@ class SinkPartitions:
         stopping: threading.Event,
     ) -> None:
         self._listing = listing  # the topics, and the admin client that looks up offsets
-        self._admin = listing.admin
         self._consumer = consumer
         self._topics = topics
         self._pattern = re.compile(topics_regex) if topics_regex else None
@@ -162,7 +161,7 @@ class SinkPartitions:
 
     def _earliest(self, tps: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         def call() -> dict[TopicPartitionKey, int]:
-            futures = self._admin.list_offsets(
+            futures = self._listing.admin.list_offsets(
                 {TopicPartition(t, p): OffsetSpec.earliest() for t, p in tps}, request_timeout=10
             )
             return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
@@ -262,7 +261,7 @@ class WorkerSinkTask(WorkerTask):
             offset_flush_interval_ms=self.settings.offset_flush_interval_ms,
         )
 
-    TICK_S = 1.0  # the partitions' refresh looks at the topics every SinkPartitions.REFRESH_S
+    TICK_S = SinkPartitions.REFRESH_S  # the partitions' refresh: the one periodic work
 
     def _tick(self) -> None:
         partitions = self.partitions
@@ -277,7 +276,6 @@ class WorkerSinkTask(WorkerTask):
             self._answer(Assign(partitions.start_offsets()))
 
     def _on_offsets(self, message: SinkOffsets) -> None:
-        self._heard()
         self._answer(self._commit(message))
 
     HANDLERS: ClassVar[dict[type, Handler]] = {**WorkerTask.HANDLERS, SinkOffsets: _on_offsets}

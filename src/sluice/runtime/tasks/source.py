@@ -65,11 +65,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _on_offsets(self, message: SourceOffsets) -> None:
         """Store the offsets of records Kafka acknowledged (unless the task was moved)."""
-        self._heard()
         self._answer(self._store(message.seq, message.offsets))
 
     def _on_split_read(self, message: SplitReadRequest) -> None:
-        self._heard()
         self._answer(self._split_read(message.parts))
 
     HANDLERS: ClassVar[dict[type, Handler]] = {
