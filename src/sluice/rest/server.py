@@ -91,6 +91,31 @@ def _bind(host: str, port: int) -> socket.socket:
     return socket.create_server((addr[0], port), family=family)
 
 
+class _QuietServer(uvicorn.Server):
+    """uvicorn's server, looking whether to exit once a second instead of ten times (an idle
+    worker would wake ten times a second for it): :meth:`exit_soon` wakes it at once. Its
+    Date header keeps its one-second resolution."""
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _wake: asyncio.Event | None = None
+
+    async def main_loop(self) -> None:
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        ticks = 0
+        while not await self.on_tick(ticks):
+            ticks = (ticks + 10) % 864_000  # uvicorn's ticks are tenths of a second
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 1.0)
+
+    def exit_soon(self) -> None:
+        """Finish the requests in flight and stop (from any thread)."""
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has already closed
+                loop.call_soon_threadsafe(wake.set)
+
+
 class RestServer:
     """Serves :func:`create_app(herder) <sluice.rest.app.create_app>` (or another ``app``) on ``listeners``.
 
@@ -144,7 +169,7 @@ class RestServer:
         self._startup_timeout = startup_timeout
         self._sockets: list[socket.socket] = []
         self._ports: list[int] = []
-        self._servers: list[uvicorn.Server] = []
+        self._servers: list[_QuietServer] = []
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._lock = threading.Lock()
@@ -195,7 +220,7 @@ class RestServer:
             thread.join(0.01)
         log.info("REST server listening on %s, advertised as %s", ", ".join(self.urls), self.advertised_url)
 
-    def _uvicorn_server(self, context: ssl.SSLContext | None, *, lifespan: bool) -> uvicorn.Server:
+    def _uvicorn_server(self, context: ssl.SSLContext | None, *, lifespan: bool) -> _QuietServer:
         config = uvicorn.Config(
             self.app,
             log_level=self._log_level,
@@ -208,9 +233,9 @@ class RestServer:
             timeout_graceful_shutdown=self._shutdown_timeout,
             ssl_context_factory=None if context is None else (lambda _config, _default: context),
         )
-        return uvicorn.Server(config)
+        return _QuietServer(config)
 
-    def _run(self, servers: list[tuple[uvicorn.Server, list[socket.socket]]]) -> None:
+    def _run(self, servers: list[tuple[_QuietServer, list[socket.socket]]]) -> None:
         async def serve_all() -> None:
             await asyncio.gather(*(server.serve(sockets=group) for server, group in servers))
 
@@ -238,7 +263,7 @@ class RestServer:
         if not servers or thread is None:
             return
         for server in servers:
-            server.should_exit = True
+            server.exit_soon()
         thread.join(self._shutdown_timeout + 5.0)
         if thread.is_alive():
             log.warning("REST server did not stop in time; forcing it")

@@ -3,10 +3,10 @@
 its connection ended, its Spark job ended — and the supervisor's own wake-up.
 
 The inbox notes when the task last sent anything (:attr:`Inbox.heard_at`), as it arrives.
-An idle task's heartbeat (no new totals) is the one message that does not wake the
-supervisor: it is handed to ``on_quiet`` on the connection's reader thread instead. A
-worker with hundreds of idle tasks would otherwise wake hundreds of threads every interval
-for nothing to do.
+Heartbeats are the one message that never wakes the supervisor: each is handed to
+``on_heartbeat`` on the connection's reader thread, in the order the task sent it with the
+rest. A worker with hundreds of tasks would otherwise wake hundreds of threads every
+interval only to record their totals.
 """
 
 from __future__ import annotations
@@ -51,21 +51,20 @@ InboxItem = TaskMessage | Connected | Disconnected | JobEnded | Wake
 
 
 class Inbox(queue.Queue[InboxItem]):
-    """A launch's queue; ``on_quiet`` is called (on the connection's reader thread) for each
-    heartbeat that carries no new totals, which is not queued."""
+    """A launch's queue; ``on_heartbeat`` is called (on the connection's reader thread) with
+    each heartbeat's changed totals (None: none changed), which are not queued."""
 
-    def __init__(self, on_quiet: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_heartbeat: Callable[[dict[str, float] | None], None] | None = None) -> None:
         super().__init__()
-        self._on_quiet = on_quiet
+        self._on_heartbeat = on_heartbeat
         #: when the task last sent anything (``time.monotonic()``; 0: nothing yet)
         self.heard_at = 0.0
 
     def deliver(self, message: TaskMessage) -> None:
-        """What the task sent: noted, and queued for the supervisor unless it is an idle
-        heartbeat."""
+        """What the task sent: noted, and queued for the supervisor unless it is a heartbeat."""
         self.heard_at = time.monotonic()
-        if isinstance(message, Heartbeat) and message.metrics is None:
-            if self._on_quiet is not None:
-                self._on_quiet()
+        if isinstance(message, Heartbeat):
+            if self._on_heartbeat is not None:
+                self._on_heartbeat(message.metrics)
             return
         self.put(message)

@@ -57,6 +57,9 @@ class TaskControl:
         self.welcomed = threading.Event()
         self.paused = False
         self.meter = TaskMeter()  # the task's totals, sent with each heartbeat
+        self._heartbeat_lock = threading.Lock()  # one heartbeat at a time, the last one last
+        self._totals_sent: dict[str, float] | None = None  # as of the last heartbeat
+        self._heartbeats_ended = False
         self.changed = threading.Condition()
         self._generation = 0  # how many times the worker's messages changed something
         self.assignments: queue.Queue[Assign] = queue.Queue()
@@ -156,6 +159,25 @@ class TaskControl:
             self.stop_requested.set()
             raise WorkerGone(str(exc)) from exc
 
+    def heartbeat(self) -> None:
+        """Send the totals that changed since the last heartbeat (all of them in the first);
+        nothing once :meth:`last_heartbeat` was sent."""
+        with self._heartbeat_lock:
+            if self._heartbeats_ended:
+                return
+            totals = self.meter.snapshot()
+            sent = self._totals_sent
+            # only what changed: an idle task's heartbeat is a few bytes to write and read
+            changed = totals if sent is None else {k: v for k, v in totals.items() if sent.get(k) != v}
+            self._totals_sent = totals
+            self.send(Heartbeat(changed or None))
+
+    def last_heartbeat(self) -> None:
+        """Send every total as the task ends; no heartbeat follows it."""
+        with self._heartbeat_lock:
+            self._heartbeats_ended = True
+            self.send(Heartbeat(self.meter.snapshot()))
+
     def reply(self, kind: type[Reply]) -> Reply:
         """The worker's next answer of ``kind`` (answers come in the order of the requests).
         Raises :class:`WorkerGone` when the worker went away first."""
@@ -179,13 +201,12 @@ class TaskControl:
 
 
 class Heartbeats:
-    """Sends each task's totals every ``interval_s``, for all the tasks of a host from one
-    thread, until stopped."""
+    """Sends a heartbeat for each task of a host every ``interval_s``, from one thread,
+    until stopped."""
 
     def __init__(self, interval_s: float) -> None:
         self._interval_s = interval_s
-        # each task's control, with the totals its last heartbeat carried (None: none yet)
-        self._controls: dict[TaskControl, dict[str, float] | None] = {}
+        self._controls: set[TaskControl] = set()
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sluice-task-heartbeats", daemon=True)
@@ -193,24 +214,19 @@ class Heartbeats:
 
     def add(self, control: TaskControl) -> None:
         with self._lock:
-            self._controls[control] = None
+            self._controls.add(control)
 
     def remove(self, control: TaskControl) -> None:
         with self._lock:
-            self._controls.pop(control, None)
+            self._controls.discard(control)
 
     def _run(self) -> None:
         while not self._done.wait(self._interval_s):
             with self._lock:
-                controls = list(self._controls.items())
-            sent_now: dict[TaskControl, dict[str, float]] = {}
-            for control, sent in controls:
-                totals = sent_now[control] = control.meter.snapshot()
-                # unchanged totals (an idle task): a heartbeat without them, a fraction of the cost
+                controls = list(self._controls)
+            for control in controls:
                 with contextlib.suppress(WorkerGone):  # that task's loop hears it too
-                    control.send(Heartbeat(None if sent == totals else totals))
-            with self._lock:  # tasks removed meanwhile stay removed
-                self._controls.update((c, t) for c, t in sent_now.items() if c in self._controls)
+                    control.heartbeat()
 
     def stop(self) -> None:
         self._done.set()

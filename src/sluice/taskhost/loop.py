@@ -14,7 +14,7 @@ import traceback
 from typing import Any
 
 from sluice.taskhost.control import TaskControl, WorkerGone
-from sluice.taskhost.protocol import Failed, Heartbeat, Started, TaskSpec
+from sluice.taskhost.protocol import Failed, Started, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class TaskLoop:
             failure = format_trace(exc)
         failure = self._finish(started, failure)
         with contextlib.suppress(WorkerGone):  # the final totals
-            self.control.send(Heartbeat(self.control.meter.snapshot()))
+            self.control.last_heartbeat()
         if failure is not None:
             with contextlib.suppress(WorkerGone):
                 self.control.send(Failed(failure))

@@ -264,9 +264,10 @@ class PausedAck:
 
 @dataclass(frozen=True)
 class Heartbeat:
-    """The task is alive; ``metrics`` are its :class:`~sluice.taskhost.metering.TaskMeter`
-    totals so far, or None when they are the same as in its last heartbeat (an idle task's
-    heartbeat is a few bytes)."""
+    """The task is alive; ``metrics`` are those of its
+    :class:`~sluice.taskhost.metering.TaskMeter` totals that changed since its last
+    heartbeat (all of them in its first, and in the last, which the task sends as it ends),
+    or None when none did. The worker merges them: an idle task's heartbeat is a few bytes."""
 
     metrics: dict[str, float] | None = None
 

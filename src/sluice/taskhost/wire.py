@@ -84,9 +84,13 @@ def _hints(cls: type) -> dict[str, Any]:
     return hints
 
 
+#: Values that go on the wire as themselves, whatever the field's hint (bytes never do).
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
 def _encode_value(value: Any, hint: Any) -> Any:
-    if value is None:
-        return None
+    if type(value) in _AS_IS:  # most values: no look at the hint
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _encode_fields(value)
     origin = get_origin(hint)
@@ -99,6 +103,8 @@ def _encode_value(value: Any, hint: Any) -> Any:
         key_hint, value_hint = get_args(hint)
         if get_origin(key_hint) is tuple:
             return [[*key, _encode_value(item, value_hint)] for key, item in value.items()]
+        if value_hint in _AS_IS:  # e.g. a task's totals: nothing to convert
+            return {str(key): item for key, item in value.items()}
         return {str(key): _encode_value(item, value_hint) for key, item in value.items()}
     if origin in (list, tuple):
         return [_encode_value(item, h) for item, h in zip(value, _item_hints(hint, len(value)), strict=True)]
@@ -127,6 +133,7 @@ def _fail(where: str, expected: str, raw: Any) -> ProtocolError:
 
 
 _PLAIN = {str: "a string", bool: "a boolean"}
+_NUMBERS = frozenset({int, float})  # JSON's numbers, as ``json`` reads them (bool is not one)
 
 
 def _decode_value(raw: Any, hint: Any, where: str) -> Any:
@@ -199,6 +206,8 @@ def _decode_map(raw: Any, hint: Any, where: str) -> dict[Any, Any]:
         return out
     if not isinstance(raw, dict):
         raise _fail(where, "an object", raw)
+    if value_hint is float and all(type(item) in _NUMBERS for item in raw.values()):
+        return {key: float(item) for key, item in raw.items()}  # e.g. a task's totals: no look one by one
     return {key: _decode_value(item, value_hint, f"{where}.{key}") for key, item in raw.items()}
 
 

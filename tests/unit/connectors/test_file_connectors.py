@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from pathlib import Path
@@ -377,4 +378,37 @@ def test_an_idle_poll_waits_longer_each_time_up_to_the_most_and_less_once_lines_
         f.write("hello\n")
     assert [r.value for r in task.poll() or []] == ["hello"]
     assert task._idle_wait_s == 0.001
+    task.stop()
+
+
+def test_a_named_pipe_is_read_as_its_writer_writes(tmp_path: Path) -> None:
+    """A pipe has no size to look at (unlike a regular file, whose size says whether lines
+    were appended): it is read whenever the task looks."""
+    path = tmp_path / "in.fifo"
+    os.mkfifo(path)
+
+    def write() -> None:  # a pipe's open waits for its other end: the writer runs beside the task
+        fd = os.open(path, os.O_WRONLY)
+        os.write(fd, b"one\ntwo\n")
+        os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    task = start_task(path)
+    assert [r.value for r in drain(task)] == ["one", "two"]
+    writer.join(10)
+    task.stop()
+
+
+def test_a_file_that_shrank_is_not_read_again_from_the_start(tmp_path: Path) -> None:
+    """As in Kafka: the task reads on from its position, whatever happened before it."""
+    path = tmp_path / "in.txt"
+    path.write_text("one\ntwo\n")
+    task = start_task(path)
+    assert [r.value for r in drain(task)] == ["one", "two"]
+    path.write_text("x\n")  # truncated, and shorter than the position
+    assert task.poll() is None
+    with path.open("a") as f:
+        f.write("three-and-more\n")
+    assert [(r.value, r.source_offset["position"]) for r in drain(task)] == [("and-more", 17)]
     task.stop()

@@ -141,3 +141,16 @@ def test_startup_percentages_are_over_the_last_minute() -> None:
     clock.now += 30  # the first four starts are over a minute old
     assert counters.startup_share("task", False) == 1.0 and counters.startup_share("task", True) == 0.0
     assert counters.task_startup_successes == 3 and counters.task_startup_failures == 2  # totals stay
+
+
+def test_heartbeats_totals_are_merged_also_when_one_comes_before_the_instance_began() -> None:
+    clock = Clock()
+    series = TaskSeries(window_s=60.0, clock=clock)
+    series.report({"poll_total": 0.0, "poll_batches": 0.0})  # the instance's first: every total
+    series.begin()  # the supervisor hears that it started after that
+    clock.now += 2
+    series.report({"poll_total": 4.0})
+    clock.now += 2
+    series.report(None)
+    assert series.latest() == {"poll_total": 4.0, "poll_batches": 0.0}
+    assert series.rate("poll_total") == 1.0  # 4 over the 4 s since it began

@@ -100,3 +100,22 @@ def test_an_unreadable_frame_counts_as_the_worker_gone(worker: WorkerEnd, payloa
     worker.send_frame(payload)
     assert isinstance(answer.outcome(), WorkerGone)
     assert control.worker_gone.is_set() and control.stopping
+
+
+def test_heartbeats_carry_only_the_totals_that_changed_and_none_after_the_last(worker: WorkerEnd) -> None:
+    control = worker.control
+    control.meter.poll_total = 3
+    control.heartbeat()  # the first: every total
+    control.heartbeat()  # nothing changed
+    control.meter.poll_total = 7
+    control.heartbeat()
+    control.last_heartbeat()  # as the task ends: every total again
+    control.meter.poll_total = 9
+    control.heartbeat()  # after the last one: nothing is sent ...
+    control.send(Started())  # ... before this
+    worker.next(Started)
+    first, idle, changed, last = (h.metrics for h in worker.heartbeats)
+    assert first is not None and first["poll_total"] == 3 and len(first) > 10
+    assert idle is None
+    assert changed == {"poll_total": 7}
+    assert last is not None and last.keys() == first.keys() and last["poll_total"] == 7

@@ -137,6 +137,8 @@ def test_each_end_accepts_only_what_the_other_end_sends() -> None:
         (b'{"v": 1, "type": "SinkOffsets", "body": {"seq": 1, "offsets": [["t", "0", 5]]}}', "expected an integer"),
         (b'{"v": 1, "type": "SplitReadRequest", "body": {"parts": ["not base64!"]}}', "expected base64 text"),
         (b'{"v": 1, "type": "Failed", "body": {"trace": null}}', "Failed.trace: expected a string"),
+        (b'{"v": 1, "type": "Heartbeat", "body": {"metrics": {"a": 1, "b": true}}}', "metrics.b: expected a number"),
+        (b'{"v": 1, "type": "Heartbeat", "body": {"metrics": {"a": "1"}}}', "metrics.a: expected a number"),
     ],
 )
 def test_a_frame_that_is_not_a_valid_message_is_refused_with_the_reason(payload: bytes, error: str) -> None:

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import select
+import stat
 import sys
 import threading
 import time
@@ -170,6 +171,7 @@ class FileStreamSourceTask(SourceTask):
         self._topic = ""
         self._batch_size = DEFAULT_TASK_BATCH_SIZE
         self._stream: BinaryIO | None = None
+        self._regular_file = False  # whether _stream is a regular file (not a pipe, say)
         self._stdin_fd: int | None = None
         self._buffer = b""  # bytes read but not yet split into complete lines
         self._lines: list[str] = []  # complete lines not yet returned ...
@@ -258,14 +260,23 @@ class FileStreamSourceTask(SourceTask):
             raise
         with self._lock:
             self._stream = stream
+            self._regular_file = stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
         self._position = position
         self._buffer = b""
         log.debug("Opened %s for reading", self._filename)
         return True
 
     def _read_chunk(self) -> bytes:
-        if self._stream is not None:
-            return self._stream.read(_READ_SIZE) or b""
+        stream = self._stream
+        if stream is not None:
+            if self._regular_file:
+                # Its size says whether anything was appended: an idle task does not allocate
+                # a whole read buffer every time it looks (that costs more than the look).
+                unread = os.fstat(stream.fileno()).st_size - stream.tell()
+                if unread <= 0:
+                    return b""
+                return stream.read(min(unread, _READ_SIZE)) or b""
+            return stream.read(_READ_SIZE) or b""
         fd = self._stdin_fd
         if fd is None:
             return b""

@@ -73,6 +73,7 @@ class TaskSeries:
         self.window_s = window_s
         self._clock = clock
         self._samples: deque[tuple[float, dict[str, float]]] = deque()
+        self._reported: dict[str, float] = {}  # every total heartbeats carried, merged
         self._lock = threading.Lock()
         self.states = StateTimes(clock)
 
@@ -94,12 +95,16 @@ class TaskSeries:
             while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
                 self._samples.popleft()
 
-    def unchanged(self) -> None:
-        """A report of the same totals as the last one, now (the rates over the window see
-        the time that passed without change)."""
+    def report(self, changed: dict[str, float] | None) -> None:
+        """A heartbeat's totals: those that changed since the instance's last heartbeat
+        (every one in its first), or None when none did. Heartbeats may come before the
+        supervisor sees the instance start (:meth:`begin`): they are merged apart from the
+        window, so that none of them is lost."""
         with self._lock:
-            last = self._samples[-1][1] if self._samples else {}
-        self.record(last)
+            if changed is not None:
+                self._reported.update(changed)
+            totals = dict(self._reported)
+        self.record(totals)
 
     def latest(self) -> dict[str, float]:
         with self._lock:

@@ -33,7 +33,6 @@ from sluice.spark.inbox import Connected, Disconnected, Inbox, InboxItem, JobEnd
 from sluice.spark.split_read import SplitReadResult
 from sluice.taskhost.protocol import (
     Failed,
-    Heartbeat,
     Pause,
     PausedAck,
     Resume,
@@ -155,7 +154,7 @@ class WorkerTask:
         self.hooks = hooks
         self.settings = settings
         self.series = TaskSeries()  # the totals the running instance reported (its metrics)
-        self._inbox = Inbox(on_quiet=self.series.unchanged)
+        self._inbox = Inbox(on_heartbeat=self.series.report)
         self._stopping = threading.Event()
         self._cancelled = threading.Event()
         self.state: State | None = None
@@ -354,10 +353,6 @@ class WorkerTask:
         if self._target is not TargetState.STARTED:
             self._set_state(State.PAUSED)
 
-    def _on_heartbeat(self, message: Heartbeat) -> None:
-        if message.metrics is not None:  # (an idle one, without, never reaches the inbox)
-            self.series.record(message.metrics)
-
     def _on_topics_seen(self, message: TopicsSeen) -> None:
         for topic in message.topics:
             self.hooks.record_topic(topic)
@@ -381,7 +376,6 @@ class WorkerTask:
         Stopped: _on_stopped,
         Failed: _on_failed,
         PausedAck: _on_paused,
-        Heartbeat: _on_heartbeat,
         TopicsSeen: _on_topics_seen,
     }
 
