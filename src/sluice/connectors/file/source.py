@@ -269,14 +269,14 @@ class FileStreamSourceTask(SourceTask):
     def _read_chunk(self) -> bytes:
         stream = self._stream
         if stream is not None:
+            size = _READ_SIZE
             if self._regular_file:
                 # Its size says whether anything was appended: an idle task does not allocate
                 # a whole read buffer every time it looks (that costs more than the look).
-                unread = os.fstat(stream.fileno()).st_size - stream.tell()
-                if unread <= 0:
+                size = min(size, os.fstat(stream.fileno()).st_size - stream.tell())
+                if size <= 0:
                     return b""
-                return stream.read(min(unread, _READ_SIZE)) or b""
-            return stream.read(_READ_SIZE) or b""
+            return stream.read(size) or b""
         fd = self._stdin_fd
         if fd is None:
             return b""

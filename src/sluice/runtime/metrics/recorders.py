@@ -87,24 +87,26 @@ class TaskSeries:
     def record(self, totals: dict[str, float]) -> None:
         now = self._clock()
         with self._lock:
-            if self._samples and any(
-                totals.get(k, 0) < v for k, v in self._samples[-1][1].items() if k.endswith("total")
-            ):
-                self._samples.clear()  # a new instance of the task: its totals start again
-            self._samples.append((now, dict(totals)))
-            while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
-                self._samples.popleft()
+            self._append(now, dict(totals))
 
     def report(self, changed: dict[str, float] | None) -> None:
         """A heartbeat's totals: those that changed since the instance's last heartbeat
         (every one in its first), or None when none did. Heartbeats may come before the
         supervisor sees the instance start (:meth:`begin`): they are merged apart from the
         window, so that none of them is lost."""
+        now = self._clock()
         with self._lock:
             if changed is not None:
                 self._reported.update(changed)
-            totals = dict(self._reported)
-        self.record(totals)
+            self._append(now, dict(self._reported))
+
+    def _append(self, now: float, totals: dict[str, float]) -> None:
+        """(Lock held.) One report of ``totals``, a dict of the series' own."""
+        if self._samples and any(totals.get(k, 0) < v for k, v in self._samples[-1][1].items() if k.endswith("total")):
+            self._samples.clear()  # a new instance of the task: its totals start again
+        self._samples.append((now, totals))
+        while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
+            self._samples.popleft()
 
     def latest(self) -> dict[str, float]:
         with self._lock:
