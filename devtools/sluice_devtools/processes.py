@@ -22,10 +22,12 @@ import json
 import logging
 import os
 import pwd
+import random
 import signal
 import socket
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
@@ -87,15 +89,51 @@ LOOPBACK = "127.0.0.1"
 STATE_FILE = "state.json"
 
 
+# Ports handed out by free_port in this process, so one process never gets the same twice.
+_HANDED_OUT: set[int] = set()
+_HANDED_OUT_LOCK = threading.Lock()
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _chosen_range() -> range:
+    """Where free_port looks: below the kernel's ephemeral range when there is room, else above.
+
+    A port from the ephemeral range can be taken, between being chosen and being bound, by any
+    process's outgoing connection (the kernel picks its local port there); a port outside it
+    can only be taken by a program that asks for that very number.
+    """
+    low, high = _ephemeral_range()
+    if low - 1024 >= 8192:
+        return range(max(1024, low - 22000), low)
+    return range(high + 1, 65536)
+
+
 def free_port(avoid: int | Collection[int] | None = None) -> int:
-    """A free TCP port on the loopback address (not ``avoid``, one port or several)."""
-    avoided = (avoid,) if isinstance(avoid, int) else (avoid or ())
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((LOOPBACK, 0))
-            port = int(sock.getsockname()[1])
-        if port not in avoided:
-            return port
+    """A free TCP port on the loopback address (not ``avoid``, one port or several).
+
+    Chosen at random outside the kernel's ephemeral range, never twice in one process, and free
+    when chosen; the caller binds it soon after.
+    """
+    avoided = {avoid} if isinstance(avoid, int) else set(avoid or ())
+    ports = _chosen_range()
+    rng = random.SystemRandom()
+    for _ in range(4 * len(ports)):
+        port = rng.choice(ports)
+        with _HANDED_OUT_LOCK:
+            if port in avoided or port in _HANDED_OUT:
+                continue
+            if port_if_free(port) is None:
+                continue
+            _HANDED_OUT.add(port)
+        return port
+    raise OSError(f"no free loopback port in {ports.start}-{ports.stop - 1}")
 
 
 def port_if_free(port: int | None, avoid: int | None = None) -> int | None:

@@ -22,6 +22,7 @@ from sluice.cli.connect import StandaloneConnect
 from sluice.cli.main import setup_logging
 from sluice_devtools.cache import run_dir
 from sluice_devtools.kafka import KafkaBroker
+from sluice_devtools.processes import free_port
 
 __all__ = ["quickstart_main", "run_quickstart"]
 
@@ -30,14 +31,6 @@ TOPIC = "connect-test"
 
 def _say(text: str) -> None:
     print(f"==> {text}", flush=True)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -79,7 +72,7 @@ def run_quickstart(lines: int = 5, exit_after: bool = False, work_dir: str | Non
     _say(f"Kafka is up at {bootstrap}")
     broker.create_topic(TOPIC)
 
-    port = _free_port()
+    port = free_port()
     worker_props = {
         "bootstrap.servers": bootstrap,
         "key.converter": "org.apache.kafka.connect.json.JsonConverter",

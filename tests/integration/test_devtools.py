@@ -18,6 +18,7 @@ from sluice.jvm import jars as jvm_jars
 from sluice.jvm.java import java_executable
 from sluice_devtools import DevToolsError, jars
 from sluice_devtools.kafka import KafkaBroker, create_topic, quiet_client_logger
+from sluice_devtools.processes import free_port
 from tests.helpers import wait_until
 
 
@@ -186,6 +187,18 @@ def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(JvmArtifactError, match="no `java` is on PATH"):
         java_executable()
+
+
+def test_free_ports_lie_outside_the_kernel_s_ephemeral_range_and_never_repeat() -> None:
+    """A port from the ephemeral range can be taken by any outgoing connection between being
+    chosen and being bound (two CI runs failed so); free_port keeps out of it."""
+    low, high = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    ports = [free_port() for _ in range(200)]
+    assert len(set(ports)) == len(ports)
+    assert not [port for port in ports if low <= port <= high]
+    for port in ports[:20]:
+        with socket.create_server(("127.0.0.1", port)):
+            pass
 
 
 def test_a_busy_explicit_port_is_a_clear_error(tmp_path: Path) -> None:

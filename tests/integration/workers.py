@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -16,14 +15,10 @@ from typing import Any
 
 import httpx2
 
+from sluice_devtools.processes import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGINS = REPO / "tests" / "plugins"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def write_properties(path: Path, props: dict[str, str]) -> Path:
