@@ -162,8 +162,11 @@ def test_a_wrong_worker_password_stops_the_start_naming_authentication(
         # the internal topics cannot be read: the worker must give up and say why
         with pytest.raises(AssertionError, match="exited with") as caught:
             worker.start(timeout=150)
-        assert "Authentication failed" in str(caught.value) or "authentication" in str(caught.value).lower()
-        assert time.monotonic() - started < 150
+        # named by the worker's own check, not by a store's timeout (librdkafka retries a
+        # refused login for ever; a Java client gives up at once)
+        assert "Cannot authenticate to the Kafka cluster" in str(caught.value), caught.value
+        assert "Authentication failed" in str(caught.value)
+        assert time.monotonic() - started < 60
     else:
         # standalone needs Kafka only for its tasks and GET /'s cluster id; it starts, and
         # a connector's task, with the same wrong credentials, fails and says why

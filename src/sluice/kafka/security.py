@@ -214,6 +214,7 @@ def check_authentication(client: Mapping[str, Any], timeout_s: float = 15.0) -> 
             return admin
         except KafkaException:
             pass
+        admin.poll(0)  # an AdminClient serves error_cb only when polled
         if refused:
             raise ConnectError(
                 f"Cannot authenticate to the Kafka cluster at {client.get('bootstrap.servers')}: {refused[0].str()}"

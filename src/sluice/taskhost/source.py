@@ -161,6 +161,9 @@ class SourceLoop(TaskLoop):
         # recorded on acknowledgement, as in Kafka)
         self.unconfirmed_topics: set[str] = set()
         self.failure: str | None = None  # set by a delivery report or a fatal producer error
+        # the producer can deliver nothing more (a fatal error, a refused login): the final
+        # flush does not wait for it, as a Java producer fails its pending records at once
+        self.producer_broken = False
         self.seq = 0
         self.interval_s = min(launch.offset_flush_interval_ms, COMMIT_INTERVAL_MAX_MS) / 1000.0
         settings = producer_settings(spec.connector, spec.task, launch.producer_config)
@@ -318,6 +321,7 @@ class SourceLoop(TaskLoop):
 
     def _producer_error(self, err: Any) -> None:
         if ends_task(err):
+            self.producer_broken = True
             self.failure = self.failure or f"The task's Kafka producer failed: {err}"
         else:
             log.debug("Task %s-%s producer: %s", self.spec.connector, self.spec.task, err)
@@ -378,7 +382,8 @@ class SourceLoop(TaskLoop):
         """Deliver and commit what was acknowledged, then stop the instance."""
         worker_gone = self.control.worker_gone.is_set()
         try:
-            remaining = self.producer.flush(5.0 if worker_gone else FINAL_FLUSH_S)
+            wait_s = 0.0 if self.producer_broken else 5.0 if worker_gone else FINAL_FLUSH_S
+            remaining = self.producer.flush(wait_s)
             if remaining:
                 log.warning(
                     "Task %s-%s: %d records were not acknowledged by Kafka before the task stopped; "

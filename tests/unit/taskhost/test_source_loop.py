@@ -361,6 +361,25 @@ def test_a_fatal_producer_error_fails_the_task(worker: WorkerEnd, script: Source
     assert script.names()[-1] == "stop"
 
 
+def test_a_refused_login_fails_the_task_without_waiting_for_its_records(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    """librdkafka keeps records it cannot deliver after a refused login until they time out;
+    a Java producer fails them at once. The task fails without a final flush that waits."""
+    producer = start(worker, script)
+    script.queue(record("a", 1))
+    produced(producer, 1)
+    producer.report_client_error(
+        FakeKafkaError("SASL authentication error: Authentication failed", error_code=KafkaError._AUTHENTICATION)
+    )
+    sent = worker.finish()
+    [failed] = [m for m in sent if isinstance(m, Failed)]
+    assert "Authentication failed" in failed.trace
+    assert producer.flush_calls == [0.0]
+    assert not [m for m in sent if isinstance(m, SourceOffsets)]  # never acknowledged: not committed
+    assert script.names()[-1] == "stop"
+
+
 def test_a_full_producer_queue_waits_for_acknowledgements(worker: WorkerEnd, script: SourceScript) -> None:
     producer = start(worker, script)
     producer.queue_limit = 2
