@@ -701,7 +701,8 @@ def _payload(value: bytes) -> bytes:
 
 def loader_main(spec_file: str) -> int:
     """The bare bulk loader's process: an unmeasured warm-up, then on ``go`` (standard
-    input) the measured load; protocol lines on standard output."""
+    input) the measured load; protocol lines on standard output; it exits when its standard
+    input closes."""
     spec = json.loads(Path(spec_file).read_text())
     if spec.get("warmup_topic"):
         bulk_load(spec, spec["warmup_topic"], spec["warmup_index"])
@@ -710,6 +711,10 @@ def loader_main(spec_file: str) -> int:
         return 1
     count = bulk_load(spec, spec["topic"], spec["index"])
     print(MARK + f"done {count}", flush=True)
+    # Stay until standard input closes: the benchmark measures this process's CPU once the
+    # documents are visible, which may be after the load is done, and counts an exit before
+    # that as a failure.
+    sys.stdin.read()
     return 0
 
 
