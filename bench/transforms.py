@@ -231,10 +231,11 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
         command,
         "```",
         "",
-        f"Every run is on a fresh worker process, measured and checked like the runs above (records/s from "
-        f"the connector creation to the last line in the sink file; CPU of the worker's whole process tree; "
-        f"every line exactly once, in order). Each system first did one unmeasured warm-up run; then "
-        f"{args.repeats} round{'s' if args.repeats != 1 else ''} of the four configurations, each round in the "
+        "Every run is on a fresh worker process, measured and checked like the runs above (records/s from "
+        "the connector creation to the last line in the sink file; CPU of the worker's whole process tree; "
+        "every line exactly once, in order). "
+        + ("Each system first did one unmeasured warm-up run; then " if args.warmup_lines else "No warm-up run; ")
+        + f"{args.repeats} round{'s' if args.repeats != 1 else ''} of the four configurations, each round in the "
         "reverse order of the one before; "
         f"the figures are medians over the rounds. {load_text(results)} (2 cores, shared with the broker, the "
         "harness and other jobs).",

@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.helpers import wait_until
-from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
+from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
 pytestmark = pytest.mark.integration
 
@@ -222,7 +222,7 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("".join(f"line-{i}\n" for i in range(50)))
     topic = f"{unique_name}-t"
-    workers = [_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group).start() for i in range(3)]
+    workers = start_together([_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group) for i in range(3)])
 
     def sink_lines() -> list[str]:
         return sink.read_text().splitlines() if sink.exists() else []
@@ -251,7 +251,7 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
 
     with source.open("a") as more:
         more.write("".join(f"line-{i}\n" for i in range(50, 100)))
-    restarted = [_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group).start() for i in range(3)]
+    restarted = start_together([_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group) for i in range(3)])
     try:
         wait_until(
             lambda: len(sink_lines()) >= 100, timeout=150, message=lambda: f"100 lines, have {len(sink_lines())}"
@@ -396,7 +396,7 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
             for w in cluster
         )
 
-    workers = [_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group).start() for i in range(3)]
+    workers = start_together([_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group) for i in range(3)])
     try:
         assert httpx2.put(f"{workers[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
         wait_until(
@@ -418,7 +418,7 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
         codes = [w.stop() for w in workers]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
 
-    restarted = [_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group).start() for i in range(3)]
+    restarted = start_together([_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group) for i in range(3)])
     try:
         wait_until(
             lambda: paused_everywhere(restarted),

@@ -15,7 +15,7 @@ from confluent_kafka.admin import NewTopic
 
 from sluice.connectors.testing import read_report
 from tests.helpers import wait_until
-from tests.integration.workers import DistributedWorker
+from tests.integration.workers import DistributedWorker, start_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
@@ -64,8 +64,7 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
     source_report, sink_report = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
     source, sink = f"{unique_name}-src", f"{unique_name}-sink"
     try:
-        for worker in workers:
-            worker.start(timeout=180)
+        start_together(workers)
         httpx2.put(
             f"{workers[0].url}/connectors/{source}/config",
             timeout=60,

@@ -1,6 +1,7 @@
 """Acceptance: file → Kafka → file with two standalone workers, surviving SIGTERM and restart.
 
-One worker runs FileStreamSource, another FileStreamSink, each with its own offsets
+One worker runs FileStreamSource connectors, another FileStreamSink connectors (a pair per
+converter case, each with its own files and topic), each worker with its own offsets
 file. After a clean stop and restart of both, the sink file holds every line
 exactly once, and the topic holds exactly what Kafka Connect would have written.
 """
@@ -70,33 +71,46 @@ def _topic_values(bootstrap: str, topic: str, expected_count: int) -> list[tuple
     return records
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_file_source_and_sink_survive_restart(
-    case: str, kafka_bootstrap: str, unique_name: str, tmp_path: Path
-) -> None:
-    converter_props, expected_bytes = CASES[case]
-    topic = f"{unique_name}-topic"
-    source_file, sink_file = tmp_path / "input.txt", tmp_path / "output.txt"
-    source_file.write_bytes(b"")
-    source_props = {
-        "name": f"{unique_name}-source",
-        "connector.class": "FileStreamSource",
-        "tasks.max": "1",
-        "file": str(source_file),
-        "topic": topic,
-        **converter_props,
-    }
-    sink_props = {
-        "name": f"{unique_name}-sink",
-        "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-        "tasks.max": "1",
-        "file": str(sink_file),
-        "topics": topic,
-        **converter_props,
-    }
-    source_conf = write_properties(tmp_path / "source.properties", source_props)
-    sink_json = tmp_path / "sink.json"
-    sink_json.write_text(json.dumps(sink_props))  # a JSON connector file, as connect-standalone accepts
+def test_file_source_and_sink_survive_restart(kafka_bootstrap: str, unique_name: str, tmp_path: Path) -> None:
+    """Each converter case is a source and a sink connector of its own (its own files and
+    topic), all on the same two workers: one restart of the pair covers them all."""
+    sources, sinks, topics = {}, {}, {}
+    source_files, sink_files = [], []
+    for n, (case, (converter_props, _expected)) in enumerate(CASES.items()):
+        topic = topics[case] = f"{unique_name}-{case}"
+        source_file, sink_file = tmp_path / f"input-{case}.txt", tmp_path / f"output-{case}.txt"
+        source_file.write_bytes(b"")
+        sources[case], sinks[case] = source_file, sink_file
+        source_props = {
+            "name": f"{unique_name}-{case}-source",
+            "connector.class": "FileStreamSource",
+            "tasks.max": "1",
+            "file": str(source_file),
+            "topic": topic,
+            **converter_props,
+        }
+        sink_props = {
+            "name": f"{unique_name}-{case}-sink",
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            "tasks.max": "1",
+            "file": str(sink_file),
+            "topics": topic,
+            **converter_props,
+        }
+        source_files.append(write_properties(tmp_path / f"source-{case}.properties", source_props))
+        if n % 2:  # a JSON connector file, as connect-standalone accepts, next to properties files
+            sink_files.append(tmp_path / f"sink-{case}.json")
+            sink_files[-1].write_text(json.dumps(sink_props))
+        else:
+            sink_files.append(write_properties(tmp_path / f"sink-{case}.properties", sink_props))
+
+    def append(lines: dict[str, list[str]]) -> None:
+        for case, case_lines in lines.items():
+            with sources[case].open("a", encoding="utf-8") as out:
+                out.writelines(line + "\n" for line in case_lines)
+
+    def sink_holds(expected: dict[str, bytes]) -> bool:
+        return all(sinks[c].exists() and sinks[c].read_bytes() == expected[c] for c in CASES)
 
     # Nothing repeated across a clean stop needs the batch under way to finish first (a cold
     # batch on two busy cores can outlast Kafka's 5 s default graceful timeout).
@@ -104,36 +118,37 @@ def test_file_source_and_sink_survive_restart(
     source_worker = StandaloneWorker(tmp_path / "w-source", kafka_bootstrap, "source", extra=graceful)
     sink_worker = StandaloneWorker(tmp_path / "w-sink", kafka_bootstrap, "sink", extra=graceful)
     try:
-        source_worker.start(source_conf)
-        sink_worker.start(sink_json)
-        first = [f"{case} line {i} ünïcode" for i in range(3)]
-        with source_file.open("a", encoding="utf-8") as out:
-            out.writelines(line + "\n" for line in first)
+        source_worker.start(*source_files)
+        sink_worker.start(*sink_files)
+        first = {case: [f"{case} line {i} ünïcode" for i in range(3)] for case in CASES}
+        append(first)
         wait_until(
-            lambda: sink_file.exists() and sink_file.read_bytes() == source_file.read_bytes(),
+            lambda: sink_holds({c: sources[c].read_bytes() for c in CASES}),
             timeout=120,
-            message="the first three lines in the sink file",
+            message="the first three lines of each case in its sink file",
         )
 
         assert source_worker.stop() == 0, source_worker.log()
         assert sink_worker.stop() == 0, sink_worker.log()
-        source_worker.start(source_conf)
-        sink_worker.start(sink_json)
+        source_worker.start(*source_files)
+        sink_worker.start(*sink_files)
 
-        second = [f"{case} line {i}" for i in range(3, 6)]
-        with source_file.open("a", encoding="utf-8") as out:
-            out.writelines(line + "\n" for line in second)
-        expected = "".join(line + "\n" for line in first + second).encode()
+        second = {case: [f"{case} line {i}" for i in range(3, 6)] for case in CASES}
+        append(second)
+        expected = {c: "".join(line + "\n" for line in first[c] + second[c]).encode() for c in CASES}
         wait_until(
-            lambda: sink_file.read_bytes() == expected,
+            lambda: sink_holds(expected),
             timeout=120,
-            message=f"all six lines exactly once in the sink file (now {sink_file.read_bytes()!r})",
+            message=lambda: (
+                "all six lines of each case exactly once in its sink file (now "
+                f"{ {c: sinks[c].read_bytes() for c in CASES if sinks[c].exists()}!r})"
+            ),
         )
-        assert source_file.read_bytes() == expected
-
-        records = _topic_values(kafka_bootstrap, topic, 6)
-        assert [k for k, _ in records] == [None] * 6
-        assert [v for _, v in records] == [expected_bytes(line) for line in first + second]
+        for case, (_props, expected_bytes) in CASES.items():
+            assert sources[case].read_bytes() == expected[case]
+            records = _topic_values(kafka_bootstrap, topics[case], 6)
+            assert [k for k, _ in records] == [None] * 6, case
+            assert [v for _, v in records] == [expected_bytes(line) for line in first[case] + second[case]], case
     finally:
         source_worker.kill()
         sink_worker.kill()

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 
@@ -215,6 +215,20 @@ class DistributedWorker(StandaloneWorker):
         }
 
 
+W = TypeVar("W", bound=StandaloneWorker)
+
+
+def start_together(workers: list[W], timeout: float = 180.0) -> list[W]:
+    """Spawn every worker, then wait until each is ready (``GET /health`` 200): workers
+    that start side by side, as a cluster's do when it starts, and as a test can afford."""
+    deadline = time.monotonic() + timeout
+    for worker in workers:
+        worker.spawn()
+    for worker in workers:
+        worker.wait_for("/health", 200, max(deadline - time.monotonic(), 1.0))
+    return workers
+
+
 # A cluster's group settings for tests: short enough for a test, long enough not to flap on
 # two busy cores.
 QUICK_GROUP_SETTINGS: dict[str, str | None] = {
@@ -235,8 +249,7 @@ def distributed_cluster(
     settings = {**QUICK_GROUP_SETTINGS, **(extra or {})}
     workers = [DistributedWorker(base / f"w{i}", bootstrap, f"w{i}", group, extra=settings) for i in range(size)]
     try:
-        for worker in workers:
-            worker.start(timeout=180)
+        start_together(workers)
         yield workers
     finally:
         codes = [worker.stop() for worker in workers]
