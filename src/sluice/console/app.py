@@ -9,8 +9,10 @@ first. What the worker refuses is shown with the worker's own message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +39,10 @@ _HERE = Path(__file__).parent
 LEVELS = ["OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"]
 STATES = ["FAILED", "RESTARTING", "UNASSIGNED", "PAUSED", "STOPPED", "RUNNING"]
 # What an action's redirect tells the person (codes only: no text from the URL is shown).
+#: How long the page of a connector the console has just created waits for the worker to
+#: list it (Kafka Connect answers 404 until its herder has read the new config back).
+JUST_CREATED_PATIENCE_S = 5.0
+
 DONE = {
     "created": "Connector created.",
     "updated": "Configuration saved.",
@@ -152,7 +158,10 @@ class Console:
         except ApiError as e:
             # A distributed worker has no status for a connector it has only just created:
             # the page is shown when the connector exists, and its status fills in later.
-            if e.status != 404 or not await _exists(api, name):
+            # Just after the console created it, Kafka Connect may not list its config yet
+            # either (its herder reads the config topic back first): wait for that a little.
+            patience = JUST_CREATED_PATIENCE_S if request.query_params.get("done") == "created" else 0.0
+            if e.status != 404 or not await _exists(api, name, patience):
                 return self.page(request, "missing.html", _error_status(e), name=name, error=e.message)
         if request.query_params.get("part") == "status":
             return self.page(request, "_connector_status.html", name=name, status=status)
@@ -449,12 +458,17 @@ def _cross_site(request: Request) -> bool:
     return origin.split("://", 1)[-1].rstrip("/") != request.headers.get("host", "")
 
 
-async def _exists(api: ConnectApi, name: str) -> bool:
-    try:
-        await api.config(name)
-    except ApiError:
-        return False
-    return True
+async def _exists(api: ConnectApi, name: str, patience_s: float = 0.0) -> bool:
+    """Whether the worker has a config for ``name``; a 404 is asked again for ``patience_s``."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            await api.config(name)
+            return True
+        except ApiError as e:
+            if e.status != 404 or time.monotonic() >= deadline:
+                return False
+        await asyncio.sleep(0.2)
 
 
 def _field(form: FormData, key: str) -> str:
