@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -94,14 +95,7 @@ _HANDED_OUT: set[int] = set()
 _HANDED_OUT_LOCK = threading.Lock()
 
 
-def _ephemeral_range() -> tuple[int, int]:
-    try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return int(low), int(high)
-    except (OSError, ValueError):
-        return 32768, 60999
-
-
+@functools.cache
 def _chosen_range() -> range:
     """Where free_port looks: below the kernel's ephemeral range when there is room, else above.
 
@@ -109,7 +103,10 @@ def _chosen_range() -> range:
     process's outgoing connection (the kernel picks its local port there); a port outside it
     can only be taken by a program that asks for that very number.
     """
-    low, high = _ephemeral_range()
+    try:
+        low, high = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
     if low - 1024 >= 8192:
         return range(max(1024, low - 22000), low)
     return range(high + 1, 65536)
@@ -118,21 +115,19 @@ def _chosen_range() -> range:
 def free_port(avoid: int | Collection[int] | None = None) -> int:
     """A free TCP port on the loopback address (not ``avoid``, one port or several).
 
-    Chosen at random outside the kernel's ephemeral range, never twice in one process, and free
-    when chosen; the caller binds it soon after.
+    Chosen outside the kernel's ephemeral range (from a random place in it, so that processes
+    seldom try the same ports), never twice in one process, and free when chosen; the caller
+    binds it soon after.
     """
     avoided = {avoid} if isinstance(avoid, int) else set(avoid or ())
     ports = _chosen_range()
-    rng = random.SystemRandom()
-    for _ in range(4 * len(ports)):
-        port = rng.choice(ports)
-        with _HANDED_OUT_LOCK:
-            if port in avoided or port in _HANDED_OUT:
-                continue
-            if port_if_free(port) is None:
-                continue
-            _HANDED_OUT.add(port)
-        return port
+    first = random.randrange(len(ports))
+    with _HANDED_OUT_LOCK:
+        for i in range(len(ports)):
+            port = ports[(first + i) % len(ports)]
+            if port not in avoided and port not in _HANDED_OUT and port_if_free(port) is not None:
+                _HANDED_OUT.add(port)
+                return port
     raise OSError(f"no free loopback port in {ports.start}-{ports.stop - 1}")
 
 

@@ -34,6 +34,11 @@ def _worker(tmp: Path, bootstrap: str, name: str, group: str) -> DistributedWork
     return DistributedWorker(tmp, bootstrap, name, group, extra=CLUSTER)
 
 
+def _start_cluster(tmp: Path, prefix: str, bootstrap: str, group: str) -> list[DistributedWorker]:
+    """Three workers of ``group`` named ``<prefix>0``..``<prefix>2``, started together."""
+    return start_together([_worker(tmp / f"{prefix}{i}", bootstrap, f"{prefix}{i}", group) for i in range(3)])
+
+
 def _topic_values(bootstrap: str, topic: str) -> list[str]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
     try:
@@ -222,7 +227,7 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("".join(f"line-{i}\n" for i in range(50)))
     topic = f"{unique_name}-t"
-    workers = start_together([_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group) for i in range(3)])
+    workers = _start_cluster(tmp_path, "w", kafka_bootstrap, group)
 
     def sink_lines() -> list[str]:
         return sink.read_text().splitlines() if sink.exists() else []
@@ -251,7 +256,7 @@ def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_boots
 
     with source.open("a") as more:
         more.write("".join(f"line-{i}\n" for i in range(50, 100)))
-    restarted = start_together([_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group) for i in range(3)])
+    restarted = _start_cluster(tmp_path, "again", kafka_bootstrap, group)
     try:
         wait_until(
             lambda: len(sink_lines()) >= 100, timeout=150, message=lambda: f"100 lines, have {len(sink_lines())}"
@@ -396,7 +401,7 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
             for w in cluster
         )
 
-    workers = start_together([_worker(tmp_path / f"w{i}", kafka_bootstrap, f"w{i}", group) for i in range(3)])
+    workers = _start_cluster(tmp_path, "w", kafka_bootstrap, group)
     try:
         assert httpx2.put(f"{workers[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
         wait_until(
@@ -418,7 +423,7 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
         codes = [w.stop() for w in workers]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
 
-    restarted = start_together([_worker(tmp_path / f"again{i}", kafka_bootstrap, f"again{i}", group) for i in range(3)])
+    restarted = _start_cluster(tmp_path, "again", kafka_bootstrap, group)
     try:
         wait_until(
             lambda: paused_everywhere(restarted),

@@ -123,7 +123,10 @@ class StandaloneWorker:
 
     def start(self, *connector_files: Path, timeout: float = 120.0) -> StandaloneWorker:
         """Spawn the worker and wait until ``GET /health`` says it is ready."""
-        self.spawn(*connector_files)
+        return self.spawn(*connector_files).wait_ready(timeout)
+
+    def wait_ready(self, timeout: float) -> StandaloneWorker:
+        """Wait until ``GET /health`` says the spawned worker is ready."""
         return self.wait_for("/health", 200, timeout)
 
     def spawn(self, *connector_files: Path) -> StandaloneWorker:
@@ -219,13 +222,13 @@ W = TypeVar("W", bound=StandaloneWorker)
 
 
 def start_together(workers: list[W], timeout: float = 180.0) -> list[W]:
-    """Spawn every worker, then wait until each is ready (``GET /health`` 200): workers
-    that start side by side, as a cluster's do when it starts, and as a test can afford."""
+    """Spawn every worker, then wait until each is ready: workers that start side by side,
+    as a cluster's do when it starts, and as a test can afford."""
     deadline = time.monotonic() + timeout
     for worker in workers:
         worker.spawn()
     for worker in workers:
-        worker.wait_for("/health", 200, max(deadline - time.monotonic(), 1.0))
+        worker.wait_ready(max(deadline - time.monotonic(), 1.0))
     return workers
 
 

@@ -38,11 +38,10 @@ __all__ = ["console_app", "standalone_console_app"]
 _HERE = Path(__file__).parent
 LEVELS = ["OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"]
 STATES = ["FAILED", "RESTARTING", "UNASSIGNED", "PAUSED", "STOPPED", "RUNNING"]
-# What an action's redirect tells the person (codes only: no text from the URL is shown).
 #: How long the page of a connector the console has just created waits for the worker to
 #: list it (Kafka Connect answers 404 until its herder has read the new config back).
 JUST_CREATED_PATIENCE_S = 5.0
-
+# What an action's redirect tells the person (codes only: no text from the URL is shown).
 DONE = {
     "created": "Connector created.",
     "updated": "Configuration saved.",
