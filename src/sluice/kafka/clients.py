@@ -2,17 +2,18 @@
 tests drive them with fakes of their own.
 
 The loops speak librdkafka's Python API (``confluent_kafka``, whose ``TopicPartition``
-and ``KafkaException`` they use as they are): a producer's ``produce``,
-``poll``, ``flush`` and ``len``; a consumer's ``consume``, ``incremental_assign``,
-``incremental_unassign``, ``pause``, ``resume``, ``seek``, ``get_watermark_offsets`` and
-``close``; an admin client's ``list_topics`` and ``create_topics``. A fake offers those.
+and ``KafkaException`` they use as they are): a producer's ``produce``, ``poll``,
+``flush``, ``len``, ``purge`` and ``close``; a consumer's ``consume``,
+``incremental_assign``, ``incremental_unassign``, ``pause``, ``resume``, ``seek``,
+``get_watermark_offsets`` and ``close``; an admin client's ``list_topics`` and
+``create_topics``. A fake offers those.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-__all__ = ["LIBRDKAFKA", "KafkaClients", "LibrdkafkaClients"]
+__all__ = ["LIBRDKAFKA", "KafkaClients", "LibrdkafkaClients", "close_producer"]
 
 
 class KafkaClients(Protocol):
@@ -45,3 +46,18 @@ class LibrdkafkaClients:
 
 
 LIBRDKAFKA = LibrdkafkaClients()
+
+
+def close_producer(producer: Any) -> int:
+    """Release a producer's connections and threads now, dropping what it still holds (the
+    caller flushed first, as long as it would wait); returns how many records were dropped.
+
+    librdkafka's threads wake every second while the client lives, so a task's producer is
+    closed when the task ends rather than whenever the garbage collector frees it. Delivery
+    reports for the dropped records may run during the close: their callbacks must expect
+    it."""
+    dropped = len(producer)
+    if dropped:
+        producer.purge()  # close() itself would wait for them without a limit
+    producer.close()
+    return dropped

@@ -75,6 +75,11 @@ class TopicCreator:
             log.info("Created topic %s (topic creation group %s)", topic, self.spec.group_for(topic).name)
         self.known.update(new)
 
+    def close(self) -> None:
+        """Let the admin client go (librdkafka's threads end with it); ``ensure`` makes a new
+        one if called again."""
+        self._admin = None
+
 
 def create_missing_topics(admin: Any, requests: dict[str, tuple[int, int, dict[str, str]]]) -> list[str]:
     """Create the topics of ``requests`` (``topic: (partitions, replication factor,

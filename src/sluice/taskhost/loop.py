@@ -74,11 +74,14 @@ class TaskLoop:
         except BaseException as exc:  # noqa: BLE001 - whatever the task raised fails it, with its trace
             failure = format_trace(exc)
         failure = self._finish(started, failure)
-        with contextlib.suppress(WorkerGone):  # the final totals
-            self.control.last_heartbeat()
-        if failure is not None:
-            with contextlib.suppress(WorkerGone):
-                self.control.send(Failed(failure))
+        try:
+            with contextlib.suppress(WorkerGone):  # the final totals
+                self.control.last_heartbeat()
+            if failure is not None:
+                with contextlib.suppress(WorkerGone):
+                    self.control.send(Failed(failure))
+        finally:
+            self._release()
 
     def _after_start(self) -> None:
         """After ``start`` returned, before the task counts as started."""
@@ -89,3 +92,7 @@ class TaskLoop:
     def _finish(self, started: bool, failure: str | None) -> str | None:
         """Wind the instance down; returns the failure to report, if any."""
         raise NotImplementedError
+
+    def _release(self) -> None:
+        """Close the instance's Kafka clients, last: their threads would otherwise live on
+        (and wake every second) until the garbage collector found the finished loop."""

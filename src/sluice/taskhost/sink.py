@@ -19,7 +19,7 @@ from typing import Any
 from sluice.api.errors import RetriableError
 from sluice.api.records import SinkRecord, TopicPartition
 from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
-from sluice.kafka.clients import KafkaClients
+from sluice.kafka.clients import KafkaClients, close_producer
 from sluice.kafka.errors import ends_task
 from sluice.kafka.settings import consumer_settings, producer_settings
 from sluice.taskhost.control import TaskControl, WorkerGone
@@ -405,6 +405,11 @@ class SinkLoop(TaskLoop):
         if self._dead_letter_producer is not None:
             self._dead_letter_producer.flush(5.0)
         return failure
+
+    def _release(self) -> None:
+        if self._dead_letter_producer is not None:
+            # what it still holds failed the task already (_send_dead_letters waits for all)
+            close_producer(self._dead_letter_producer)
 
 
 # --------------------------------------------------------------------------- the task's context

@@ -22,7 +22,7 @@ from typing import Any
 from sluice.api.errors import RetriableError
 from sluice.api.records import RecordMetadata, SourceRecord
 from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
-from sluice.kafka.clients import KafkaClients
+from sluice.kafka.clients import KafkaClients, close_producer
 from sluice.kafka.errors import ends_task
 from sluice.kafka.settings import producer_settings
 from sluice.kafka.topics import TopicCreator
@@ -164,6 +164,7 @@ class SourceLoop(TaskLoop):
         # the producer can deliver nothing more (a fatal error, a refused login): the final
         # flush does not wait for it, as a Java producer fails its pending records at once
         self.producer_broken = False
+        self.released = False  # once the producer is being closed, as the task ended
         self.seq = 0
         self.interval_s = min(launch.offset_flush_interval_ms, COMMIT_INTERVAL_MAX_MS) / 1000.0
         settings = producer_settings(spec.connector, spec.task, launch.producer_config)
@@ -280,6 +281,8 @@ class SourceLoop(TaskLoop):
     def delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
         """A delivery report that needs more than marking the record acknowledged (on the
         task thread, from ``producer.poll``/``flush``)."""
+        if self.released:
+            return
         record = entry.record
         if err is not None:
             if not self.spec.errors.tolerate_all:
@@ -405,3 +408,11 @@ class SourceLoop(TaskLoop):
                 log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
         self.pipeline.close()
         return failure if failure is not None else self.failure
+
+    def _release(self) -> None:
+        self.released = True  # the reports of what close drops are not the task's to act on
+        dropped = close_producer(self.producer)
+        if dropped:
+            log.debug("Task %s-%s: %d unacknowledged records dropped", self.spec.connector, self.spec.task, dropped)
+        if self.creator is not None:
+            self.creator.close()

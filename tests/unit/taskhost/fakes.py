@@ -195,6 +195,7 @@ class FakeProducer:
         self._decided: deque[tuple[Produced, FakeKafkaError | None]] = deque()
         self._client_errors: deque[FakeKafkaError] = deque()
         self._next_offset: dict[Key, int] = {}
+        self.closed = False
 
     # -- what the loop calls ----------------------------------------------------------
 
@@ -249,6 +250,23 @@ class FakeProducer:
     def __len__(self) -> int:
         with self._changed:
             return len(self._undecided) + len(self._decided)
+
+    def purge(self) -> None:
+        """Fail what awaits a delivery report (librdkafka's ``_PURGE_QUEUE``); the reports run
+        on the next ``poll``/``flush``/``close``."""
+        with self._changed:
+            n = len(self._undecided)
+        self._decide(n, FakeKafkaError("Local: Purged in queue", KafkaError._PURGE_QUEUE))
+
+    def close(self) -> None:
+        """Serve what was decided and end the producer: ``closed`` is set, further use fails."""
+        self._serve()
+        self.closed = True
+        self.produce = self.poll = self.flush = self._closed  # type: ignore[method-assign]
+
+    @staticmethod
+    def _closed(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Producer has been closed")
 
     # -- what the test calls ----------------------------------------------------------
 

@@ -4,6 +4,7 @@ stop and failures go as the worker expects (Kafka's ``WorkerSourceTask``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -32,6 +33,7 @@ from sluice.taskhost.protocol import (
     Stop,
 )
 from sluice.taskhost.source import SourceLoop
+from sluice.taskhost.tolerance import ErrorPolicy
 from tests.unit.taskhost.fakes import (
     EventLog,
     FakeClients,
@@ -141,11 +143,13 @@ def start(
     task_class: type[SourceTask] = ScriptedSourceTask,
     transforms: PluginSpec | None = None,
     interval_ms: int = 50,
+    errors: ErrorPolicy | None = None,
 ) -> FakeProducer:
     """Launch the task as the worker does and run its loop until it reported Started."""
+    spec = task_spec(task_class, {"script": script.key}, transforms)
     worker.launch(
         RunSourceTask(
-            task_spec(task_class, {"script": script.key}, transforms),
+            spec if errors is None else dataclasses.replace(spec, errors=errors),
             producer_config={"bootstrap.servers": "fake:9092"},
             offset_flush_interval_ms=interval_ms,
         )
@@ -300,6 +304,27 @@ def test_stop_commits_what_kafka_acknowledged_then_stops_the_task(
     assert [positions(m) for m in sent if isinstance(m, SourceOffsets)] == [{"a": 1}]
     assert not [m for m in sent if isinstance(m, Failed)]
     assert script.names()[-2:] == ["commit", "stop"]
+
+
+def test_a_stopped_task_closes_its_producer_and_leaves_what_kafka_never_acknowledged_alone(
+    worker: WorkerEnd, script: SourceScript, no_periodic_commits: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # errors.tolerance=all would skip a record that failed to write, and tell commit_record:
+    # a record dropped because the task stopped is neither, and its offset stays unstored
+    producer = start(worker, script, RecordingSourceTask, interval_ms=HOUR_MS, errors=ErrorPolicy(tolerate_all=True))
+    script.queue(record("a", 1), record("a", 2))
+    produced(producer, 2)
+    producer.release(1)
+    with caplog.at_level(logging.WARNING, logger="sluice.taskhost.source"):
+        sent = stop(worker)
+    assert producer.closed  # its librdkafka threads end with the task, not with a garbage collection
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)] == [{"a": 1}]
+    # commit_record only for the record Kafka stored, with where it stored it
+    assert [(rec.source_offset, meta is not None) for rec, meta in script.of("commit_record")] == [
+        ({"position": 1}, True)
+    ]
+    assert script.names()[-1] == "stop"
+    assert "skipping it" not in caplog.text
 
 
 def test_a_failing_poll_fails_the_task_after_storing_what_was_acknowledged(
