@@ -192,6 +192,10 @@ def test_config_store_round_trip(kafka_bootstrap: str, unique_name: str, stores:
     assert expected.tasks(name) == [{"task": "0"}, {"task": "1"}]
     assert expected.target_state(name) == "STOPPED"
     assert expected.task_configs["other"] == []
+    # the task configs were written for this connector config: the same ones again change nothing
+    assert expected.applied_config(name) == config
+    assert not expected.task_configs_changed(name, [{"task": "0"}, {"task": "1"}])
+    assert expected.task_configs_changed(name, [{"task": "0"}])
 
     follower.refresh()
     assert follower.snapshot() == expected
@@ -222,6 +226,17 @@ def test_config_store_round_trip(kafka_bootstrap: str, unique_name: str, stores:
     assert snap.connectors() == ["other"]
     assert name not in snap.target_states and snap.tasks(name) == []
     wait_until(lambda: ("remove", name) in late_heard.events, timeout=10)
+
+    # a changed connector config asks for its task configs to be written again, though they
+    # are the same: its tasks may use its converters or transforms (Kafka's KAFKA-9228)
+    writer.put_connector_config("other", {"name": "other", "value.converter": "JsonConverter"})
+    late.refresh()
+    for seen in (writer.snapshot(), late.snapshot()):
+        assert seen.applied_config("other") == {"name": "other"}
+        assert seen.task_configs_changed("other", [])
+    writer.put_task_configs("other", [])
+    late.refresh()
+    assert not late.snapshot().task_configs_changed("other", [])
 
     assert _describe(kafka_bootstrap, topic) == (1, "compact")
 

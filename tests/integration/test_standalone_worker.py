@@ -153,6 +153,33 @@ def test_pause_survives_a_worker_restart(kafka_bootstrap, unique_name, tmp_path:
         w.kill()
 
 
+def _task_starts(worker: StandaloneWorker) -> int:
+    """The worker's ``task-startup-attempts-total`` (counted as the herder starts a task)."""
+    text = httpx2.get(f"{worker.url}/metrics", timeout=10).text
+    found = re.search(r"^kafka_connect_worker_task_startup_attempts_total(?:\{[^}]*\})? (\S+)$", text, re.M)
+    assert found, text[-2000:]
+    return int(float(found.group(1)))
+
+
+def test_putting_the_same_config_again_leaves_the_tasks_running(worker, unique_name):
+    """Kafka restarts the connector, and its tasks only when their configs or the connector's
+    changed; a standalone worker restarted with its command-line connectors relies on it."""
+    config = {"connector.class": SEQUENCE, "topic": f"{unique_name}-t", "count": "3", "tasks.max": "1"}
+    assert _create(worker, unique_name, config).status_code == 201
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING")
+    starts = _task_starts(worker)
+
+    again = httpx2.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=30)
+    assert again.status_code == 200, again.text  # 200: an update, not a creation
+    assert _task_starts(worker) == starts
+    assert worker.task_state(unique_name) == "RUNNING"
+
+    changed = httpx2.put(f"{worker.url}/connectors/{unique_name}/config", json={**config, "count": "4"}, timeout=30)
+    assert changed.status_code == 200, changed.text
+    assert _task_starts(worker) == starts + 1
+    wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING again")
+
+
 def test_connector_restart_variants(worker, kafka_bootstrap, unique_name, tmp_path):
     marker = tmp_path / "fail-once"
     marker.write_text("fail the first poll")

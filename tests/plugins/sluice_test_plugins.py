@@ -24,6 +24,7 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.metrics import MetricsReporter
+from sluice.connectors.file.source import FileStreamSourceConnector
 
 
 def spark_executor_id() -> str:
@@ -147,6 +148,16 @@ class SequenceSourceConnector(SourceConnector):
                 "('driver' in local mode).",
             )
         )
+
+
+class NarrowFileSourceConnector(FileStreamSourceConnector):
+    """FileStreamSource whose task configs carry only what its task reads (file, topic,
+    batch size), as many connectors' do: a changed converter or transform is not in them."""
+
+    TASK_KEYS = ("file", "topic", "batch.size")
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{k: v for k, v in c.items() if k in self.TASK_KEYS} for c in super().task_configs(max_tasks)]
 
 
 class RecordingSinkTask(SinkTask):

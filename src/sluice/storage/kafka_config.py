@@ -45,7 +45,6 @@ and logger levels read during start-up are not reported (they revert on restart)
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -188,6 +187,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         self._started = False
         self._offset = -1
         self._connector_configs: dict[str, dict[str, Any]] = {}
+        self._applied_configs: dict[str, dict[str, Any]] = {}  # see ClusterConfigState
         self._target_states: dict[str, str] = {}
         self._task_counts: dict[str, int] = {}
         self._task_configs: dict[tuple[str, int], dict[str, Any]] = {}
@@ -258,7 +258,9 @@ class KafkaConfigBackingStore(ConfigBackingStore):
                 if all(task is not None for task in tasks):
                     task_configs[name] = [dict(task) for task in tasks if task is not None]
             return KafkaClusterConfigState(
-                connector_configs=copy.deepcopy(self._connector_configs),
+                # one level down is enough: the values are strings
+                connector_configs={name: dict(config) for name, config in self._connector_configs.items()},
+                applied_configs={name: dict(config) for name, config in self._applied_configs.items()},
                 target_states=dict(self._target_states),
                 task_configs=task_configs,
                 offset=self._offset,
@@ -462,6 +464,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
                     generation = self._task_config_generations.get(name)
                     self._task_config_generations[name] = 0 if generation is None else generation + 1
                 self._inconsistent.discard(name)
+                self._applied_configs[name] = dict(self._connector_configs[name])
             else:
                 log.debug(
                     "Incomplete set of task configs for connector '%s' (commit of %d tasks, buffered %s); "
@@ -486,6 +489,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
 
     def _remove_connector(self, name: str) -> None:
         self._connector_configs.pop(name, None)
+        self._applied_configs.pop(name, None)
         self._task_counts.pop(name, None)
         for task_id in [task_id for task_id in self._task_configs if task_id[0] == name]:
             del self._task_configs[task_id]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Mapping
 
@@ -167,6 +166,7 @@ class MemoryConfigBackingStore(ConfigBackingStore):
             self._state.connector_configs.pop(name, None)
             self._state.target_states.pop(name, None)
             self._state.task_configs.pop(name, None)
+            self._state.applied_configs.pop(name, None)
 
     def put_target_state(self, name: str, state: str) -> None:
         state = check_target_state(state)
@@ -177,7 +177,10 @@ class MemoryConfigBackingStore(ConfigBackingStore):
         configs = [dict(config) for config in configs]
         with self._lock:
             self._state.task_configs[name] = configs
+            current = self._state.connector_configs.get(name)
+            if current is not None:
+                self._state.applied_configs[name] = dict(current)
 
     def snapshot(self) -> ClusterConfigState:
         with self._lock:
-            return copy.deepcopy(self._state)
+            return self._state.copy()

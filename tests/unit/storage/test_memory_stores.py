@@ -234,3 +234,24 @@ def test_empty_task_configs_are_kept() -> None:
     snapshot = store.snapshot()
     assert snapshot.tasks("c") == []
     assert snapshot.task_configs == {"c": []}
+
+
+def test_config_store_remembers_the_connector_config_its_task_configs_came_from() -> None:
+    store = MemoryConfigBackingStore()
+    store.put_connector_config("c", {"name": "c", "topic": "a"})
+    assert store.snapshot().applied_config("c") is None
+    assert store.snapshot().task_configs_changed("c", [])  # none written yet
+    store.put_task_configs("c", [{"topic": "a"}])
+    snapshot = store.snapshot()
+    assert snapshot.applied_config("c") == {"name": "c", "topic": "a"}
+    assert not snapshot.task_configs_changed("c", [{"topic": "a"}])
+    assert snapshot.task_configs_changed("c", [{"topic": "b"}])
+
+    # the same task configs from a changed connector config still count as a change
+    store.put_connector_config("c", {"name": "c", "topic": "a", "transforms": "t"})
+    assert store.snapshot().task_configs_changed("c", [{"topic": "a"}])
+    store.put_task_configs("c", [{"topic": "a"}])
+    assert not store.snapshot().task_configs_changed("c", [{"topic": "a"}])
+
+    store.remove_connector_config("c")
+    assert store.snapshot().applied_config("c") is None

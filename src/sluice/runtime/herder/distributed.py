@@ -327,7 +327,7 @@ class DistributedHerder(WorkerHerder):
         except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
             self.worker.fail_connector(name, exc)
             return
-        if configs == snapshot.tasks(name):
+        if not snapshot.task_configs_changed(name, configs):
             return
         if self.member is not None and self.member.coordinator_unreachable:
             # Cut off from the group, this worker may no longer own the connector: its

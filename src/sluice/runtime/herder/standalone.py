@@ -84,6 +84,8 @@ class StandaloneHerder(WorkerHerder):
             exists = self.config_store.snapshot().contains(name)
             if exists and not allow_replace:
                 raise AlreadyExistsError(f"Connector {name} already exists")
+            if exists and self._reapplied_unchanged(name, config):
+                return (False, self.connector_info(name))
             if exists:
                 self.worker.stop_connector(name)
                 self.config_store.put_connector_config(name, config)
@@ -92,6 +94,34 @@ class StandaloneHerder(WorkerHerder):
                 self.config_store.put_connector_config(name, config, target)
             self._start_connector(name)
             return (not exists, self.connector_info(name))
+
+    def _reapplied_unchanged(self, name: str, config: Mapping[str, str | None]) -> bool:
+        """A connector given the config it runs with: as in Kafka, the connector restarts and
+        its running tasks keep running unless the task configs it now generates differ
+        (``AbstractHerder.taskConfigsChanged``). False when this does not apply: the config
+        changed, or the connector or some of its tasks do not run here."""
+        snapshot = self.config_store.snapshot()
+        stored = snapshot.connector_config(name)
+        target = TargetState(snapshot.target_state(name))
+        if stored is None or dict(stored) != dict(config) or target is TargetState.STOPPED:
+            return False
+        task_configs = snapshot.tasks(name)
+        if not self.worker.runs_connector(name) or sorted(self.worker.task_states(name)) != list(
+            range(len(task_configs))
+        ):
+            return False
+        if not self.worker.restart_connector_instance(name, dict(stored), target):
+            return True  # the connector is FAILED with its trace; its tasks go on, as in Kafka
+        try:
+            new_configs = self.worker.connector_task_configs(name, int(stored.get("tasks.max", "1")))
+        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
+            self.worker.fail_connector(name, exc)
+            return True
+        if snapshot.task_configs_changed(name, new_configs):
+            self.worker.stop_tasks(name)
+            self.config_store.put_task_configs(name, new_configs)
+            self._start_tasks(name)
+        return True
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
         with self._lock:
@@ -163,7 +193,7 @@ class StandaloneHerder(WorkerHerder):
                 except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
                     self.worker.fail_connector(name, exc)
                     return
-                if new_configs == snapshot.tasks(name):
+                if not snapshot.task_configs_changed(name, new_configs):
                     return
                 self.worker.stop_tasks(name)
                 self.config_store.put_task_configs(name, new_configs)
