@@ -3,10 +3,11 @@
 its connection ended, its Spark job ended — and the supervisor's own wake-up.
 
 The inbox notes when the task last sent anything (:attr:`Inbox.heard_at`), as it arrives.
-Heartbeats are the one message that never wakes the supervisor: each is handed to
-``on_heartbeat`` on the connection's reader thread, in the order the task sent it with the
-rest. A worker with hundreds of tasks would otherwise wake hundreds of threads every
-interval only to record their totals.
+Heartbeats are the one message that never wakes the supervisor: the host's, which carry
+the totals of all its tasks (:meth:`Inbox.host_heartbeat`, on the host connection's reader
+thread), and the task's last one (on its own connection's, in order with the rest) are
+handed to ``on_heartbeat``. A worker with hundreds of tasks would otherwise wake hundreds
+of threads every interval only to record their totals.
 """
 
 from __future__ import annotations
@@ -57,14 +58,25 @@ class Inbox(queue.Queue[InboxItem]):
     def __init__(self, on_heartbeat: Callable[[dict[str, float] | None], None] | None = None) -> None:
         super().__init__()
         self._on_heartbeat = on_heartbeat
-        #: when the task last sent anything (``time.monotonic()``; 0: nothing yet)
+        #: when the task (or its host, for it) last sent anything (``time.monotonic()``; 0: nothing yet)
         self.heard_at = 0.0
+        # the task's own (last) heartbeat came: a host heartbeat read after it carries older totals
+        self._own_heartbeat_heard = False
 
     def deliver(self, message: TaskMessage) -> None:
         """What the task sent: noted, and queued for the supervisor unless it is a heartbeat."""
         self.heard_at = time.monotonic()
         if isinstance(message, Heartbeat):
+            self._own_heartbeat_heard = True
             if self._on_heartbeat is not None:
                 self._on_heartbeat(message.metrics)
             return
         self.put(message)
+
+    def host_heartbeat(self, metrics: dict[str, float] | None) -> None:
+        """The task's host is alive and sent the task's changed totals (None: none changed)."""
+        if self._own_heartbeat_heard:
+            return
+        self.heard_at = time.monotonic()
+        if metrics is not None and self._on_heartbeat is not None:
+            self._on_heartbeat(metrics)

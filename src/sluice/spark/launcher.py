@@ -60,8 +60,8 @@ from sluice.spark.control import TaskConnection, control_server
 from sluice.spark.inbox import Connected, Inbox, JobEnded
 from sluice.spark.split_read import SplitReadResult, run_split_read
 from sluice.taskhost.host import run_host
-from sluice.taskhost.protocol import Hello, HostBootstrap, HostTask, TaskLaunch, TaskSpec
-from sluice.taskhost.wire import ChannelClosed, WorkerChannel
+from sluice.taskhost.protocol import Hello, HostBootstrap, HostHeartbeat, HostTask, TaskLaunch, TaskSpec
+from sluice.taskhost.wire import ChannelClosed, ProtocolError, WorkerChannel
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,27 @@ class HostJob:
 
     def _on_connect(self, channel: WorkerChannel, hello: Hello) -> None:
         self.channel, self.hello = channel, hello
+        threading.Thread(
+            target=self._read_heartbeats, args=(channel,), name=f"sluice-host-{hello.incarnation[:8]}", daemon=True
+        ).start()
         self.launcher.host_connected(self)
+
+    def _read_heartbeats(self, channel: WorkerChannel) -> None:
+        """Hand each heartbeat of the host to the inboxes of the tasks it runs, until the
+        connection ends (the job's end tells the tasks why)."""
+        while True:
+            try:
+                message = channel.recv()
+            except ChannelClosed:
+                return
+            except ProtocolError as exc:
+                log.warning("Unreadable message on a task host's connection; no more are read from it: %s", exc)
+                return
+            if not isinstance(message, HostHeartbeat):
+                log.warning("Unexpected message on a task host's connection: %r", message)
+                continue
+            for launch in self.launcher.tasks_of(self):
+                launch.inbox.host_heartbeat(message.metrics.get(launch.incarnation))
 
     def _run_job(self) -> None:
         spark = self.launcher.spark
@@ -224,6 +244,11 @@ class SparkTaskLauncher:
         self._running: set[HostJob] = set()  # every host whose job has not ended
         self._warm = False  # keep the spread's hosts up (once warmed up)
         self._closed = threading.Event()
+
+    def tasks_of(self, host: HostJob) -> list[Launch]:
+        """The tasks ``host`` runs (or is about to)."""
+        with self._lock:
+            return list(host.tasks)
 
     @property
     def slots(self) -> int:

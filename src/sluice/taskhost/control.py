@@ -1,5 +1,5 @@
 """The task host's end of a task's control connection: what the worker asked, read by a
-thread of its own; and the host's heartbeats, sent for all its tasks by one thread.
+thread of its own; and the host's heartbeat, sent for all its tasks at once by one thread.
 
 The task loop reads the flags between its calls to the task, and waits on
 :meth:`TaskControl.reply` for the answer to an offsets or split-read message.
@@ -7,7 +7,6 @@ The task loop reads the flags between its calls to the task, and waits on
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
@@ -19,6 +18,7 @@ from sluice.taskhost.protocol import (
     Assign,
     Committed,
     Heartbeat,
+    HostHeartbeat,
     HostTask,
     Pause,
     Resume,
@@ -159,21 +159,23 @@ class TaskControl:
             self.stop_requested.set()
             raise WorkerGone(str(exc)) from exc
 
-    def heartbeat(self) -> None:
-        """Send the totals that changed since the last heartbeat (all of them in the first);
-        nothing once :meth:`last_heartbeat` was sent."""
+    def heartbeat_totals(self) -> dict[str, float] | None:
+        """For the host's heartbeat: the totals that changed since the last time (all of them
+        the first time); None when none did, and once :meth:`last_heartbeat` was sent."""
         with self._heartbeat_lock:
             if self._heartbeats_ended:
-                return
+                return None
             totals = self.meter.snapshot()
             sent = self._totals_sent
-            # only what changed: an idle task's heartbeat is a few bytes to write and read
-            changed = totals if sent is None else {k: v for k, v in totals.items() if sent.get(k) != v}
             self._totals_sent = totals
-            self.send(Heartbeat(changed or None))
+            if sent is None:
+                return totals
+            # only what changed: an idle task adds nothing to its host's heartbeat
+            return {k: v for k, v in totals.items() if sent.get(k) != v} or None
 
     def last_heartbeat(self) -> None:
-        """Send every total as the task ends; no heartbeat follows it."""
+        """Send every total as the task ends, on the task's own connection (in order with
+        its other messages); no heartbeat of its host carries it after this."""
         with self._heartbeat_lock:
             self._heartbeats_ended = True
             self.send(Heartbeat(self.meter.snapshot()))
@@ -201,32 +203,40 @@ class TaskControl:
 
 
 class Heartbeats:
-    """Sends a heartbeat for each task of a host every ``interval_s``, from one thread,
-    until stopped."""
+    """Sends the host's heartbeat (:class:`~sluice.taskhost.protocol.HostHeartbeat`) on the
+    host connection every ``interval_s``, with the totals of every task of the host that
+    changed, from one thread, until stopped or the connection closed."""
 
-    def __init__(self, interval_s: float) -> None:
+    def __init__(self, interval_s: float, channel: TaskChannel) -> None:
         self._interval_s = interval_s
-        self._controls: set[TaskControl] = set()
+        self._channel = channel
+        self._controls: dict[str, TaskControl] = {}  # by the task's launch incarnation
         self._lock = threading.Lock()
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sluice-task-heartbeats", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="sluice-host-heartbeats", daemon=True)
         self._thread.start()
 
-    def add(self, control: TaskControl) -> None:
+    def add(self, incarnation: str, control: TaskControl) -> None:
         with self._lock:
-            self._controls.add(control)
+            self._controls[incarnation] = control
 
-    def remove(self, control: TaskControl) -> None:
+    def remove(self, incarnation: str) -> None:
         with self._lock:
-            self._controls.discard(control)
+            self._controls.pop(incarnation, None)
 
     def _run(self) -> None:
         while not self._done.wait(self._interval_s):
             with self._lock:
-                controls = list(self._controls)
-            for control in controls:
-                with contextlib.suppress(WorkerGone):  # that task's loop hears it too
-                    control.heartbeat()
+                controls = list(self._controls.items())
+            metrics = {}
+            for incarnation, control in controls:
+                changed = control.heartbeat_totals()
+                if changed is not None:
+                    metrics[incarnation] = changed
+            try:
+                self._channel.send(HostHeartbeat(metrics))
+            except ChannelClosed:
+                return  # the worker let the host go: its tasks hear it on their own connections
 
     def stop(self) -> None:
         self._done.set()

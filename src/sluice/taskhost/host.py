@@ -10,8 +10,9 @@ own: it says hello with its launch's secret, receives the task to run, and runs 
 :class:`~sluice.taskhost.source.SourceLoop` or :class:`~sluice.taskhost.sink.SinkLoop` —
 until the worker says stop, the task fails, or the worker goes away. A task that raises
 fails only itself; its siblings keep running. Each task's connection has a reader thread
-(:class:`~sluice.taskhost.control.TaskControl`); one thread per host sends every task's
-heartbeat (:class:`~sluice.taskhost.control.Heartbeats`).
+(:class:`~sluice.taskhost.control.TaskControl`); one thread per host sends the host's
+heartbeat, for all its tasks, on the host connection
+(:class:`~sluice.taskhost.control.Heartbeats`).
 
 The host ends once the worker closed its host connection (it lets an idle host go that
 way, and a worker that went away closes everything) and its tasks have all ended.
@@ -76,11 +77,11 @@ class HostedTask:
             control.welcomed.wait()
             launch = control.launch if not control.stopping else None
             if launch is not None:
-                self.heartbeats.add(control)  # from the task's start: nobody hears them before
+                self.heartbeats.add(self.order.incarnation, control)  # from the task's start
                 try:
                     LOOPS[type(launch)](launch, control, self.clients).run()
                 finally:
-                    self.heartbeats.remove(control)
+                    self.heartbeats.remove(self.order.incarnation)
             with contextlib.suppress(WorkerGone):
                 control.send(Stopped())
         finally:
@@ -95,7 +96,7 @@ def run_host(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
     the tasks it had given this host FAILED with that error."""
     channel = wire.connect(bootstrap.address)
     channel.send_hello(Hello(bootstrap.incarnation, bootstrap.secret, os.getpid(), socket.gethostname()))
-    heartbeats = Heartbeats(bootstrap.heartbeat_interval_ms / 1000.0)
+    heartbeats = Heartbeats(bootstrap.heartbeat_interval_ms / 1000.0, channel)
     tasks: list[HostedTask] = []
     try:
         while True:

@@ -10,7 +10,11 @@ task's whole life the worker and the task exchange the messages below over it:
 * task → worker (:data:`TaskMessage`): :class:`Hello` first, alone (who it is and the
   launch's secret); then :class:`Started`, :class:`SourceOffsets` /
   :class:`SinkOffsets` (to commit), :class:`TopicsSeen`, :class:`SplitReadRequest`,
-  :class:`PausedAck`, :class:`Heartbeat`, :class:`Failed` and, last, :class:`Stopped`;
+  :class:`PausedAck`, :class:`Failed`, the task's last :class:`Heartbeat` and, last,
+  :class:`Stopped`;
+* host → worker, on the host connection: :class:`HostHeartbeat`, every interval, for all
+  the host's tasks at once (a worker with hundreds of tasks reads one message per host,
+  not one per task);
 * worker → task (:data:`WorkerMessage`): the task to run (:data:`TaskLaunch`: a
   :class:`RunSourceTask` or a :class:`RunSinkTask`), then :class:`Pause` / :class:`Resume`
   / :class:`Stop`, :class:`Committed` (the answer to an offsets message), :class:`Assign`
@@ -39,6 +43,7 @@ __all__ = [
     "Committed",
     "Failed",
     "Heartbeat",
+    "HostHeartbeat",
     "Hello",
     "HostBootstrap",
     "HostTask",
@@ -264,12 +269,23 @@ class PausedAck:
 
 @dataclass(frozen=True)
 class Heartbeat:
-    """The task is alive; ``metrics`` are those of its
-    :class:`~sluice.taskhost.metering.TaskMeter` totals that changed since its last
-    heartbeat (all of them in its first, and in the last, which the task sends as it ends),
-    or None when none did. The worker merges them: an idle task's heartbeat is a few bytes."""
+    """On a task connection: the task's last totals, all of its
+    :class:`~sluice.taskhost.metering.TaskMeter`'s, sent as it ends (before
+    :class:`Failed`, if it failed). The worker merges them; a heartbeat with none (None)
+    says only that the task is alive. While the task runs, its host's
+    :class:`HostHeartbeat` carries its totals."""
 
     metrics: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class HostHeartbeat:
+    """On the host connection, every ``heartbeat_interval_ms``: the host and every task it
+    runs are alive. ``metrics``: by task (its launch's incarnation), the totals that changed
+    since that task's last heartbeat — all of them in its first; a task with none changed
+    is left out. A task's last totals come in its own :class:`Heartbeat` as it ends."""
+
+    metrics: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -285,5 +301,14 @@ class Stopped:
 
 
 TaskMessage = (
-    Started | SourceOffsets | SinkOffsets | TopicsSeen | SplitReadRequest | PausedAck | Heartbeat | Failed | Stopped
+    Started
+    | SourceOffsets
+    | SinkOffsets
+    | TopicsSeen
+    | SplitReadRequest
+    | PausedAck
+    | Heartbeat
+    | HostHeartbeat
+    | Failed
+    | Stopped
 )

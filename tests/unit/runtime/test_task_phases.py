@@ -121,7 +121,7 @@ def test_connected_the_task_is_told_the_target_state_and_reports_it_once_it_hold
     wait_until(lambda: len(launch.connection.of(Resume)) == 2, timeout=10, message="told to run again")
     wait_until(lambda: supervised.reports[-1][0] is State.RUNNING, timeout=10, message="RUNNING again")
 
-    launch.inbox.deliver(Heartbeat({"poll_total": 5}))
+    launch.inbox.host_heartbeat({"poll_total": 5})
     launch.inbox.put(TopicsSeen(["orders"]))
     wait_until(lambda: supervised.topics == ["orders"], timeout=10, message="topic recorded")
     assert supervised.task.series.latest() == {"poll_total": 5}
@@ -189,18 +189,24 @@ def test_heartbeats_keep_a_task_alive_and_its_totals_without_reaching_the_inbox(
     monkeypatch.setattr(base, "HEARTBEAT_TIMEOUT_S", 0.5)
     supervised = Supervised()
     launch = supervised.connected()
-    launch.inbox.deliver(Heartbeat({"poll_total": 0, "poll_batches": 0}))  # before the task started
+    launch.inbox.host_heartbeat({"poll_total": 0, "poll_batches": 0})  # before the task started
     launch.inbox.put(Started())
     supervised.reported(State.RUNNING)
-    launch.inbox.deliver(Heartbeat({"poll_total": 5}))  # only what changed
+    launch.inbox.host_heartbeat({"poll_total": 5})  # only what changed
     assert launch.inbox.empty()  # recorded where it arrived
     assert supervised.task.series.latest() == {"poll_total": 5, "poll_batches": 0}
-    for _ in range(8):  # twice the silence that fails a task, in idle heartbeats only
-        launch.inbox.deliver(Heartbeat())
+    for _ in range(8):  # twice the silence that fails a task, in idle host heartbeats only
+        launch.inbox.host_heartbeat(None)
         assert launch.inbox.empty()  # the supervisor sleeps on
         supervised.task.join(0.12)
     assert supervised.reports[-1] == (State.RUNNING, None)
     assert supervised.task.series.latest() == {"poll_total": 5, "poll_batches": 0}  # the same totals, again
+
+    # the task's last totals come on its own connection; a host heartbeat read after them
+    # was sent before them, and is older
+    launch.inbox.deliver(Heartbeat({"poll_total": 9, "poll_batches": 2}))
+    launch.inbox.host_heartbeat({"poll_total": 8})
+    assert supervised.task.series.latest() == {"poll_total": 9, "poll_batches": 2}
     supervised.task.stop()
 
 

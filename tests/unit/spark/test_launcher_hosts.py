@@ -11,6 +11,7 @@ and waits until it is told to stop. The launcher is the real one.
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -23,7 +24,16 @@ from sluice.spark.inbox import Connected, Disconnected, Inbox, JobEnded
 from sluice.spark.launcher import Launch, SparkTaskLauncher
 from sluice.taskhost import host as host_module
 from sluice.taskhost.control import TaskControl
-from sluice.taskhost.protocol import Heartbeat, PluginSpec, Resume, RunSourceTask, Started, Stop, TaskSpec
+from sluice.taskhost.protocol import (
+    Heartbeat,
+    HostBootstrap,
+    PluginSpec,
+    Resume,
+    RunSourceTask,
+    Started,
+    Stop,
+    TaskSpec,
+)
 from tests.helpers import wait_until
 
 STRING = PluginSpec("sluice.converters.string.StringConverter", {})
@@ -47,6 +57,7 @@ class RecordingLoop:
 
     def run(self) -> None:
         RecordingLoop.ran.put(self.launch.task.task)
+        self.control.meter.poll_total = 100 + self.launch.task.task  # a total of its own
         self.control.send(Started())
         while not self.control.stopping:
             self.control.wait_for_change(1.0)
@@ -164,8 +175,10 @@ def _connected(inbox: queue.Queue[Any]) -> Connected:
     return item
 
 
-def _launch(launcher: SparkTaskLauncher, number: int, dedicated: bool = False) -> tuple[Launch, queue.Queue[Any]]:
-    inbox = Inbox()
+def _launch(
+    launcher: SparkTaskLauncher, number: int, dedicated: bool = False, inbox: Inbox | None = None
+) -> tuple[Launch, queue.Queue[Any]]:
+    inbox = inbox if inbox is not None else Inbox()
     launch = launcher.launch(_task(number), inbox, dedicated)
     _LAUNCHED.append(launch)
     _connected(inbox)
@@ -205,6 +218,27 @@ def test_warming_up_starts_the_spread_and_a_task_takes_a_host_at_once(make_launc
     assert RecordingLoop.ran.get(timeout=10) == 0
     assert sorted(launcher.hosts()) == [(0, False, False), (1, False, False)]
     assert spark.running == 2 and not spark.pending  # no host beyond the spread
+
+
+def test_one_heartbeat_per_host_keeps_each_of_its_tasks_heard_with_its_own_totals(
+    make_launcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher_module, "HostBootstrap", functools.partial(HostBootstrap, heartbeat_interval_ms=20))
+    launcher, _ = make_launcher(4, hosts=1)
+    launcher.warm_up(10)
+    totals: dict[int, list[dict[str, float]]] = {0: [], 1: []}
+    inboxes = {n: Inbox(on_heartbeat=totals[n].append) for n in totals}
+    for number, inbox in inboxes.items():
+        _launch(launcher, number, inbox=inbox)
+    assert launcher.hosts() == [(2, False, False)]  # both tasks in the one host
+
+    def poll_totals() -> list[float | None]:
+        return [next((t["poll_total"] for t in reversed(seen) if "poll_total" in t), None) for seen in totals.values()]
+
+    wait_until(lambda: poll_totals() == [100.0, 101.0], timeout=10, message=lambda: f"each task's totals: {totals}")
+    heard = {n: inbox.heard_at for n, inbox in inboxes.items()}
+    # the tasks send nothing themselves: their host's heartbeats keep them heard
+    wait_until(lambda: all(inboxes[n].heard_at > heard[n] for n in inboxes), timeout=10, message="heard again")
 
 
 def test_tasks_spread_over_the_shared_hosts_then_share_them(make_launcher) -> None:

@@ -5,15 +5,16 @@ frame ends every wait for the worker."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 
 import pytest
 
 from sluice.api.source import SourceTask
-from sluice.taskhost.control import TaskControl, WorkerGone
-from sluice.taskhost.protocol import Pause, Resume, RunSourceTask, Started, Stop, WorkerMessage
-from sluice.taskhost.wire import encode
+from sluice.taskhost.control import Heartbeats, TaskControl, WorkerGone
+from sluice.taskhost.protocol import HostHeartbeat, Pause, Resume, RunSourceTask, Started, Stop, WorkerMessage
+from sluice.taskhost.wire import encode, task_channel, worker_channel
 from tests.unit.taskhost.fakes import DEADLINE_S, WorkerEnd, task_spec, wait_for
 
 LAUNCH = RunSourceTask(
@@ -102,20 +103,42 @@ def test_an_unreadable_frame_counts_as_the_worker_gone(worker: WorkerEnd, payloa
     assert control.worker_gone.is_set() and control.stopping
 
 
-def test_heartbeats_carry_only_the_totals_that_changed_and_none_after_the_last(worker: WorkerEnd) -> None:
+def test_heartbeat_totals_are_those_that_changed_and_none_after_the_last_heartbeat(worker: WorkerEnd) -> None:
     control = worker.control
     control.meter.poll_total = 3
-    control.heartbeat()  # the first: every total
-    control.heartbeat()  # nothing changed
+    first = control.heartbeat_totals()  # the first: every total
+    idle = control.heartbeat_totals()  # nothing changed
     control.meter.poll_total = 7
-    control.heartbeat()
-    control.last_heartbeat()  # as the task ends: every total again
+    changed = control.heartbeat_totals()
+    control.last_heartbeat()  # as the task ends, on its own connection: every total again
     control.meter.poll_total = 9
-    control.heartbeat()  # after the last one: nothing is sent ...
-    control.send(Started())  # ... before this
+    after = control.heartbeat_totals()  # after the last one: nothing more for the host to send
+    control.send(Started())
     worker.next(Started)
-    first, idle, changed, last = (h.metrics for h in worker.heartbeats)
     assert first is not None and first["poll_total"] == 3 and len(first) > 10
     assert idle is None
     assert changed == {"poll_total": 7}
+    assert after is None
+    (last,) = (h.metrics for h in worker.heartbeats)
     assert last is not None and last.keys() == first.keys() and last["poll_total"] == 7
+
+
+def test_one_host_heartbeat_carries_every_task_whose_totals_changed() -> None:
+    worker_sock, host_sock = socket.socketpair()
+    worker_end, host_end = worker_channel(worker_sock), task_channel(host_sock)
+    with WorkerEnd() as busy, WorkerEnd() as idle:
+        busy.control.meter.poll_total = 5
+        idle.control.heartbeat_totals()  # its first totals went out already
+        heartbeats = Heartbeats(0.01, host_end)
+        try:
+            heartbeats.add("busy-task", busy.control)
+            heartbeats.add("idle-task", idle.control)
+            first = worker_end.recv()
+            second = worker_end.recv()  # nothing changed since: the host is alive, that is all
+        finally:
+            heartbeats.stop()
+            worker_end.close()
+            host_end.close()
+    assert isinstance(first, HostHeartbeat) and isinstance(second, HostHeartbeat)
+    assert list(first.metrics) == ["busy-task"] and first.metrics["busy-task"]["poll_total"] == 5
+    assert second.metrics == {}

@@ -18,6 +18,7 @@ from sluice.taskhost.protocol import (
     Failed,
     Heartbeat,
     Hello,
+    HostHeartbeat,
     HostTask,
     Pause,
     PausedAck,
@@ -79,6 +80,8 @@ EVERY_MESSAGE: list[Any] = [
     PausedAck(),
     Heartbeat({"poll_total": 10, "poll_time_ms": 1.5}),
     Heartbeat(),
+    HostHeartbeat({"0f3a": {"poll_total": 10.0}, "9c1e": {"put_batches": 2.0}}),
+    HostHeartbeat(),
     Failed("Traceback (most recent call last):\n  ...\nValueError: no\n"),
     Stopped(),
     HostTask("0123abcd", "s3cret"),
@@ -139,6 +142,10 @@ def test_each_end_accepts_only_what_the_other_end_sends() -> None:
         (b'{"v": 1, "type": "Failed", "body": {"trace": null}}', "Failed.trace: expected a string"),
         (b'{"v": 1, "type": "Heartbeat", "body": {"metrics": {"a": 1, "b": true}}}', "metrics.b: expected a number"),
         (b'{"v": 1, "type": "Heartbeat", "body": {"metrics": {"a": "1"}}}', "metrics.a: expected a number"),
+        (
+            b'{"v": 1, "type": "HostHeartbeat", "body": {"metrics": {"t": {"a": "1"}}}}',
+            "metrics.t.a: expected a number",
+        ),
     ],
 )
 def test_a_frame_that_is_not_a_valid_message_is_refused_with_the_reason(payload: bytes, error: str) -> None:
