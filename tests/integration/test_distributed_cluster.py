@@ -89,13 +89,15 @@ def test_a_changed_converter_reaches_tasks_whose_task_configs_stay_the_same(
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[bytes] = []
 
-    def read() -> None:
+    def read() -> list[bytes]:
+        """Every value read so far, after one more poll."""
         message = consumer.poll(0.2)
         if message is not None and message.error() is None:
             values.append(message.value())
+        return values
 
     try:
-        wait_until(lambda: read() or b"plain" in values, timeout=120, message=lambda: f"the first line: {values}")
+        wait_until(lambda: b"plain" in read(), timeout=120, message=lambda: f"the first line: {values}")
         json_config = {**config, "value.converter": JSON, "value.converter.schemas.enable": "true"}
         r = httpx2.put(f"{cluster[1].url}/connectors/{name}/config", json=json_config, timeout=60)
         assert r.status_code == 200, r.text
@@ -108,8 +110,7 @@ def test_a_changed_converter_reaches_tasks_whose_task_configs_stay_the_same(
             appended += 1
             with source.open("a") as out:
                 out.write(f"line-{appended}\n")
-            read()
-            return any(v.startswith(b'{"schema":') for v in values)
+            return any(v.startswith(b'{"schema":') for v in read())
 
         wait_until(json_arrived, timeout=120, message=lambda: f"a JsonConverter envelope on {topic}: {values[-5:]}")
     finally:

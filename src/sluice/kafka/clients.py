@@ -48,16 +48,14 @@ class LibrdkafkaClients:
 LIBRDKAFKA = LibrdkafkaClients()
 
 
-def close_producer(producer: Any) -> int:
+def close_producer(producer: Any) -> None:
     """Release a producer's connections and threads now, dropping what it still holds (the
-    caller flushed first, as long as it would wait); returns how many records were dropped.
+    caller flushed first, as long as it would wait, and said what was left).
 
     librdkafka's threads wake every second while the client lives, so a task's producer is
     closed when the task ends rather than whenever the garbage collector frees it. Delivery
     reports for the dropped records may run during the close: their callbacks must expect
     it."""
-    dropped = len(producer)
-    if dropped:
+    if len(producer):
         producer.purge()  # close() itself would wait for them without a limit
     producer.close()
-    return dropped

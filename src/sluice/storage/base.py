@@ -17,7 +17,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 __all__ = [
     "DESTROYED",
@@ -25,6 +25,7 @@ __all__ = [
     "ClusterConfigState",
     "ConfigBackingStore",
     "ConnectorStatus",
+    "copy_configs",
     "OffsetBackingStore",
     "StatusBackingStore",
     "TaskStatus",
@@ -235,15 +236,20 @@ class ClusterConfigState:
         return tasks[task] if 0 <= task < len(tasks) else None
 
     def copy(self) -> ClusterConfigState:
-        """A copy to hand out: its maps and configs are copies. The values in a config are
-        strings, so one level down is enough; a deep copy of 300 connectors' state took
-        14 times as long (8 ms), and creating a connector takes several snapshots."""
+        """A copy to hand out: its maps and configs are copies (see :func:`copy_configs`)."""
         return ClusterConfigState(
-            connector_configs={name: dict(config) for name, config in self.connector_configs.items()},
+            connector_configs=copy_configs(self.connector_configs),
             target_states=dict(self.target_states),
             task_configs={name: [dict(task) for task in tasks] for name, tasks in self.task_configs.items()},
-            applied_configs={name: dict(config) for name, config in self.applied_configs.items()},
+            applied_configs=copy_configs(self.applied_configs),
         )
+
+
+def copy_configs(configs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Configs by name, each copied. The values in a config are strings, so one level down is
+    enough; a deep copy costs many times more, and creating a connector takes several
+    snapshots of every connector's config."""
+    return {name: dict(config) for name, config in configs.items()}
 
 
 class ConfigBackingStore(ABC):

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
-from sluice.storage.base import ClusterConfigState, ConfigBackingStore, check_target_state
+from sluice.storage.base import ClusterConfigState, ConfigBackingStore, check_target_state, copy_configs
 from sluice.storage.kafka_formats import (
     ConfigKey,
     RecordFormatError,
@@ -258,9 +258,8 @@ class KafkaConfigBackingStore(ConfigBackingStore):
                 if all(task is not None for task in tasks):
                     task_configs[name] = [dict(task) for task in tasks if task is not None]
             return KafkaClusterConfigState(
-                # one level down is enough: the values are strings
-                connector_configs={name: dict(config) for name, config in self._connector_configs.items()},
-                applied_configs={name: dict(config) for name, config in self._applied_configs.items()},
+                connector_configs=copy_configs(self._connector_configs),
+                applied_configs=copy_configs(self._applied_configs),
                 target_states=dict(self._target_states),
                 task_configs=task_configs,
                 offset=self._offset,

@@ -411,8 +411,6 @@ class SourceLoop(TaskLoop):
 
     def _release(self) -> None:
         self.released = True  # the reports of what close drops are not the task's to act on
-        dropped = close_producer(self.producer)
-        if dropped:
-            log.debug("Task %s-%s: %d unacknowledged records dropped", self.spec.connector, self.spec.task, dropped)
+        close_producer(self.producer)  # what it drops, _finish reported
         if self.creator is not None:
             self.creator.close()

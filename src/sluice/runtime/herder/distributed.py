@@ -322,12 +322,8 @@ class DistributedHerder(WorkerHerder):
         config = snapshot.connector_config(name)
         if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
             return
-        try:
-            configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
-        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
-            self.worker.fail_connector(name, exc)
-            return
-        if not snapshot.task_configs_changed(name, configs):
+        configs = self._generate_task_configs_of(name, config)
+        if configs is None or not snapshot.task_configs_changed(name, configs):
             return
         if self.member is not None and self.member.coordinator_unreachable:
             # Cut off from the group, this worker may no longer own the connector: its

@@ -105,22 +105,12 @@ class StandaloneHerder(WorkerHerder):
         target = TargetState(snapshot.target_state(name))
         if stored is None or dict(stored) != dict(config) or target is TargetState.STOPPED:
             return False
-        task_configs = snapshot.tasks(name)
-        if not self.worker.runs_connector(name) or sorted(self.worker.task_states(name)) != list(
-            range(len(task_configs))
-        ):
+        running_here = sorted(self.worker.task_states(name)) == list(range(snapshot.task_count(name)))
+        if not self.worker.runs_connector(name) or not running_here:
             return False
-        if not self.worker.restart_connector_instance(name, dict(stored), target):
-            return True  # the connector is FAILED with its trace; its tasks go on, as in Kafka
-        try:
-            new_configs = self.worker.connector_task_configs(name, int(stored.get("tasks.max", "1")))
-        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
-            self.worker.fail_connector(name, exc)
-            return True
-        if snapshot.task_configs_changed(name, new_configs):
-            self.worker.stop_tasks(name)
-            self.config_store.put_task_configs(name, new_configs)
-            self._start_tasks(name)
+        if self.worker.restart_connector_instance(name, dict(stored), target):
+            self._update_tasks(name)
+        # else the connector is FAILED with its trace; its tasks go on, as in Kafka
         return True
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
@@ -160,13 +150,25 @@ class StandaloneHerder(WorkerHerder):
     def _generate_and_start_tasks(self, name: str) -> None:
         config = self.config_store.snapshot().connector_config(name)
         assert config is not None
-        try:
-            max_tasks = int(config.get("tasks.max", "1"))
-            task_configs = self.worker.connector_task_configs(name, max_tasks)
-        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
-            self.worker.fail_connector(name, exc)
+        task_configs = self._generate_task_configs_of(name, config)
+        if task_configs is None:
             return
         self.config_store.put_task_configs(name, task_configs)
+        self._start_tasks(name)
+
+    def _update_tasks(self, name: str) -> None:
+        """Ask the running connector for its task configs; when they, or the connector
+        config since they were written, changed, restart the tasks with them (Kafka's
+        ``updateConnectorTasks``)."""
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
+            return
+        new_configs = self._generate_task_configs_of(name, config)
+        if new_configs is None or not snapshot.task_configs_changed(name, new_configs):
+            return
+        self.worker.stop_tasks(name)
+        self.config_store.put_task_configs(name, new_configs)
         self._start_tasks(name)
 
     def _start_tasks(self, name: str) -> None:
@@ -184,20 +186,7 @@ class StandaloneHerder(WorkerHerder):
     def _on_reconfiguration_request(self, name: str) -> None:
         def reconfigure() -> None:
             with self._lock:
-                snapshot = self.config_store.snapshot()
-                config = snapshot.connector_config(name)
-                if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
-                    return
-                try:
-                    new_configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
-                except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
-                    self.worker.fail_connector(name, exc)
-                    return
-                if not snapshot.task_configs_changed(name, new_configs):
-                    return
-                self.worker.stop_tasks(name)
-                self.config_store.put_task_configs(name, new_configs)
-                self._start_tasks(name)
+                self._update_tasks(name)
 
         threading.Thread(target=reconfigure, name=f"sluice-reconfigure-{name}", daemon=True).start()
 

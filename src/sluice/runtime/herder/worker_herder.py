@@ -154,6 +154,15 @@ class WorkerHerder(Herder):
     def connectors(self) -> list[str]:
         return self.config_store.snapshot().connectors()
 
+    def _generate_task_configs_of(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]] | None:
+        """The task configs the running connector generates for ``config``'s ``tasks.max``;
+        None when its ``task_configs()`` raised: the connector is FAILED with that."""
+        try:
+            return self.worker.connector_task_configs(name, int(config.get("tasks.max", "1")))
+        except Exception as exc:  # noqa: BLE001 - the connector's own task_configs() failed: the connector is FAILED with it
+            self.worker.fail_connector(name, exc)
+            return None
+
     def _require(self, name: str) -> dict[str, str]:
         config = self.config_store.snapshot().connector_config(name)
         if config is None:
