@@ -31,6 +31,7 @@ from sluice.kafka.clients import LIBRDKAFKA, KafkaClients
 from sluice.taskhost import wire
 from sluice.taskhost.control import Heartbeats, TaskControl, WorkerGone
 from sluice.taskhost.loop import TaskLoop
+from sluice.taskhost.plugins import collect_less_often
 from sluice.taskhost.protocol import (
     Hello,
     HostBootstrap,
@@ -94,6 +95,7 @@ def run_host(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
 
     Raises when the worker cannot be reached: the Spark job fails, and the worker reports
     the tasks it had given this host FAILED with that error."""
+    collect_less_often()
     channel = wire.connect(bootstrap.address)
     channel.send_hello(Hello(bootstrap.incarnation, bootstrap.secret, os.getpid(), socket.gethostname()))
     heartbeats = Heartbeats(bootstrap.heartbeat_interval_ms / 1000.0, channel)

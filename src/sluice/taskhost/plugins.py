@@ -8,38 +8,39 @@ record pipeline: executors load this module.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
 import sys
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 from sluice.api.converter import Converter, HeaderConverter
 from sluice.taskhost.pipeline import RecordPipeline
 from sluice.taskhost.protocol import PluginSpec, TaskSpec
 
-__all__ = ["collector_paused", "ensure_plugin_paths", "load_class", "make_pipeline"]
+__all__ = ["collect_less_often", "ensure_plugin_paths", "load_class", "make_pipeline"]
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the length of one batch, back on after.
+#: Net allocations between two collections of the youngest generation in a process that
+#: runs tasks (Python's default is 700), and how many collections of one generation make
+#: one of the next (10 and 10 by default).
+COLLECTOR_THRESHOLDS = (50_000, 20, 20)
 
-    A batch allocates millions of short-lived objects (records, structs, values) that hold
-    no reference cycles, so reference counting frees them; with the collector on, those
-    allocations trigger collections that walk every live object again and again. Measured
-    on a JsonConverter → JDBC sink batch: 30% of the Python worker's CPU. Cyclic garbage a
-    batch leaves is collected once the collector is back on.
+
+def collect_less_often() -> None:
+    """Python's cyclic garbage collector set to run far less often in this process.
+
+    A task allocates millions of short-lived objects (messages, records, structs, values)
+    that hold no reference cycles, so reference counting frees them; at the default
+    thresholds they trigger a collection every few hundred records, and the older
+    generations' collections walk every live object again and again. Raising the thresholds
+    once for the process rather than switching the collector off for each batch: the switch
+    is process-wide, so a task host's task threads toggled it under each other, and the
+    allocations between batches (a consumer's messages) still triggered collections.
+    ``bench/compare.py``'s one-task sink workload (b) shows the difference (see
+    docs/benchmarks.md). Cyclic garbage is still collected, later.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
 #: Plugins are imported one at a time in a process. A task host starts many tasks on threads

@@ -25,7 +25,7 @@ from sluice.kafka.settings import consumer_settings, producer_settings
 from sluice.taskhost.control import TaskControl, WorkerGone
 from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, TaskFailure, TaskLoop, format_trace
 from sluice.taskhost.pipeline import DeadLetter
-from sluice.taskhost.plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
+from sluice.taskhost.plugins import ensure_plugin_paths, load_class, make_pipeline
 from sluice.taskhost.protocol import PausedAck, RunSinkTask, SinkOffsets, TopicPartitionKey, TopicsSeen
 from sluice.taskhost.tolerance import Stage
 
@@ -163,31 +163,30 @@ class SinkLoop(TaskLoop):
         }
 
     def _deliver(self, messages: list[Any]) -> None:
-        with collector_paused():
-            cols = self._columns(messages)
-            if not cols["offset"]:
-                return
-            new_topics = set(cols["topic"]) - self.topics_seen
-            if new_topics:  # the task's topics, once a record of theirs is read (before put)
-                self.topics_seen |= new_topics
-                self.control.send(TopicsSeen(sorted(new_topics)))
-            self.previous_batch_columns = self.batch_columns
-            self.batch_columns = cols
-            self.meter.read_total += len(cols["offset"])
-            try:
-                records = self.pipeline.sink_records(None, self.dead, cols)
-            except BaseException:
-                self._send_dead_letters()  # the failing record's among them, before the task fails
-                raise
-            self.meter.send_total += len(records)
-            self._put(records)
-            last: dict[TopicPartitionKey, int] = {}
-            for topic, partition, offset in zip(cols["topic"], cols["partition"], cols["offset"], strict=True):
-                last[(topic, partition)] = offset
-            for tp, offset in last.items():
-                if tp in self.positions:  # every record read counts: filtered, dead-lettered or put
-                    self.positions[tp] = offset + 1
-            self._count_active()
+        cols = self._columns(messages)
+        if not cols["offset"]:
+            return
+        new_topics = set(cols["topic"]) - self.topics_seen
+        if new_topics:  # the task's topics, once a record of theirs is read (before put)
+            self.topics_seen |= new_topics
+            self.control.send(TopicsSeen(sorted(new_topics)))
+        self.previous_batch_columns = self.batch_columns
+        self.batch_columns = cols
+        self.meter.read_total += len(cols["offset"])
+        try:
+            records = self.pipeline.sink_records(None, self.dead, cols)
+        except BaseException:
+            self._send_dead_letters()  # the failing record's among them, before the task fails
+            raise
+        self.meter.send_total += len(records)
+        self._put(records)
+        last: dict[TopicPartitionKey, int] = {}
+        for topic, partition, offset in zip(cols["topic"], cols["partition"], cols["offset"], strict=True):
+            last[(topic, partition)] = offset
+        for tp, offset in last.items():
+            if tp in self.positions:  # every record read counts: filtered, dead-lettered or put
+                self.positions[tp] = offset + 1
+        self._count_active()
 
     def _put(self, records: list[SinkRecord]) -> None:
         started = time.monotonic()

@@ -28,7 +28,7 @@ from sluice.kafka.settings import producer_settings
 from sluice.kafka.topics import TopicCreator
 from sluice.taskhost.control import TaskControl, WorkerGone
 from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, Stopping, TaskFailure, TaskLoop, format_trace
-from sluice.taskhost.plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
+from sluice.taskhost.plugins import ensure_plugin_paths, load_class, make_pipeline
 from sluice.taskhost.protocol import (
     PausedAck,
     RunSourceTask,
@@ -184,16 +184,15 @@ class SourceLoop(TaskLoop):
             if control.paused:
                 self._pause()
                 continue
-            with collector_paused():
-                polled_at = time.monotonic()
-                try:
-                    records = self.task.poll()
-                except RetriableError:
-                    control.wait_for_change(RETRIABLE_POLL_BACKOFF_S)
-                    records = None
-                if records:
-                    self.meter.polled(len(records), (time.monotonic() - polled_at) * 1000.0)
-                    self._send(records)
+            polled_at = time.monotonic()
+            try:
+                records = self.task.poll()
+            except RetriableError:
+                control.wait_for_change(RETRIABLE_POLL_BACKOFF_S)
+                records = None
+            if records:
+                self.meter.polled(len(records), (time.monotonic() - polled_at) * 1000.0)
+                self._send(records)
             self.producer.poll(0)
             if records:  # once per batch, its delivery reports served: what Kafka has not acknowledged
                 self.meter.active(len(self.producer))

@@ -23,7 +23,7 @@ from sluice.api.source import partition_key
 from sluice.kafka.topics import TopicCreator
 from sluice.taskhost.loop import format_trace
 from sluice.taskhost.pipeline import RecordPipeline
-from sluice.taskhost.plugins import collector_paused, ensure_plugin_paths, load_class, make_pipeline
+from sluice.taskhost.plugins import collect_less_often, ensure_plugin_paths, load_class, make_pipeline
 from sluice.taskhost.protocol import TaskSpec
 
 __all__ = ["SOURCE_OUTPUT_DDL", "SplitPartSpec", "run_split_part"]
@@ -54,8 +54,8 @@ def run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch]
     ``report`` receives ``(task, seq, index, [(partition, offset)], count, trace_or_None,
     topics)``, seen by the driver only if the Spark task (with its Kafka write) succeeded.
     """
-    with collector_paused():
-        yield from _run_split_part(spec, report)
+    collect_less_often()
+    yield from _run_split_part(spec, report)
 
 
 def _run_split_part(spec: SplitPartSpec, report: Any) -> Iterator[pa.RecordBatch]:
