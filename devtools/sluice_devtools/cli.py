@@ -47,6 +47,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -280,9 +281,17 @@ def _fetch(quickstart: bool) -> int:
     from sluice_devtools.jars import fetch_all, fetch_archives, fetch_quickstart
 
     started = time.monotonic()
-    for name, jars in (fetch_quickstart() if quickstart else fetch_all()).items():
+    archives: dict[str, Path] = {}
+    if quickstart:
+        jar_sets = fetch_quickstart()
+    else:
+        with ThreadPoolExecutor(max_workers=2) as pool:  # the archives beside the jar sets
+            archives_fetched = pool.submit(fetch_archives)
+            jar_sets = fetch_all()
+            archives = archives_fetched.result()
+    for name, jars in jar_sets.items():
         print(f"{name}: {len(jars)} jars in {jars[0].parent}")
-    for name, home in ({} if quickstart else fetch_archives()).items():
+    for name, home in archives.items():
         print(f"{name}: {home}")
     elapsed = time.monotonic() - started
     if elapsed > 1:

@@ -4,7 +4,7 @@ Apache Kafka's broker and tools, Apache Kafka Connect (the benchmarks' and parit
 reference), the storage servers (s3proxy, Hadoop's HDFS minicluster) and single archives
 (the Schema Registry's distribution; OpenSearch's and Elasticsearch's, unpacked with their
 files' Unix modes), resolved with the Ivy machinery of :mod:`sluice.jvm.jars` into the same
-cache, under the same file lock and with the same all-or-nothing directories.
+cache, under the same file locks and with the same all-or-nothing directories.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import stat
 import tempfile
 import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import TypeVar
 from xml.sax.saxutils import quoteattr
 
 from sluice.jvm import JvmArtifactError
@@ -145,18 +147,39 @@ def hdfs_minicluster_classpath() -> list[Path]:
 def fetch_quickstart() -> dict[str, list[Path]]:
     """Fetch what the quickstart runs: a Kafka broker, and a worker's Spark Kafka jars.
     The other services' jars are fetched by whatever starts them, on first use."""
-    return {"kafka-broker": kafka_broker_classpath(), "spark-kafka": spark_kafka_jars()}
+    return _side_by_side({"kafka-broker": kafka_broker_classpath, "spark-kafka": spark_kafka_jars})
 
 
 def fetch_all() -> dict[str, list[Path]]:
-    """Fetch every jar set the project uses; a no-op (and offline) once cached."""
-    connect_classpath, connect_plugins = kafka_connect_classpath()  # the benchmarks' reference
-    return {
-        **fetch_quickstart(),
-        "kafka-connect": [*connect_classpath, connect_plugins],
-        "s3proxy": s3proxy_classpath(),
-        "hdfs-minicluster": hdfs_minicluster_classpath(),
-    }
+    """Fetch every jar set the project uses, side by side; a no-op (and offline) once cached."""
+
+    def kafka_connect() -> list[Path]:  # the benchmarks' reference
+        classpath, plugins = kafka_connect_classpath()
+        return [*classpath, plugins]
+
+    return _side_by_side(
+        {
+            "kafka-broker": kafka_broker_classpath,
+            "spark-kafka": spark_kafka_jars,
+            "kafka-connect": kafka_connect,
+            "s3proxy": s3proxy_classpath,
+            "hdfs-minicluster": hdfs_minicluster_classpath,
+        }
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _side_by_side(fetches: Mapping[str, Callable[[], _T]]) -> dict[str, _T]:
+    """Each fetch's result by name, the fetches run on threads of their own: a cold fetch
+    waits on Maven Central for each of its artifacts in turn (s3proxy's 198 jars take
+    minutes), so sets fetched together take as long as the slowest instead of the sum.
+    Every fetch ends before the first failure, in the order given, is raised."""
+    with ThreadPoolExecutor(max_workers=len(fetches)) as pool:
+        futures = {name: pool.submit(fetch) for name, fetch in fetches.items()}
+        wait(futures.values())
+    return {name: future.result() for name, future in futures.items()}
 
 
 def opensearch_home() -> Path:
@@ -170,8 +193,9 @@ def elasticsearch_home() -> Path:
 
 
 def fetch_archives() -> dict[str, Path]:
-    """Fetch the search servers' distributions (about 170 MB unpacked); a no-op once cached."""
-    return {"opensearch": opensearch_home(), "elasticsearch": elasticsearch_home()}
+    """Fetch the search servers' distributions (about 170 MB unpacked), side by side; a
+    no-op once cached."""
+    return _side_by_side({"opensearch": opensearch_home, "elasticsearch": elasticsearch_home})
 
 
 def _distribution_home(module: Module) -> Path:
@@ -202,8 +226,8 @@ def maven_archive(
     dependencies) with the same Ivy command line as the jar sets, unpacks it into
     ``<jvm cache>/<name>`` (default ``<artifact>-<revision>[-<classifier>]``) and returns that
     directory. As with jar sets, the directory is either complete (a marker file is written
-    last) or absent, concurrent fetches are serialised by the same file lock, and the
-    downloaded archive itself is not kept (neither here nor in Ivy's cache).
+    last) or absent, concurrent fetches of it are serialised by a file lock, and the
+    downloaded archive itself is not kept.
     """
     module: Module = (organisation, artifact, revision)
     dest_name = name or "-".join(p for p in (artifact, revision, classifier) if p)
@@ -212,7 +236,7 @@ def maven_archive(
     identity = {"module": list(module), "ext": ext, "classifier": classifier}
     if _archive_complete(dest, identity):
         return dest
-    with fetch_lock():
+    with fetch_lock(dest_name):
         if _archive_complete(dest, identity):
             return dest
         coords = ":".join([*module, *([classifier] if classifier else [])]) + f"@{ext}"
@@ -235,8 +259,6 @@ def maven_archive(
             os.rename(out, dest)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        for cached in (root / "ivy-cache" / organisation / artifact).glob(f"*/{artifact}-{revision}*.{ext}"):
-            cached.unlink(missing_ok=True)  # Ivy's copy of the archive: not needed again
         log.info("Fetched and unpacked %s in %.1fs", coords, time.monotonic() - started)
     return dest
 

@@ -7,6 +7,9 @@ import re
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -174,8 +177,40 @@ def test_a_failed_fetch_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
         jars.kafka_broker_classpath()
     assert "not found" in str(failure.value)
     jvm = tmp_path / "cache" / "jvm"
-    leftovers = {p.name for p in jvm.iterdir()} - {"ivy-cache", "ivy-home", ".fetch.lock"}
-    assert leftovers == set()
+    leftovers = {p.name for p in jvm.iterdir() if not (p.name.startswith(".fetch-") and p.name.endswith(".lock"))}
+    assert leftovers == set()  # not even Ivy's cache: each fetch has its own, in its temporary directory
+
+
+def test_jar_sets_are_fetched_side_by_side_and_every_fetch_ends_before_a_failure_is_raised() -> None:
+    """A cold ``sluice dev fetch`` waits on the network for each artifact of a set in turn;
+    the sets are fetched together. Two fetches that each wait for the other can only finish
+    together; a failing fetch is raised only once the others have ended."""
+    both_started = threading.Barrier(2, timeout=10)
+
+    def fetch(name: str) -> Callable[[], str]:
+        def run() -> str:
+            both_started.wait()  # a BrokenBarrierError after 10 s when fetched one after the other
+            return f"{name}'s jars"
+
+        return run
+
+    assert jars._side_by_side({"a": fetch("a"), "b": fetch("b")}) == {"a": "a's jars", "b": "b's jars"}
+
+    ended: list[str] = []
+    started = threading.Barrier(2, timeout=10)
+
+    def failing() -> None:
+        started.wait()
+        raise JvmArtifactError("Could not download a")
+
+    def slow() -> None:
+        started.wait()
+        time.sleep(0.5)  # a fetch slower than the failing one
+        ended.append("slow")
+
+    with pytest.raises(JvmArtifactError, match="Could not download a"):
+        jars._side_by_side({"a": failing, "b": slow})
+    assert ended == ["slow"]
 
 
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -239,5 +274,5 @@ def test_the_quickstart_fetches_only_the_broker_and_sparks_kafka_jars(tmp_path: 
     assert re.search(r"error: Could not download .*(connect-runtime|s3proxy|hadoop|opensearch)", everything.stderr), (
         everything.stderr
     )
-    kept = {jars.kafka_broker_classpath()[0].parent.name, jvm_jars.spark_kafka_jars()[0].parent.name, "ivy-cache"}
+    kept = {jars.kafka_broker_classpath()[0].parent.name, jvm_jars.spark_kafka_jars()[0].parent.name}
     assert [p.name for p in (cache / "jvm").iterdir() if p.name not in kept and not p.name.startswith(".")] == []

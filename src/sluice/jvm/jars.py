@@ -4,8 +4,9 @@ Resolution runs Apache Ivy's command line (the ``ivy-*.jar`` that PySpark ships 
 ``jars/`` directory), so a machine needs Java but not Maven. Each jar set is resolved
 into a temporary directory next to its final place, a marker file listing the jars is
 written, and the directory is renamed into place: a set is either complete or absent.
-A file lock serialises concurrent fetches (Ivy's cache is not safe for parallel writers).
-Ivy's own cache keeps only metadata afterwards: the jars would be a second copy.
+A file lock per set serialises concurrent fetches of the same set; different sets are
+fetched side by side, each through an Ivy cache of its own in its temporary directory (Ivy's
+cache is not safe for parallel writers), so nothing is kept twice.
 
 The worker needs one set, :func:`spark_kafka_jars`. :func:`jar_set`, :func:`run_ivy` and
 :func:`fetch_lock` are the building blocks, public for the development tooling's own sets
@@ -142,7 +143,7 @@ def spark_kafka_jars() -> list[Path]:
 def jar_set(name: str, modules: Sequence[Module], keep: Callable[[str], bool] = lambda _artifact: True) -> list[Path]:
     """The jars of ``modules`` and their dependencies, in ``<jvm cache>/<name>/``.
 
-    Resolved with Ivy on first use (serialised by :func:`fetch_lock`); afterwards read from
+    Resolved with Ivy on first use (serialised by :func:`fetch_lock` of ``name``); afterwards read from
     the cache without running Java. ``keep`` filters by artifact name (the jars of the
     artifacts it rejects are not kept).
     """
@@ -151,7 +152,7 @@ def jar_set(name: str, modules: Sequence[Module], keep: Callable[[str], bool] = 
     cached = _read_complete(dest, modules)
     if cached is not None:
         return cached
-    with fetch_lock():
+    with fetch_lock(name):
         cached = _read_complete(dest, modules)  # another process may have finished meanwhile
         if cached is not None:
             return cached
@@ -179,17 +180,10 @@ def jar_set(name: str, modules: Sequence[Module], keep: Callable[[str], bool] = 
             os.rename(out, dest)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        _drop_cached_artifacts(root / "ivy-cache")
         log.info("Fetched %s (%d jars) in %.1fs", name, len(jars), time.monotonic() - started)
     result = _read_complete(dest, modules)
     assert result is not None
     return result
-
-
-def _drop_cached_artifacts(ivy_cache: Path) -> None:
-    """Delete the jars in Ivy's cache (``<org>/<module>/<type>s/*.jar``), keeping its metadata."""
-    for jar in ivy_cache.glob("*/*/*s/*.jar"):
-        jar.unlink(missing_ok=True)
 
 
 def _read_complete(dest: Path, modules: Sequence[Module]) -> list[Path] | None:
@@ -206,9 +200,9 @@ def _read_complete(dest: Path, modules: Sequence[Module]) -> list[Path] | None:
 
 
 @contextlib.contextmanager
-def fetch_lock() -> Iterator[None]:
-    """Held while anything is fetched into the JVM cache (Ivy's cache is not safe for parallel writers)."""
-    with open(jvm_dir() / ".fetch.lock", "a") as handle:
+def fetch_lock(name: str) -> Iterator[None]:
+    """Held while ``<jvm cache>/<name>`` is fetched, so that two processes never fetch it together."""
+    with open(jvm_dir() / f".fetch-{name}.lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -246,20 +240,21 @@ def run_ivy(
     """Run Ivy's command line on ``ivy_xml``, retrieving into ``retrieved/<layout>``.
 
     ``layout`` is an Ivy retrieve pattern (``[artifact]-[revision].[ext]``); ``confs`` the
-    configurations to resolve (None: Ivy's default). Ivy's cache is ``<jvm cache>/ivy-cache``,
-    its log ``work/ivy.log``; ``what`` names the artifacts in error messages. Call it holding
+    configurations to resolve (None: Ivy's default). Ivy's cache and user directory are in
+    ``work`` (one fetch's temporary directory, deleted after it: fetches of different sets
+    run side by side, and Ivy's cache is not safe for parallel writers), its log
+    ``work/ivy.log``; ``what`` names the artifacts in error messages. Call it holding
     :func:`fetch_lock`. Raises :class:`~sluice.jvm.JvmArtifactError` (with the interesting
     lines of Ivy's log) when Ivy fails, times out or retrieves nothing.
     """
-    root = jvm_dir()
     command = [
         str(java_executable()),
         # keep Ivy's user dir out of $HOME (which may be read-only in CI)
-        f"-Divy.default.ivy.user.dir={root / 'ivy-home'}",
+        f"-Divy.default.ivy.user.dir={work / 'ivy-home'}",
         "-jar",
         str(_ivy_jar()),
         "-cache",
-        str(root / "ivy-cache"),
+        str(work / "ivy-cache"),
         "-ivy",
         str(ivy_xml),
         *(["-confs", confs] if confs else []),
