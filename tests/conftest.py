@@ -53,22 +53,23 @@ LONG_GROUPS = (
 )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """``./dev test`` runs the suite on two pytest-xdist workers (``--dist loadgroup
     --no-loadscope-reorder``), each a session of its own with its own broker and servers.
     A test file runs on one worker as a whole (its module fixtures, e.g. a cluster, start
     once); files that use a server that is costly to start say so with an ``xdist_group``
     of the same name (``storage``, ``databases``, ``search``, ``browser``), so that it
-    starts on one worker only. Groups are handed out in the order of the items: the long
-    ones first, then the other integration tests, then the unit tests (seconds each)."""
+    starts once, on one worker, and stops when the group is done (see
+    :func:`pytest_runtest_teardown`). Groups are handed out in the order of the items: the
+    long ones first, then the other integration tests, then the unit tests (seconds each)."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             path = item.nodeid.split("::", 1)[0]
             item.add_marker(pytest.mark.xdist_group(item.nodeid if path in EACH_TEST_A_GROUP else path))
 
     def rank(item: pytest.Item) -> tuple[int, int]:
-        marker = item.get_closest_marker("xdist_group")
-        group = str(marker.args[0]) if marker is not None and marker.args else ""
+        group = _group(item)
         path = item.nodeid.split("::", 1)[0]
         for place, long_group in enumerate(LONG_GROUPS):
             if long_group in (group, path):
@@ -76,6 +77,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return (1 if path.startswith("tests/integration/") else 2, 0)
 
     items.sort(key=rank)  # stable: the order within each rank stays as collected
+
+
+def _group(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker is not None and marker.args else ""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Once this worker's next test belongs to another group (or there is none), the
+    servers its group started stop (:mod:`tests.integration.group_servers`), after the
+    test's own teardown (and its module's, whose fixtures may use them)."""
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or _group(nextitem) != _group(item):
+            from tests.integration.group_servers import GROUP_SERVERS
+
+            GROUP_SERVERS.stop_all()
+
+
+def pytest_sessionfinish() -> None:
+    """Servers still running (a session ended early) stop with the session."""
+    from tests.integration.group_servers import GROUP_SERVERS
+
+    GROUP_SERVERS.stop_all()
 
 
 @pytest.fixture(scope="session")

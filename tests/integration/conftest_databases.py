@@ -5,7 +5,8 @@ Loaded as a plugin (``"tests.integration.conftest_databases"`` in ``pytest_plugi
 fixture (never otherwise) by the project's own tooling (:mod:`sluice_devtools.databases`):
 a private server on a free 127.0.0.1 port with its files in a temporary directory,
 database ``sluice`` and user/password ``sluice``/``sluice``; it is stopped (and its
-directory removed) when the session ends. On a machine without the server programs the
+directory removed) when the tests of its group are done
+(:mod:`tests.integration.group_servers`). On a machine without the server programs the
 first start installs the Debian package (``postgresql`` / ``mariadb-server``) with
 apt-get, as root or through ``sudo -n``; that takes 10-60 s once.
 
@@ -49,6 +50,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.group_servers import GROUP_SERVERS
+
 POSTGRES_URL_ENV = "SLUICE_TEST_POSTGRES_URL"
 MARIADB_URL_ENV = "SLUICE_TEST_MARIADB_URL"
 START_TIMEOUT = 120.0
@@ -68,7 +71,7 @@ def server_work_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iter
 
 
 @contextlib.contextmanager
-def _session_server(tmp_path_factory: pytest.TempPathFactory, kind: str, env: str) -> Iterator[Any]:
+def _group_server(tmp_path_factory: pytest.TempPathFactory, kind: str, env: str) -> Iterator[Any]:
     external = os.environ.get(env)
     if external:
         from sluice_devtools.databases import DatabaseEndpoint
@@ -87,18 +90,16 @@ def _session_server(tmp_path_factory: pytest.TempPathFactory, kind: str, env: st
             server.stop()
 
 
-@pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The session's PostgreSQL server (started on first use, stopped when the session ends)."""
-    with _session_server(tmp_path_factory, "postgres", POSTGRES_URL_ENV) as server:
-        yield server
+@pytest.fixture(scope="module")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The group's PostgreSQL server (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("postgres", lambda: _group_server(tmp_path_factory, "postgres", POSTGRES_URL_ENV))
 
 
-@pytest.fixture(scope="session")
-def mariadb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The session's MariaDB server (started on first use, stopped when the session ends)."""
-    with _session_server(tmp_path_factory, "mariadb", MARIADB_URL_ENV) as server:
-        yield server
+@pytest.fixture(scope="module")
+def mariadb_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The group's MariaDB server (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("mariadb", lambda: _group_server(tmp_path_factory, "mariadb", MARIADB_URL_ENV))
 
 
 @pytest.fixture

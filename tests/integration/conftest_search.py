@@ -3,8 +3,9 @@
 Loaded as a plugin (``"tests.integration.conftest_search"`` in ``pytest_plugins`` of
 ``tests/conftest.py``). Each is started on first use by a test that asks for its fixture
 (never otherwise) by the project's own tooling (:mod:`sluice_devtools.search_servers`) on
-free loopback ports, with its files in a temporary directory, and stopped when the session
-ends. Both are single-node clusters speaking plain HTTP without authentication:
+free loopback ports, with its files in a temporary directory, and stopped when the tests
+of its group are done (:mod:`tests.integration.group_servers`). Both are single-node
+clusters speaking plain HTTP without authentication:
 
 - ``opensearch_server``: an :class:`~sluice_devtools.search_servers.OpenSearchServer`
   (OpenSearch 2.19).
@@ -17,7 +18,7 @@ Use ``url`` (``http://127.0.0.1:PORT``, for ``connection.url``), ``distribution`
 (``"opensearch"`` / ``"elasticsearch"``), ``version()``, ``request(method, path, body)``
 (``(status, decoded JSON)``; ``str`` bodies are sent as is, NDJSON for ``_bulk``),
 ``refresh(index)``, ``count(index)`` and ``delete_index(pattern)``. The servers are shared
-by the session: name indices per test (``unique_name`` lowercased) and delete them after.
+by the group's tests: name indices per test (``unique_name`` lowercased) and delete them after.
 
 ``search_work_dir`` gives a test a fresh work directory for a server it starts (and
 stops) itself. As root the servers run as the ``opensearch``/``elasticsearch`` system
@@ -30,6 +31,7 @@ are made under the system temp directory instead and removed afterwards.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.integration.conftest_databases import server_work_dir
+from tests.integration.group_servers import GROUP_SERVERS
 
 if TYPE_CHECKING:
     from sluice_devtools.search_servers import ElasticsearchServer, OpenSearchServer
@@ -44,9 +47,8 @@ if TYPE_CHECKING:
 START_TIMEOUT = 180.0
 
 
-@pytest.fixture(scope="session")
-def opensearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenSearchServer]:
-    """The session's OpenSearch node (started on first use, stopped when the session ends)."""
+@contextlib.contextmanager
+def _opensearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenSearchServer]:
     from sluice_devtools.search_servers import OpenSearchServer
 
     with server_work_dir(tmp_path_factory, "opensearch") as work_dir:
@@ -58,9 +60,8 @@ def opensearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Open
             server.stop()
 
 
-@pytest.fixture(scope="session")
-def elasticsearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ElasticsearchServer]:
-    """The session's Elasticsearch node (started on first use, stopped when the session ends)."""
+@contextlib.contextmanager
+def _elasticsearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ElasticsearchServer]:
     from sluice_devtools.search_servers import ElasticsearchServer
 
     with server_work_dir(tmp_path_factory, "elasticsearch") as work_dir:
@@ -70,6 +71,18 @@ def elasticsearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def opensearch_server(tmp_path_factory: pytest.TempPathFactory) -> OpenSearchServer:
+    """The group's OpenSearch node (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("opensearch", lambda: _opensearch_server(tmp_path_factory))
+
+
+@pytest.fixture(scope="module")
+def elasticsearch_server(tmp_path_factory: pytest.TempPathFactory) -> ElasticsearchServer:
+    """The group's Elasticsearch node (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("elasticsearch", lambda: _elasticsearch_server(tmp_path_factory))
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 Loaded as a plugin (``"tests.integration.conftest_secured"`` in ``pytest_plugins`` of
 ``tests/conftest.py``). Started on first use by a test that asks for it (never otherwise)
 by the project's own tooling (``KafkaBroker(..., sasl_ssl=True)``), with its files in a
-temporary directory, and stopped (by its pid) when the session ends. It is a broker of its
+temporary directory, and stopped (by its pid) when the tests of its group are done
+(:mod:`tests.integration.group_servers`). It is a broker of its
 own, apart from ``kafka_broker``.
 
 Use ``sasl_ssl_bootstrap`` (``127.0.0.1:PORT``), ``client_properties(mechanism=...,
@@ -16,10 +17,13 @@ PLAINTEXT listener.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.integration.group_servers import GROUP_SERVERS
 
 if TYPE_CHECKING:
     from sluice_devtools.kafka import KafkaBroker
@@ -27,9 +31,8 @@ if TYPE_CHECKING:
 START_TIMEOUT = 180.0
 
 
-@pytest.fixture(scope="session")
-def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    """The session's SASL_SSL broker (started on first use, stopped when the session ends)."""
+@contextlib.contextmanager
+def _secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     from sluice_devtools.kafka import KafkaBroker
 
     broker = KafkaBroker(tmp_path_factory.mktemp("kafka-secured"), sasl_ssl=True)
@@ -38,3 +41,9 @@ def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBro
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="module")
+def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> KafkaBroker:
+    """The group's SASL_SSL broker (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("secured-kafka", lambda: _secured_kafka(tmp_path_factory))

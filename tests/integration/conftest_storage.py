@@ -3,13 +3,13 @@
 Loaded as a plugin (``"tests.integration.conftest_storage"`` in ``pytest_plugins`` of
 ``tests/conftest.py``). Each is started on first use by a test that asks for its fixture
 (never otherwise) by the project's own tooling (:mod:`sluice_devtools.storage_servers`) on
-free loopback ports, with its files in a temporary directory, and stopped when the
-session ends.
+free loopback ports, with its files in a temporary directory, and stopped when the tests
+of its group are done (:mod:`tests.integration.group_servers`).
 
 - ``s3_server``: an :class:`~sluice_devtools.storage_servers.S3Server` (s3proxy). Use
   ``endpoint_url``, ``access_key`` (``sluice``), ``secret_key`` (``sluice-secret``),
   ``region`` (``us-east-1``), ``client()`` (a boto3 S3 client, path-style addressing) and
-  ``create_bucket(name)``. Buckets are shared by the session: name them per test
+  ``create_bucket(name)``. Buckets are shared by the group: name them per test
   (``unique_name`` lowercased).
 - ``hdfs_cluster``: an :class:`~sluice_devtools.storage_servers.HdfsCluster` (a NameNode
   and one DataNode). Use ``hdfs_url`` (``hdfs://127.0.0.1:PORT``, for ``fs.defaultFS``),
@@ -19,10 +19,13 @@ session ends.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.integration.group_servers import GROUP_SERVERS
 
 if TYPE_CHECKING:
     from sluice_devtools.storage_servers import HdfsCluster, S3Server
@@ -30,9 +33,8 @@ if TYPE_CHECKING:
 START_TIMEOUT = 180.0
 
 
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    """The session's S3 API server (started on first use, stopped when the session ends)."""
+@contextlib.contextmanager
+def _s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     from sluice_devtools.storage_servers import S3Server
 
     server = S3Server(tmp_path_factory.mktemp("s3"))
@@ -43,9 +45,8 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
-def hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HdfsCluster]:
-    """The session's HDFS cluster (started on first use, stopped when the session ends)."""
+@contextlib.contextmanager
+def _hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HdfsCluster]:
     from sluice_devtools.storage_servers import HdfsCluster
 
     cluster = HdfsCluster(tmp_path_factory.mktemp("hdfs"))
@@ -54,3 +55,15 @@ def hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HdfsClust
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> S3Server:
+    """The group's S3 API server (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("s3", lambda: _s3_server(tmp_path_factory))
+
+
+@pytest.fixture(scope="module")
+def hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> HdfsCluster:
+    """The group's HDFS cluster (started on first use, stopped when the group is done)."""
+    return GROUP_SERVERS.get("hdfs", lambda: _hdfs_cluster(tmp_path_factory))
