@@ -36,7 +36,9 @@ def test_a_failing_task_is_restarted_with_growing_waits_then_left_failed(
     config = {
         "connector.class": "org.apache.kafka.connect.tools.MockSourceConnector",
         "mock_mode": "task-failure",
-        "delay_ms": "300",  # each instance fails 0.3 s after it started
+        # each instance fails 1.5 s after it started: long enough for the loop below to see
+        # it RUNNING on a loaded machine (at 0.3 s a run fell between two looks at load 10)
+        "delay_ms": "1500",
         "sluice.auto.restart.enable": "true",
         "sluice.auto.restart.max.restarts": "3",
         "sluice.auto.restart.backoff.initial.ms": "1000",
