@@ -18,7 +18,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 from xml.sax.saxutils import quoteattr
@@ -176,9 +176,8 @@ def _side_by_side(fetches: Mapping[str, Callable[[], _T]]) -> dict[str, _T]:
     waits on Maven Central for each of its artifacts in turn (s3proxy's 198 jars take
     minutes), so sets fetched together take as long as the slowest instead of the sum.
     Every fetch ends before the first failure, in the order given, is raised."""
-    with ThreadPoolExecutor(max_workers=len(fetches)) as pool:
+    with ThreadPoolExecutor(max_workers=len(fetches)) as pool:  # its end waits for them all
         futures = {name: pool.submit(fetch) for name, fetch in fetches.items()}
-        wait(futures.values())
     return {name: future.result() for name, future in futures.items()}
 
 

@@ -50,7 +50,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.group_servers import GROUP_SERVERS
+from tests.integration.group_servers import GROUP_SERVERS, started
 
 POSTGRES_URL_ENV = "SLUICE_TEST_POSTGRES_URL"
 MARIADB_URL_ENV = "SLUICE_TEST_MARIADB_URL"
@@ -81,13 +81,8 @@ def _group_server(tmp_path_factory: pytest.TempPathFactory, kind: str, env: str)
     from sluice_devtools.databases import MariaDbServer, PostgresServer
 
     server_class = PostgresServer if kind == "postgres" else MariaDbServer
-    with server_work_dir(tmp_path_factory, kind) as work_dir:
-        server = server_class(work_dir)
-        try:
-            server.start(timeout=START_TIMEOUT)
-            yield server
-        finally:
-            server.stop()
+    with server_work_dir(tmp_path_factory, kind) as work_dir, started(server_class(work_dir), START_TIMEOUT) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

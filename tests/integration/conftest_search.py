@@ -34,12 +34,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.integration.conftest_databases import server_work_dir
-from tests.integration.group_servers import GROUP_SERVERS
+from tests.integration.group_servers import GROUP_SERVERS, started
 
 if TYPE_CHECKING:
     from sluice_devtools.search_servers import ElasticsearchServer, OpenSearchServer
@@ -48,41 +48,27 @@ START_TIMEOUT = 180.0
 
 
 @contextlib.contextmanager
-def _opensearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenSearchServer]:
-    from sluice_devtools.search_servers import OpenSearchServer
+def _search_server(tmp_path_factory: pytest.TempPathFactory, distribution: str) -> Iterator[Any]:
+    from sluice_devtools.search_servers import ElasticsearchServer, OpenSearchServer
 
-    with server_work_dir(tmp_path_factory, "opensearch") as work_dir:
-        server = OpenSearchServer(work_dir)
-        try:
-            server.start(timeout=START_TIMEOUT)
-            yield server
-        finally:
-            server.stop()
-
-
-@contextlib.contextmanager
-def _elasticsearch_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ElasticsearchServer]:
-    from sluice_devtools.search_servers import ElasticsearchServer
-
-    with server_work_dir(tmp_path_factory, "elasticsearch") as work_dir:
-        server = ElasticsearchServer(work_dir)
-        try:
-            server.start(timeout=START_TIMEOUT)
-            yield server
-        finally:
-            server.stop()
+    server_class = OpenSearchServer if distribution == "opensearch" else ElasticsearchServer
+    with (
+        server_work_dir(tmp_path_factory, distribution) as work_dir,
+        started(server_class(work_dir), START_TIMEOUT) as server,
+    ):
+        yield server
 
 
 @pytest.fixture(scope="module")
 def opensearch_server(tmp_path_factory: pytest.TempPathFactory) -> OpenSearchServer:
     """The group's OpenSearch node (started on first use, stopped when the group is done)."""
-    return GROUP_SERVERS.get("opensearch", lambda: _opensearch_server(tmp_path_factory))
+    return GROUP_SERVERS.get("opensearch", lambda: _search_server(tmp_path_factory, "opensearch"))
 
 
 @pytest.fixture(scope="module")
 def elasticsearch_server(tmp_path_factory: pytest.TempPathFactory) -> ElasticsearchServer:
     """The group's Elasticsearch node (started on first use, stopped when the group is done)."""
-    return GROUP_SERVERS.get("elasticsearch", lambda: _elasticsearch_server(tmp_path_factory))
+    return GROUP_SERVERS.get("elasticsearch", lambda: _search_server(tmp_path_factory, "elasticsearch"))
 
 
 @pytest.fixture

@@ -17,13 +17,11 @@ PLAINTEXT listener.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.integration.group_servers import GROUP_SERVERS
+from tests.integration.group_servers import GROUP_SERVERS, started
 
 if TYPE_CHECKING:
     from sluice_devtools.kafka import KafkaBroker
@@ -31,19 +29,12 @@ if TYPE_CHECKING:
 START_TIMEOUT = 180.0
 
 
-@contextlib.contextmanager
-def _secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    from sluice_devtools.kafka import KafkaBroker
-
-    broker = KafkaBroker(tmp_path_factory.mktemp("kafka-secured"), sasl_ssl=True)
-    broker.start(timeout=START_TIMEOUT)
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
 @pytest.fixture(scope="module")
 def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> KafkaBroker:
     """The group's SASL_SSL broker (started on first use, stopped when the group is done)."""
-    return GROUP_SERVERS.get("secured-kafka", lambda: _secured_kafka(tmp_path_factory))
+    from sluice_devtools.kafka import KafkaBroker
+
+    return GROUP_SERVERS.get(
+        "secured-kafka",
+        lambda: started(KafkaBroker(tmp_path_factory.mktemp("kafka-secured"), sasl_ssl=True), START_TIMEOUT),
+    )

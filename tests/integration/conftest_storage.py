@@ -19,13 +19,11 @@ of its group are done (:mod:`tests.integration.group_servers`).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.integration.group_servers import GROUP_SERVERS
+from tests.integration.group_servers import GROUP_SERVERS, started
 
 if TYPE_CHECKING:
     from sluice_devtools.storage_servers import HdfsCluster, S3Server
@@ -33,37 +31,17 @@ if TYPE_CHECKING:
 START_TIMEOUT = 180.0
 
 
-@contextlib.contextmanager
-def _s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    from sluice_devtools.storage_servers import S3Server
-
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    server.start(timeout=START_TIMEOUT)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@contextlib.contextmanager
-def _hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HdfsCluster]:
-    from sluice_devtools.storage_servers import HdfsCluster
-
-    cluster = HdfsCluster(tmp_path_factory.mktemp("hdfs"))
-    cluster.start(timeout=START_TIMEOUT)
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
 @pytest.fixture(scope="module")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> S3Server:
     """The group's S3 API server (started on first use, stopped when the group is done)."""
-    return GROUP_SERVERS.get("s3", lambda: _s3_server(tmp_path_factory))
+    from sluice_devtools.storage_servers import S3Server
+
+    return GROUP_SERVERS.get("s3", lambda: started(S3Server(tmp_path_factory.mktemp("s3")), START_TIMEOUT))
 
 
 @pytest.fixture(scope="module")
 def hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> HdfsCluster:
     """The group's HDFS cluster (started on first use, stopped when the group is done)."""
-    return GROUP_SERVERS.get("hdfs", lambda: _hdfs_cluster(tmp_path_factory))
+    from sluice_devtools.storage_servers import HdfsCluster
+
+    return GROUP_SERVERS.get("hdfs", lambda: started(HdfsCluster(tmp_path_factory.mktemp("hdfs")), START_TIMEOUT))

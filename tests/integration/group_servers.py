@@ -15,10 +15,21 @@ them; the server itself lives as long as its group).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 _T = TypeVar("_T")
+
+
+@contextlib.contextmanager
+def started(server: _T, timeout: float) -> Iterator[_T]:
+    """``server`` (one of :mod:`sluice_devtools`' servers) started, and stopped on exit, also
+    when its start failed half-way."""
+    try:
+        server.start(timeout=timeout)  # type: ignore[attr-defined]
+        yield server
+    finally:
+        server.stop()  # type: ignore[attr-defined]
 
 
 class GroupServers:

@@ -318,12 +318,8 @@ class DistributedHerder(WorkerHerder):
         """The connector's owner asks it for task configs and writes them when they changed."""
         if name not in self._owned_connectors or not self.worker.runs_connector(name):
             return
-        snapshot = self.config_store.snapshot()
-        config = snapshot.connector_config(name)
-        if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
-            return
-        configs = self._generate_task_configs_of(name, config)
-        if configs is None or not snapshot.task_configs_changed(name, configs):
+        configs = self._changed_task_configs(name)
+        if configs is None:
             return
         if self.member is not None and self.member.coordinator_unreachable:
             # Cut off from the group, this worker may no longer own the connector: its

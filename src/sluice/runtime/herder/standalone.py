@@ -160,12 +160,8 @@ class StandaloneHerder(WorkerHerder):
         """Ask the running connector for its task configs; when they, or the connector
         config since they were written, changed, restart the tasks with them (Kafka's
         ``updateConnectorTasks``)."""
-        snapshot = self.config_store.snapshot()
-        config = snapshot.connector_config(name)
-        if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
-            return
-        new_configs = self._generate_task_configs_of(name, config)
-        if new_configs is None or not snapshot.task_configs_changed(name, new_configs):
+        new_configs = self._changed_task_configs(name)
+        if new_configs is None:
             return
         self.worker.stop_tasks(name)
         self.config_store.put_task_configs(name, new_configs)

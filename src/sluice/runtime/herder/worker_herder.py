@@ -163,6 +163,20 @@ class WorkerHerder(Herder):
             self.worker.fail_connector(name, exc)
             return None
 
+    def _changed_task_configs(self, name: str) -> list[dict[str, str]] | None:
+        """The task configs the running connector generates now, when they, or the connector
+        config since the stored ones were written, changed (Kafka's ``taskConfigsChanged``);
+        None when nothing is to be written: the connector is gone or STOPPED, its
+        ``task_configs()`` raised, or nothing changed."""
+        snapshot = self.config_store.snapshot()
+        config = snapshot.connector_config(name)
+        if config is None or TargetState(snapshot.target_state(name)) is TargetState.STOPPED:
+            return None
+        configs = self._generate_task_configs_of(name, config)
+        if configs is None or not snapshot.task_configs_changed(name, configs):
+            return None
+        return configs
+
     def _require(self, name: str) -> dict[str, str]:
         config = self.config_store.snapshot().connector_config(name)
         if config is None:
