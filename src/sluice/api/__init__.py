@@ -36,7 +36,16 @@ from sluice.api.errors import (
     SchemaProjectorError,
 )
 from sluice.api.metrics import Metric, MetricsReporter
-from sluice.api.records import ConnectRecord, Header, Headers, SinkRecord, SourceRecord, TimestampType, TopicPartition
+from sluice.api.records import (
+    ConnectRecord,
+    Header,
+    Headers,
+    SinkBatch,
+    SinkRecord,
+    SourceRecord,
+    TimestampType,
+    TopicPartition,
+)
 from sluice.api.schema_projector import SchemaProjector
 from sluice.api.sink import ErrantRecordReporter, SinkConnector, SinkTask, SinkTaskContext
 from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceConnector, SourceTask, SourceTaskContext
@@ -82,6 +91,7 @@ __all__ = [
     "SchemaBuilder",
     "SchemaProjector",
     "SchemaProjectorError",
+    "SinkBatch",
     "SinkConnector",
     "SinkRecord",
     "SinkTask",

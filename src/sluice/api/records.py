@@ -6,7 +6,7 @@ Spark executors (in the Python worker that runs a task), each by one thread at a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ __all__ = [
     "Header",
     "Headers",
     "RecordMetadata",
+    "SinkBatch",
     "SinkRecord",
     "SourceRecord",
     "TimestampType",
@@ -294,6 +295,235 @@ class SinkRecord(ConnectRecord):
         self._copy_common(copy)
         _apply_changes(copy, changes, _SINK_FIELDS)
         return copy
+
+
+class SinkBatch:
+    """The records of one ``put``, column by column: what
+    :meth:`SinkTask.put_batch <sluice.api.sink.SinkTask.put_batch>` receives.
+
+    Column ``i`` of every list describes record ``i`` — as the attributes of the same name
+    of :class:`SinkRecord` (``topics[i]`` is ``record.topic``, ``partitions[i]`` its
+    ``kafka_partition``, ``offsets[i]`` its ``kafka_offset``, ``headers[i]`` its headers or
+    ``None`` when it has none, and so on). The records are converted and transformed
+    already, in the order :meth:`SinkTask.put <sluice.api.sink.SinkTask.put>` would get
+    them. Treat the lists as read-only: the runtime may share them between batches and
+    with the records :meth:`records` returns.
+
+    A sink that writes whole columns (values to a file, rows to a table) reads them
+    directly and never pays for a :class:`SinkRecord` per record; :meth:`records` builds
+    those on first use, once.
+    """
+
+    __slots__ = ("_columns", "_records")
+
+    #: The columns, by the names of the attributes that read them.
+    COLUMNS = (
+        "topics",
+        "partitions",
+        "key_schemas",
+        "keys",
+        "value_schemas",
+        "values",
+        "offsets",
+        "timestamps",
+        "timestamp_types",
+        "headers",
+        "original_topics",
+        "original_partitions",
+        "original_offsets",
+    )
+
+    def __init__(
+        self,
+        topics: list[str],
+        partitions: list[int],
+        key_schemas: list[Schema | None],
+        keys: list[Any],
+        value_schemas: list[Schema | None],
+        values: list[Any],
+        offsets: list[int],
+        timestamps: list[int | None],
+        timestamp_types: list[str],
+        headers: list[Headers | None],
+        original_topics: list[str] | None = None,
+        original_partitions: list[int] | None = None,
+        original_offsets: list[int] | None = None,
+    ) -> None:
+        """Every list holds one entry per record; ``original_*`` (where each record was
+        consumed) default to ``topics``, ``partitions`` and ``offsets``."""
+        n = len(offsets)
+        columns = (topics, partitions, key_schemas, keys, value_schemas, values, timestamps, timestamp_types, headers)
+        if any(len(column) != n for column in columns):
+            raise ValueError("A SinkBatch's columns must all hold one entry per record")
+        self._columns: Mapping[str, list[Any]] = {
+            "topics": topics,
+            "partitions": partitions,
+            "key_schemas": key_schemas,
+            "keys": keys,
+            "value_schemas": value_schemas,
+            "values": values,
+            "offsets": offsets,
+            "timestamps": timestamps,
+            "timestamp_types": timestamp_types,
+            "headers": headers,
+            "original_topics": topics if original_topics is None else original_topics,
+            "original_partitions": partitions if original_partitions is None else original_partitions,
+            "original_offsets": offsets if original_offsets is None else original_offsets,
+        }
+        self._records: list[SinkRecord] | None = None
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, list[Any]]) -> SinkBatch:
+        """A batch over a mapping that gives each of :data:`COLUMNS` by name, as equally
+        long lists: the runtime's, which makes a column (the offsets, the timestamps) only
+        when a sink reads it."""
+        batch = object.__new__(cls)
+        batch._columns = columns
+        batch._records = None
+        return batch
+
+    @property
+    def topics(self) -> list[str]:
+        return self._columns["topics"]
+
+    @property
+    def partitions(self) -> list[int]:
+        return self._columns["partitions"]
+
+    @property
+    def key_schemas(self) -> list[Schema | None]:
+        return self._columns["key_schemas"]
+
+    @property
+    def keys(self) -> list[Any]:
+        return self._columns["keys"]
+
+    @property
+    def value_schemas(self) -> list[Schema | None]:
+        return self._columns["value_schemas"]
+
+    @property
+    def values(self) -> list[Any]:
+        return self._columns["values"]
+
+    @property
+    def offsets(self) -> list[int]:
+        return self._columns["offsets"]
+
+    @property
+    def timestamps(self) -> list[int | None]:
+        return self._columns["timestamps"]
+
+    @property
+    def timestamp_types(self) -> list[str]:
+        return self._columns["timestamp_types"]
+
+    @property
+    def headers(self) -> list[Headers | None]:
+        return self._columns["headers"]
+
+    @property
+    def original_topics(self) -> list[str]:
+        return self._columns["original_topics"]
+
+    @property
+    def original_partitions(self) -> list[int]:
+        return self._columns["original_partitions"]
+
+    @property
+    def original_offsets(self) -> list[int]:
+        return self._columns["original_offsets"]
+
+    @classmethod
+    def of(cls, records: list[SinkRecord]) -> SinkBatch:
+        """A batch of these records; its :meth:`records` returns this very list."""
+        batch = cls(
+            [r.topic for r in records],
+            [r.kafka_partition for r in records],  # type: ignore[misc]  # a SinkRecord's is set
+            [r.key_schema for r in records],
+            [r.key for r in records],
+            [r.value_schema for r in records],
+            [r.value for r in records],
+            [r.kafka_offset for r in records],
+            [r.timestamp for r in records],
+            [r.timestamp_type for r in records],
+            [r.headers_or_none for r in records],
+            [r.original_topic for r in records],
+            [r.original_kafka_partition for r in records],
+            [r.original_kafka_offset for r in records],
+        )
+        batch._records = records
+        return batch
+
+    def with_columns(self, **columns: list[Any]) -> SinkBatch:
+        """A batch of the same records with some columns replaced, e.g.
+        ``batch.with_columns(topics=new_topics)`` (what a transformation's
+        ``apply_batch`` returns); the others are shared. Replacing ``topics``,
+        ``partitions`` or ``offsets`` leaves the ``original_*`` columns as they were."""
+        unknown = set(columns) - set(self.COLUMNS)
+        if unknown:
+            raise TypeError(f"with_columns() got unexpected columns: {', '.join(sorted(unknown))}")
+        n = len(self)
+        if any(len(column) != n for column in columns.values()):
+            raise ValueError("A SinkBatch's columns must all hold one entry per record")
+        return SinkBatch.from_columns(_ReplacedColumns(self._columns, columns))
+
+    def take(self, rows: list[int]) -> SinkBatch:
+        """A batch of the records at these positions, in the order given."""
+        return SinkBatch.from_columns(
+            {name: [column[i] for i in rows] for name, column in ((n, getattr(self, n)) for n in self.COLUMNS)}
+        )
+
+    def records(self) -> list[SinkRecord]:
+        """The batch as :class:`SinkRecord` objects, made on the first call; later calls
+        return the same list."""
+        if self._records is None:
+            self._records = [
+                SinkRecord(t, p, ks, k, vs, v, o, ts, tt, h, ot, op, oo)
+                for t, p, ks, k, vs, v, o, ts, tt, h, ot, op, oo in zip(
+                    self.topics,
+                    self.partitions,
+                    self.key_schemas,
+                    self.keys,
+                    self.value_schemas,
+                    self.values,
+                    self.offsets,
+                    self.timestamps,
+                    self.timestamp_types,
+                    self.headers,
+                    self.original_topics,
+                    self.original_partitions,
+                    self.original_offsets,
+                    strict=True,
+                )
+            ]
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self._columns["values"])
+
+    def __repr__(self) -> str:
+        return f"SinkBatch({len(self)} records)"
+
+
+class _ReplacedColumns(Mapping[str, list[Any]]):
+    """Columns of another batch, some replaced (read lazily, as the other batch's are)."""
+
+    __slots__ = ("_base", "_changes")
+
+    def __init__(self, base: Mapping[str, list[Any]], changes: dict[str, list[Any]]) -> None:
+        self._base = base
+        self._changes = changes
+
+    def __getitem__(self, name: str) -> list[Any]:
+        column = self._changes.get(name)
+        return self._base[name] if column is None else column
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SinkBatch.COLUMNS)
+
+    def __len__(self) -> int:
+        return len(SinkBatch.COLUMNS)
 
 
 _COMMON_FIELDS = frozenset(ConnectRecord.__slots__) - {"_headers"} | {"headers"}

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from sluice.api.connector import Connector, Task
-from sluice.api.records import SinkRecord, TopicPartition
+from sluice.api.records import SinkBatch, SinkRecord, TopicPartition
 
 __all__ = ["ErrantRecordReporter", "SinkConnector", "SinkTask", "SinkTaskContext"]
 
@@ -178,7 +178,29 @@ class SinkTask(Task):
         Not guaranteed: that ``pre_commit`` follows (the task may fail or the worker
         die first). A record counts as written only once ``pre_commit`` returned its
         offset.
+
+        The runtime calls :meth:`put_batch`, whose default calls ``put`` with the
+        batch's records: a task that overrides ``put_batch`` without calling this
+        method never gets ``put`` calls.
         """
+
+    def put_batch(self, batch: SinkBatch) -> None:
+        """Write (or buffer) a batch of records, given column by column
+        (:class:`~sluice.api.records.SinkBatch`).
+
+        The runtime calls this method, never :meth:`put` directly: whenever ``put`` is
+        described as called, ``put_batch`` is, with the same records as a batch (an
+        empty batch for ``put([])``), under the same rules — when, how often, what
+        raising :class:`~sluice.api.errors.RetriableError` or anything else does. After
+        a ``RetriableError`` the same batch is passed again.
+
+        The default calls ``put(batch.records())``. Override it to write whole columns
+        (``batch.values``, ``batch.offsets``, …) without a :class:`SinkRecord` per
+        record; an override must handle every record of the batch as ``put`` would. To
+        report a record through :meth:`SinkTaskContext.errant_record_reporter`, pass
+        ``batch.records()[i]``.
+        """
+        self.put(batch.records())
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         """Make everything passed to :meth:`put` durable. ``current_offsets`` are the

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from sluice.api.records import ConnectRecord
+from sluice.api.records import ConnectRecord, SinkBatch
 
 if TYPE_CHECKING:
     from sluice.api.config import ConfigDef
@@ -63,6 +63,25 @@ class Transformation(ABC, Generic[R]):
         not modify ``record`` in place (the runtime may still need it as it was).
         """
 
+    def apply_batch(self, batch: SinkBatch) -> SinkBatch | None:
+        """Optional, for sink connectors: :meth:`apply` on every record of ``batch`` at
+        once — the batch of the records it keeps, in order, each exactly as ``apply``
+        would return it (``batch.with_columns(...)`` for a transformation that keeps every
+        record, ``batch.take(rows)`` to keep some) — or ``None`` when it cannot for this
+        batch; the default returns ``None``.
+
+        Called on the task thread, before any ``apply`` of the batch's records, when the
+        worker's ``sluice.transforms.columnar.enable`` is true (the default) and every
+        stage up to this one took the batch whole; with a predicate, on the records it
+        selects. After a ``None`` — from any stage — the whole chain runs per record on
+        the batch, from the first stage.
+
+        Never raise for a record ``apply`` would fail on: return ``None`` and let
+        ``apply`` report it under the error policy. An exception raised anyway is
+        treated as ``None``. Do not modify ``batch``; it stays the runtime's.
+        """
+        return None
+
     @abstractmethod
     def config(self) -> ConfigDef:
         """The :class:`~sluice.api.config.ConfigDef` of the transform's own keys (without
@@ -102,6 +121,13 @@ class Predicate(ABC, Generic[R]):
         stage is the transformation's). Not guaranteed: one call per record (see
         :meth:`Transformation.apply`); keep it free of side effects.
         """
+
+    def test_batch(self, batch: SinkBatch) -> list[bool] | None:
+        """Optional, for sink connectors: :meth:`test` of every record of ``batch``, one
+        answer per record in order, or ``None`` when it cannot for this batch (the chain
+        then runs per record, see :meth:`Transformation.apply_batch`); the default
+        returns ``None``. Never raise for a record ``test`` would fail on: return ``None``."""
+        return None
 
     @abstractmethod
     def config(self) -> ConfigDef:

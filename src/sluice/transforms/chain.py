@@ -26,7 +26,7 @@ from typing import Any
 
 from sluice.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, LambdaValidator, Width, parse_type
 from sluice.api.errors import ConfigError, ConnectError
-from sluice.api.records import ConnectRecord
+from sluice.api.records import ConnectRecord, SinkBatch
 from sluice.api.transforms import Predicate, Transformation
 
 __all__ = ["TransformationChain", "TransformationStage"]
@@ -72,6 +72,36 @@ class TransformationStage:
         if predicate is None or (not predicate.test(record)) is self.negate:
             return self.transformation.apply(record)
         return record
+
+    def apply_batch(self, batch: SinkBatch) -> SinkBatch | None:
+        """The stage on a whole sink batch, or ``None`` when its transformation or
+        predicate has no batch form for it (see ``Transformation.apply_batch``)."""
+        predicate = self.predicate
+        if predicate is None:
+            return self.transformation.apply_batch(batch)
+        answers = predicate.test_batch(batch)
+        if answers is None or len(answers) != len(batch):
+            return None
+        negate = self.negate
+        chosen = [i for i, answer in enumerate(answers) if bool(answer) is not negate]
+        if not chosen:
+            return batch
+        if len(chosen) == len(batch):
+            return self.transformation.apply_batch(batch)
+        out = self.transformation.apply_batch(batch.take(chosen))
+        if out is None:
+            return None
+        if not len(out):  # the chosen records dropped: the others go on
+            return batch.take([i for i, answer in enumerate(answers) if bool(answer) is negate])
+        if len(out) != len(chosen):
+            return None  # some kept, some dropped: not worth merging here
+        merged: dict[str, list[Any]] = {}
+        for name in SinkBatch.COLUMNS:
+            column = list(getattr(batch, name))
+            for i, value in zip(chosen, getattr(out, name), strict=True):
+                column[i] = value
+            merged[name] = column
+        return SinkBatch.from_columns(merged)
 
     def close(self) -> None:
         _close_quietly(self.transformation, "transformation")
@@ -198,6 +228,26 @@ class TransformationChain:
                 except AttributeError:
                     pass
             raise
+
+    # -- per batch (sink connectors) ----------------------------------------------------
+
+    def apply_batch(self, batch: SinkBatch) -> SinkBatch | None:
+        """The sink batch after every stage, when each stage took it whole (its
+        transformation's ``apply_batch`` and its predicate's ``test_batch``); ``None``
+        when one could not — the caller then applies the chain record by record, which
+        also reports any failure under the error policy."""
+        try:
+            for stage in self._stages:
+                out = stage.apply_batch(batch)
+                if out is None:
+                    return None
+                batch = out
+                if not len(batch):
+                    break
+            return batch
+        except Exception:  # a batch form broke its promise: the records decide
+            log.debug("A batch form of %r raised; applying the chain per record", self, exc_info=True)
+            return None
 
     # -- lifecycle and introspection ----------------------------------------------------
 

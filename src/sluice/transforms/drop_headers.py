@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from sluice.api.config import ConfigDef, ConfigType, Importance, ValidList, parse_type
-from sluice.api.records import ConnectRecord, Headers
+from sluice.api.records import ConnectRecord, Headers, SinkBatch
 from sluice.api.transforms import Transformation
 
 __all__ = ["DropHeaders"]
@@ -55,6 +55,15 @@ class DropHeaders(Transformation):
         names = self._names
         kept = Headers([h for h in record.headers if h.key not in names])
         return record.new_record(headers=kept)
+
+    def apply_batch(self, batch: SinkBatch) -> SinkBatch:
+        headers = batch.headers
+        if headers.count(None) == len(headers):
+            return batch  # no record has headers: nothing to drop
+        names = self._names
+        return batch.with_columns(
+            headers=[None if h is None else Headers([x for x in h if x.key not in names]) for h in headers]
+        )
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.api.config import ConfigDef
-from sluice.api.records import ConnectRecord
+from sluice.api.records import ConnectRecord, SinkBatch
 from sluice.api.transforms import Transformation
 
 __all__ = ["Filter"]
@@ -28,6 +28,9 @@ class Filter(Transformation):
 
     def apply(self, record: ConnectRecord) -> None:
         return None
+
+    def apply_batch(self, batch: SinkBatch) -> SinkBatch:
+        return batch.take([])
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF

@@ -10,7 +10,7 @@ from typing import Any
 from sluice._java.regex import compile_java_regex
 from sluice.api.config import CompositeValidator, ConfigDef, ConfigType, Importance, NonEmptyString
 from sluice.api.errors import ConfigError
-from sluice.api.records import ConnectRecord
+from sluice.api.records import ConnectRecord, SinkBatch
 from sluice.api.transforms import Predicate
 from sluice.transforms.regex_router import RegexValidator
 
@@ -58,7 +58,10 @@ class TopicNameMatches(Predicate):
         self._answers = {}
 
     def test(self, record: ConnectRecord) -> bool:
-        topic = record.topic
+        return self.test_topic(record.topic)
+
+    def test_topic(self, topic: str) -> bool:
+        """Whether ``topic`` matches (answers cached per topic)."""
         try:
             return self._answers[topic]
         except KeyError:
@@ -68,6 +71,11 @@ class TopicNameMatches(Predicate):
             self._answers.clear()
         self._answers[topic] = answer
         return answer
+
+    def test_batch(self, batch: SinkBatch) -> list[bool]:
+        topics = batch.topics
+        answers = {topic: self.test_topic(topic) for topic in dict.fromkeys(topics)}
+        return [answers[topic] for topic in topics]
 
     def config(self) -> ConfigDef:
         return TOPIC_NAME_MATCHES_CONFIG_DEF
@@ -92,6 +100,10 @@ class HasHeaderKey(Predicate):
         name = self._name
         return any(h.key == name for h in record.headers)
 
+    def test_batch(self, batch: SinkBatch) -> list[bool]:
+        name = self._name
+        return [h is not None and any(x.key == name for x in h) for h in batch.headers]
+
     def config(self) -> ConfigDef:
         return HAS_HEADER_KEY_CONFIG_DEF
 
@@ -110,6 +122,9 @@ class RecordIsTombstone(Predicate):
 
     def test(self, record: ConnectRecord) -> bool:
         return record.value is None
+
+    def test_batch(self, batch: SinkBatch) -> list[bool]:
+        return [value is None for value in batch.values]
 
     def config(self) -> ConfigDef:
         return RECORD_IS_TOMBSTONE_CONFIG_DEF

@@ -21,7 +21,7 @@ from typing import Any
 from sluice._java.regex import compile_java_regex, parse_replacement
 from sluice.api.config import ConfigDef, ConfigType, Importance
 from sluice.api.errors import ConfigError, DataError
-from sluice.api.records import ConnectRecord
+from sluice.api.records import ConnectRecord, SinkBatch
 from sluice.api.transforms import Transformation
 
 __all__ = ["JavaReplacement", "RegexRouter", "RegexValidator"]
@@ -143,6 +143,29 @@ class RegexRouter(Transformation):
         if new_topic is None:
             return record
         return record.new_record(topic=new_topic, headers=record.headers.duplicate())
+
+    def apply_batch(self, batch: SinkBatch) -> SinkBatch:
+        """Each distinct topic routed once; the routed records' headers copied, as :meth:`apply`
+        does (an invalid replacement raises here as it would there: the chain then runs per
+        record and reports it)."""
+        routes = self._routes
+        topics = batch.topics
+        new_topics: dict[str, str | None] = {}
+        for topic in dict.fromkeys(topics):
+            new_topics[topic] = routes[topic] if topic in routes else self._route(topic)
+        if all(new is None for new in new_topics.values()):
+            return batch
+        if len(new_topics) == 1:
+            routed = [next(iter(new_topics.values()))] * len(topics)
+        else:
+            routed = [topic if (new := new_topics[topic]) is None else new for topic in topics]
+        headers = batch.headers
+        if headers.count(None) != len(headers):
+            headers = [
+                h if h is None or new_topics[topic] is None else h.duplicate()
+                for topic, h in zip(topics, headers, strict=True)
+            ]
+        return batch.with_columns(topics=routed, headers=headers)
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
