@@ -99,7 +99,12 @@ class StringConverter(Converter, ConvertsHeadersAsValues):
             return None
         codec = self._codec
         try:
-            texts = [None if v is None else bytes(v).decode(codec, "replace") for v in values]
+            texts = [
+                v.decode(codec, "replace")
+                if type(v) is bytes
+                else (None if v is None else bytes(v).decode(codec, "replace"))
+                for v in values
+            ]
         except Exception as e:  # pragma: no cover
             raise DataError("Failed to deserialize string: ") from e
         return [Schema.OPTIONAL_STRING_SCHEMA] * len(values), texts

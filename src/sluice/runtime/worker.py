@@ -486,6 +486,7 @@ class Worker:
                     errors=error_policy(connector_config),
                     transforms=transforms_spec(connector_config, self.plugins),
                     topic_creation=self._topic_creation(wc.kind, connector_config),
+                    columnar_transforms=self.config.get("sluice.transforms.columnar.enable"),
                 )
                 settings = TaskSettings(
                     offset_flush_interval_ms=self.config.get("offset.flush.interval.ms"),

@@ -16,12 +16,12 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sluice.api.converter import Converter, HeaderConverter
-from sluice.api.records import Headers, SinkRecord, SourceRecord, TimestampType
+from sluice.api.records import Headers, SinkBatch, SinkRecord, SourceRecord, TimestampType
 from sluice.taskhost.tolerance import ErrorPolicy, FailedStep, Stage, ToleranceOperator, context_headers
 
 if TYPE_CHECKING:
@@ -101,13 +101,17 @@ class RecordPipeline:
         header_converter: tuple[str, HeaderConverter],
         chain: Any | None,
         policy: ErrorPolicy,
+        columnar: bool = True,
     ) -> None:
+        """``columnar``: a sink batch goes through the chain whole where every stage has a
+        batch form (``Transformation.apply_batch``), else record by record."""
         self.connector = connector
         self.task = task
         self.key_class, self.key_converter = key_converter
         self.value_class, self.value_converter = value_converter
         self.header_class, self.header_converter = header_converter
         self.chain = chain if chain is not None and not chain.is_empty else None
+        self.columnar = columnar
         self.policy = policy
         self.operator = ToleranceOperator(policy, f"{connector}-{task}")
         # The topics of the records of the last source batch (dead letters aside).
@@ -150,75 +154,83 @@ class RecordPipeline:
         self,
         batch: pa.RecordBatch | None,
         dead: list[DeadLetter],
-        cols: dict[str, list[Any]] | None = None,
+        cols: Mapping[str, list[Any]] | None = None,
         transform: bool = True,
     ) -> list[SinkRecord]:
-        """The batch's rows as SinkRecords, transformed; failed records that the policy
-        tolerates are left out (and appended to ``dead`` when there is a dead letter queue).
-        Raises :class:`~sluice.taskhost.tolerance.ToleranceExceeded` otherwise."""
+        """:meth:`sink_batch` of an Arrow batch's rows (or of their columns), as records."""
         if cols is None:
             assert batch is not None, "sink_records needs a batch or its columns"
             cols = batch.to_pydict()
-        records: list[SinkRecord] | None = None
+        return self.sink_batch(cols, dead, transform).records()
+
+    def sink_batch(self, cols: Mapping[str, list[Any]], dead: list[DeadLetter], transform: bool = True) -> SinkBatch:
+        """Consumed rows (the columns of :data:`~sluice.taskhost.consumed.COLUMNS`) converted
+        and transformed into the batch for ``put_batch``; failed records that the policy
+        tolerates are left out (and appended to ``dead`` when there is a dead letter queue).
+        Raises :class:`~sluice.taskhost.tolerance.ToleranceExceeded` otherwise.
+
+        Without a transform chain and without a bad record, the batch's columns come from
+        one call per converter and no record object is made."""
+        batch: SinkBatch | None
         try:
-            records = self._sink_records_fast(batch, cols)
-        except Exception:  # noqa: BLE001 - retried record by record under the error policy
-            records = None
-        if records is None:
-            records = self._sink_records_one_by_one(cols, dead)
+            batch = self._sink_batch_fast(cols)
+        except Exception:  # noqa: BLE001 - converted again record by record under the error policy
+            batch = None
+        if batch is None:
+            batch = SinkBatch.of(self._sink_records_one_by_one(cols, dead))
         if self.chain is None or not transform:
-            return records
+            return batch
+        if self.columnar:
+            whole = self.chain.apply_batch(batch)
+            if whole is not None:
+                return whole
         out: list[SinkRecord] = []
         dead_letter = self._sink_dead_letter(cols, dead)
-        for record in records:
+        for record in batch.records():
             ok, result = self._transform(record, dead_letter)
             if ok and result is not None:
                 out.append(result)
-        return out
+        return SinkBatch.of(out)
 
     def transform_sink_record(
-        self, record: SinkRecord, cols: dict[str, list[Any]], dead: list[DeadLetter]
+        self, record: SinkRecord, cols: Mapping[str, list[Any]], dead: list[DeadLetter]
     ) -> SinkRecord | None:
         """The record after the chain, or None (filtered out, or failed and tolerated)."""
         ok, result = self._transform(record, self._sink_dead_letter(cols, dead))
         return result if ok else None
 
     def _sink_dead_letter(
-        self, cols: dict[str, list[Any]], dead: list[DeadLetter]
+        self, cols: Mapping[str, list[Any]], dead: list[DeadLetter]
     ) -> Callable[[SinkRecord, FailedStep], None]:
         return lambda record, failed: self._dead_sink(cols, record, failed, dead)
 
-    def _sink_records_fast(self, batch: pa.RecordBatch | None, cols: dict[str, list[Any]]) -> list[SinkRecord]:
-        n = len(cols["offset"])
-        topics, partitions, offsets = cols["topic"], cols["partition"], cols["offset"]
-        ts, ts_types, headers_col = cols["ts_ms"], cols["ts_type"], cols["headers_json"]
-        headers = [self._sink_headers(topics[i], raw) if raw else None for i, raw in enumerate(headers_col)]
-        key_schemas, keys = _to_connect_column(
-            self.key_converter,
-            topics,
-            cols["key"],
-            headers,
-            (batch.column("key").null_count if batch is not None else cols["key"].count(None)) == n,
-        )
+    def _sink_batch_fast(self, cols: Mapping[str, list[Any]]) -> SinkBatch:
+        topics = cols["topic"]
+        n = len(topics)
+        headers_col = cols["headers_json"]
+        headers: list[Headers | None]
+        if headers_col.count(None) == n:  # the common case: no record has headers
+            headers = [None] * n
+        else:
+            headers = [self._sink_headers(topics[i], raw) if raw else None for i, raw in enumerate(headers_col)]
+        keys_raw = cols["key"]
+        key_schemas, keys = _to_connect_column(self.key_converter, topics, keys_raw, headers, keys_raw.count(None) == n)
         value_schemas, values = _to_connect_column(self.value_converter, topics, cols["value"], headers, False)
-        types = [_TIMESTAMP_TYPES.get(t, TimestampType.NO_TIMESTAMP_TYPE) for t in ts_types]
-        return [
-            SinkRecord(
-                topics[i],
-                partitions[i],
-                key_schemas[i],
-                keys[i],
-                value_schemas[i],
-                values[i],
-                offsets[i],
-                ts[i],
-                types[i],
-                headers[i],
+        return SinkBatch.from_columns(
+            _SinkColumns(
+                cols,
+                {
+                    "topics": topics,
+                    "key_schemas": key_schemas,
+                    "keys": keys,
+                    "value_schemas": value_schemas,
+                    "values": values,
+                    "headers": headers,
+                },
             )
-            for i in range(n)
-        ]
+        )
 
-    def _sink_records_one_by_one(self, cols: dict[str, list[Any]], dead: list[DeadLetter]) -> list[SinkRecord]:
+    def _sink_records_one_by_one(self, cols: Mapping[str, list[Any]], dead: list[DeadLetter]) -> list[SinkRecord]:
         records: list[SinkRecord] = []
         topics = cols["topic"]
         execute = self.operator.execute
@@ -287,7 +299,7 @@ class RecordPipeline:
         return headers
 
     def _dead_sink(
-        self, cols: dict[str, list[Any]], record: SinkRecord, step: FailedStep, dead: list[DeadLetter]
+        self, cols: Mapping[str, list[Any]], record: SinkRecord, step: FailedStep, dead: list[DeadLetter]
     ) -> None:
         """A record that failed after conversion: dead-letter its raw row."""
         # Where it was consumed: a transformation may have routed it since.
@@ -298,11 +310,13 @@ class RecordPipeline:
                 self._dead_row(cols, i, step, dead)
                 return
 
-    def dead_letter_row(self, cols: dict[str, list[Any]], i: int, error: BaseException, dead: list[DeadLetter]) -> None:
+    def dead_letter_row(
+        self, cols: Mapping[str, list[Any]], i: int, error: BaseException, dead: list[DeadLetter]
+    ) -> None:
         """``ErrantRecordReporter.report``: raw row ``i`` of ``cols``, stage TASK_PUT."""
         self._dead_row(cols, i, FailedStep(Stage.TASK_PUT, "SinkTask", error), dead)
 
-    def _dead_row(self, cols: dict[str, list[Any]], i: int, step: FailedStep, dead: list[DeadLetter]) -> None:
+    def _dead_row(self, cols: Mapping[str, list[Any]], i: int, step: FailedStep, dead: list[DeadLetter]) -> None:
         if not self.policy.dead_letter_topic:
             return
         raw_headers = cols["headers_json"][i]
@@ -501,6 +515,44 @@ class RecordPipeline:
                 "owner": record if owner is None else owner,
             }
         )
+
+
+class _SinkColumns(Mapping[str, list[Any]]):
+    """A :class:`SinkBatch`'s columns over consumed rows: the converted ones as given, the
+    others (offsets, timestamps, …) made from the rows when a sink first reads them."""
+
+    def __init__(self, rows: Mapping[str, list[Any]], converted: dict[str, list[Any]]) -> None:
+        self._rows = rows
+        self._made = converted
+
+    def __getitem__(self, name: str) -> list[Any]:
+        column = self._made.get(name)
+        if column is None:
+            column = self._made[name] = self._column(name)
+        return column
+
+    def _column(self, name: str) -> list[Any]:
+        rows = self._rows
+        if name in ("partitions", "original_partitions"):
+            return rows["partition"]
+        if name in ("offsets", "original_offsets"):
+            return rows["offset"]
+        if name == "original_topics":
+            return self["topics"]
+        if name == "timestamps":
+            return rows["ts_ms"]
+        if name == "timestamp_types":
+            kinds = rows["ts_type"]
+            if kinds.count(0) == len(kinds):  # the common case: every record has its create time
+                return [TimestampType.CREATE_TIME] * len(kinds)
+            return [_TIMESTAMP_TYPES.get(kind, TimestampType.NO_TIMESTAMP_TYPE) for kind in kinds]
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SinkBatch.COLUMNS)
+
+    def __len__(self) -> int:
+        return len(SinkBatch.COLUMNS)
 
 
 def header_pairs(raw: str | list[tuple[str, bytes | None]]) -> list[tuple[str, bytes | None]]:

@@ -84,6 +84,7 @@ def make_pipeline(spec: TaskSpec) -> RecordPipeline:
         (spec.header_converter.class_path, make_header_converter(spec.header_converter)),
         chain,
         spec.errors,
+        columnar=spec.columnar_transforms,
     )
 
 

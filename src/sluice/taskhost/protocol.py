@@ -104,6 +104,8 @@ class TaskSpec:
     transforms: PluginSpec | None = None
     # Source connectors with topic.creation.* settings (and the worker allowing it).
     topic_creation: TopicCreationSpec | None = None
+    # sluice.transforms.columnar.enable: a sink chain runs over whole batches where its stages can.
+    columnar_transforms: bool = True
 
     @property
     def host_key(self) -> tuple[str, int]:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from sluice.api.errors import RetriableError
-from sluice.api.records import SinkRecord, TopicPartition
+from sluice.api.records import SinkBatch, SinkRecord, TopicPartition
 from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 from sluice.kafka.clients import KafkaClients, close_producer
 from sluice.kafka.errors import ends_task
 from sluice.kafka.settings import consumer_settings, producer_settings
+from sluice.taskhost.consumed import ConsumedBatch, last_offsets
 from sluice.taskhost.control import TaskControl, WorkerGone
 from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, TaskFailure, TaskLoop, format_trace
 from sluice.taskhost.pipeline import DeadLetter
@@ -38,8 +40,6 @@ __all__ = ["DeadLetterReporter", "SinkContext", "SinkLoop"]
 IDLE_POLL_MAX_S = 0.5
 # Most records one consume() call may hand over (librdkafka's limit).
 CONSUME_BATCH_MAX = 1_000_000
-# librdkafka's timestamp types → the sink rows' (Spark's): create time 0, log append time 1.
-_TIMESTAMP_TYPES = {1: 0, 2: 1}
 
 
 class SinkLoop(TaskLoop):
@@ -58,8 +58,8 @@ class SinkLoop(TaskLoop):
         self.task_class = spec.task_class
         # what DeadLetterReporter reads: the columns of the batch being put and of the one
         # before (a sink writing asynchronously reports a record one put later), dead letters so far
-        self.batch_columns: dict[str, list[Any]] = {}
-        self.previous_batch_columns: dict[str, list[Any]] = {}
+        self.batch_columns: Mapping[str, list[Any]] = {}
+        self.previous_batch_columns: Mapping[str, list[Any]] = {}
         self.dead: list[DeadLetter] = []
         self.positions: dict[TopicPartitionKey, int] = {}
         self.committed: dict[TopicPartitionKey, int] = dict(launch.assignment)
@@ -113,7 +113,7 @@ class SinkLoop(TaskLoop):
                 self._deliver(messages)
                 next_idle_put = now + self._idle_wait_s()
             elif now >= next_idle_put:
-                self._put([])
+                self._put(empty_sink_batch())
                 next_idle_put = now + self._idle_wait_s()
             now = time.monotonic()
             if now >= next_commit or self.context.commit_requested:
@@ -133,67 +133,50 @@ class SinkLoop(TaskLoop):
             return timeout_ms / 1000.0
         return self.interval_s
 
-    def _columns(self, messages: list[Any]) -> dict[str, list[Any]]:
-        keys, values, topics, partitions, offsets, timestamps, types, headers = [], [], [], [], [], [], [], []
-        for message in messages:
+    def _readable(self, messages: list[Any]) -> list[Any]:
+        """The messages that carry records: a consumer error among them fails the task or
+        is logged and left out."""
+        errors = [m for m in messages if m.error() is not None]
+        if not errors:
+            return messages
+        for message in errors:
             error = message.error()
-            if error is not None:
-                if ends_task(error):
-                    raise TaskFailure(f"The task's Kafka consumer failed: {error}")
-                log.warning("Task %s-%s consumer: %s", self.spec.connector, self.spec.task, error)
-                continue
-            keys.append(message.key())
-            values.append(message.value())
-            topics.append(message.topic())
-            partitions.append(message.partition())
-            offsets.append(message.offset())
-            kind, timestamp = message.timestamp()
-            timestamps.append(timestamp if kind else None)
-            types.append(_TIMESTAMP_TYPES.get(kind, -1))
-            headers.append(message.headers())
-        return {
-            "key": keys,
-            "value": values,
-            "topic": topics,
-            "partition": partitions,
-            "offset": offsets,
-            "ts_ms": timestamps,
-            "ts_type": types,
-            "headers_json": headers,  # as librdkafka gives them (record_pipeline.header_pairs)
-        }
+            if ends_task(error):
+                raise TaskFailure(f"The task's Kafka consumer failed: {error}")
+            log.warning("Task %s-%s consumer: %s", self.spec.connector, self.spec.task, error)
+        return [m for m in messages if m.error() is None]
 
     def _deliver(self, messages: list[Any]) -> None:
-        cols = self._columns(messages)
-        if not cols["offset"]:
+        messages = self._readable(messages)
+        if not messages:
             return
-        new_topics = set(cols["topic"]) - self.topics_seen
+        last = last_offsets(messages, self.positions)
+        new_topics = {topic for topic, _ in last} - self.topics_seen
         if new_topics:  # the task's topics, once a record of theirs is read (before put)
             self.topics_seen |= new_topics
             self.control.send(TopicsSeen(sorted(new_topics)))
+        topics = {topic for topic, _ in self.positions}
+        cols = ConsumedBatch(messages, next(iter(topics)) if len(topics) == 1 else None)
         self.previous_batch_columns = self.batch_columns
         self.batch_columns = cols
-        self.meter.read_total += len(cols["offset"])
+        self.meter.read_total += cols.rows
         try:
-            records = self.pipeline.sink_records(None, self.dead, cols)
+            batch = self.pipeline.sink_batch(cols, self.dead)
         except BaseException:
             self._send_dead_letters()  # the failing record's among them, before the task fails
             raise
-        self.meter.send_total += len(records)
-        self._put(records)
-        last: dict[TopicPartitionKey, int] = {}
-        for topic, partition, offset in zip(cols["topic"], cols["partition"], cols["offset"], strict=True):
-            last[(topic, partition)] = offset
-        for tp, offset in last.items():
-            if tp in self.positions:  # every record read counts: filtered, dead-lettered or put
-                self.positions[tp] = offset + 1
+        self.meter.send_total += len(batch)
+        self._put(batch)
+        for tp, offset in last.items():  # every record read counts: filtered, dead-lettered or put
+            self.positions[tp] = offset + 1
         self._count_active()
 
-    def _put(self, records: list[SinkRecord]) -> None:
+    def _put(self, batch: SinkBatch) -> None:
         started = time.monotonic()
         try:
-            put_with_retries(self, records)
-            if records:
-                self.meter.put(len(records), (time.monotonic() - started) * 1000.0)
+            put_with_retries(self, batch)
+            if len(batch):
+                self.meter.put(len(batch), (time.monotonic() - started) * 1000.0)
         except BaseException:
             self._send_dead_letters()  # reported before the task fails, as Kafka Connect does
             raise
@@ -470,7 +453,7 @@ class DeadLetterReporter(ErrantRecordReporter):
         self.host = host
         # the rows of the current and the previous put by (topic, partition, offset), built
         # on a first report
-        self._rows: list[tuple[dict[str, list[Any]], dict[tuple[str, int, int], int]]] = []
+        self._rows: list[tuple[Mapping[str, list[Any]], dict[tuple[str, int, int], int]]] = []
 
     def report(self, record: SinkRecord, error: BaseException) -> None:
         host = self.host
@@ -489,7 +472,7 @@ class DeadLetterReporter(ErrantRecordReporter):
 
         pipeline.operator.execute(Stage.TASK_PUT, host.task_class, lambda: (_ for _ in ()).throw(error), dead_letter)
 
-    def _rows_of(self, cols: dict[str, list[Any]]) -> dict[tuple[str, int, int], int]:
+    def _rows_of(self, cols: Mapping[str, list[Any]]) -> dict[tuple[str, int, int], int]:
         for known, rows in self._rows:
             if known is cols:
                 return rows
@@ -507,10 +490,15 @@ class DeadLetterReporter(ErrantRecordReporter):
 RETRIABLE_PUT_ATTEMPTS = 10
 
 
-def put_with_retries(host: SinkLoop, records: list[SinkRecord]) -> None:
+def empty_sink_batch() -> SinkBatch:
+    """What ``put([])`` receives as a batch (a new one each time: a task may keep it)."""
+    return SinkBatch([], [], [], [], [], [], [], [], [], [])
+
+
+def put_with_retries(host: SinkLoop, batch: SinkBatch) -> None:
     for attempt in range(RETRIABLE_PUT_ATTEMPTS):
         try:
-            host.task.put(records)
+            host.task.put_batch(batch)
             return
         except RetriableError:
             if attempt == RETRIABLE_PUT_ATTEMPTS - 1:

@@ -14,7 +14,7 @@ import pytest
 from sluice.api.config import ConfigType, Importance
 from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.errors import ConfigError, ConnectError
-from sluice.api.records import SinkRecord
+from sluice.api.records import SinkBatch, SinkRecord
 from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceTaskContext, partition_key
 from sluice.connectors.file import (
     FileStreamSinkConnector,
@@ -308,6 +308,32 @@ def test_sink_writes_string_forms(tmp_path: Path) -> None:
     )
     task.put([])
     task.stop()
+
+
+def test_sink_batch_writes_the_bytes_put_writes(tmp_path: Path) -> None:
+    """put_batch (what the runtime calls) writes from the values column what put writes
+    record by record: all strings, and a mix of kinds."""
+    struct_schema = SchemaBuilder.struct().field("f", Schema.OPTIONAL_FLOAT32_SCHEMA).build()
+    batches = [
+        ["plain", "h\u00e9 \U0001f600", "", "line\nbreak"],
+        [None, {"k": [1, 2.0]}, Struct(struct_schema).put("f", 0.1), 1e21, -0.0, False, "x"],
+        [],
+    ]
+    written = {}
+    for form in ("put", "put_batch"):
+        path = tmp_path / f"{form}.txt"
+        task = FileStreamSinkTask()
+        task.start({"file": str(path), "topics": "t"})
+        for values in batches:
+            records = [_record(v, offset=i) for i, v in enumerate(values)]
+            if form == "put":
+                task.put(records)
+            else:
+                task.put_batch(SinkBatch.of(records))
+        task.stop()
+        written[form] = path.read_bytes()
+    assert written["put_batch"] == written["put"]
+    assert written["put"].startswith("plain\nh\u00e9 \U0001f600\n\nline\nbreak\nnull\n".encode())
 
 
 def test_sink_records_are_in_the_file_once_put_returns(tmp_path: Path) -> None:

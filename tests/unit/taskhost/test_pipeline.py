@@ -17,6 +17,7 @@ from sluice.converters.string import StringConverter
 from sluice.taskhost.pipeline import TIMESTAMP_SEPARATOR, DeadLetter, RecordPipeline
 from sluice.taskhost.tolerance import ErrorPolicy, Stage, ToleranceExceeded, ToleranceOperator
 from sluice.transforms.chain import TransformationChain
+from sluice.transforms.regex_router import RegexRouter
 
 
 def _pipeline(policy: ErrorPolicy, value_converter=None, chain: TransformationChain | None = None) -> RecordPipeline:
@@ -225,3 +226,35 @@ def test_a_routed_record_that_fails_later_in_the_chain_is_dead_lettered_as_consu
     records = pipeline.sink_records(_kafka_batch([b"1", b"two", b"3"]), dead)
     assert [(r.topic, r.value, r.original_topic) for r in records] == [("routed", 1, "t"), ("routed", 3, "t")]
     assert [(d.topic, d.offset, d.value) for d in dead] == [("t", 1, b"two")]
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_a_sink_chain_with_batch_forms_runs_over_the_batch_only_when_columnar(
+    columnar: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = {
+        "transforms": "route,dropTombstones",
+        "transforms.route.type": "sluice.transforms.regex_router.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "$1-routed",
+        "transforms.dropTombstones.type": "sluice.transforms.filter.Filter",
+        "transforms.dropTombstones.predicate": "isTombstone",
+        "predicates": "isTombstone",
+        "predicates.isTombstone.type": "sluice.transforms.predicates.RecordIsTombstone",
+    }
+    per_record_calls = []
+    original_apply = RegexRouter.apply
+    monkeypatch.setattr(
+        RegexRouter, "apply", lambda self, record: per_record_calls.append(record) or original_apply(self, record)
+    )
+    chain = TransformationChain.from_connector_config(config, _load)
+    value = StringConverter()
+    value.configure({}, False)
+    pipeline = _pipeline(ErrorPolicy(), value_converter=value, chain=chain)
+    pipeline.columnar = columnar
+    batch = pipeline.sink_batch(_kafka_batch([b"a", None, b"c"]).to_pydict(), [])
+    assert [(r.topic, r.value, r.kafka_offset, r.original_topic) for r in batch.records()] == [
+        ("t-routed", "a", 0, "t"),
+        ("t-routed", "c", 2, "t"),
+    ]
+    assert len(per_record_calls) == (0 if columnar else 3)

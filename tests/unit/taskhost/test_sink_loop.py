@@ -13,7 +13,7 @@ import pytest
 
 from sluice.api.data import Schema
 from sluice.api.errors import RetriableError
-from sluice.api.records import SinkRecord, TimestampType, TopicPartition
+from sluice.api.records import SinkBatch, SinkRecord, TimestampType, TopicPartition
 from sluice.api.sink import SinkTask, SinkTaskContext
 from sluice.taskhost import sink
 from sluice.taskhost.protocol import (
@@ -119,7 +119,13 @@ def fill(consumer: FakeConsumer) -> None:
 
 
 def start(
-    worker: WorkerEnd, script: SinkScript, *, filled: bool = True, interval_ms: int = 50, answer: bool = True
+    worker: WorkerEnd,
+    script: SinkScript,
+    *,
+    filled: bool = True,
+    interval_ms: int = 50,
+    answer: bool = True,
+    task_class: type[SinkTask] = ScriptedSinkTask,
 ) -> FakeConsumer:
     """Launch the task as the worker does (its partitions filled, unless not ``filled``) and
     run its loop until it reported Started; offsets are answered as stored at once, unless
@@ -128,7 +134,7 @@ def start(
         worker.auto_commit()
     worker.launch(
         RunSinkTask(
-            task_spec(ScriptedSinkTask, {"script": script.key, "topics": "t"}),
+            task_spec(task_class, {"script": script.key, "topics": "t"}),
             consumer_config={"bootstrap.servers": "fake:9092"},
             assignment=dict(ASSIGNMENT),
             poll_interval_ms=20,
@@ -267,6 +273,39 @@ def test_a_put_raising_retriable_errors_gets_the_same_records_again(worker: Work
     assert len(attempts) == 3
     assert attempts[0] == attempts[1] == attempts[2]
     assert len(attempts[0]) == 5
+    sent = stop(worker)
+    assert not failures(sent)
+    assert [m.offsets for m in sent if isinstance(m, SinkOffsets)][-1] == {("t", 0): 3, ("t", 1): 7}
+
+
+class ColumnSinkTask(ScriptedSinkTask):
+    """A sink that writes whole columns: it overrides put_batch, so put is never called."""
+
+    def put(self, records: list[SinkRecord]) -> None:
+        raise AssertionError("put() called although put_batch() is overridden")
+
+    def put_batch(self, batch: SinkBatch) -> None:
+        self.script.add("put_batch", batch)
+        if len(batch) and self.script.put_failures:
+            raise self.script.put_failures.popleft()
+
+
+def test_a_task_with_put_batch_gets_columns_and_after_a_retriable_error_the_same_batch(
+    worker: WorkerEnd, script: SinkScript
+) -> None:
+    script.put_failures.append(RetriableError("busy"))
+    start(worker, script, task_class=ColumnSinkTask)
+    wait_for(lambda: len([b for (b,) in script.of("put_batch") if len(b)]) >= 2, "a batch put twice")
+    first, again = [b for (b,) in script.of("put_batch") if len(b)][:2]
+    assert again is first
+    assert first.values == ["a0", "a1", "a2", "b5", "b6"]
+    assert first.keys == ["k0", "k1", "k2", None, None]
+    assert (first.topics, first.partitions, first.offsets) == (["t"] * 5, [0, 0, 0, 1, 1], [0, 1, 2, 5, 6])
+    assert first.timestamps == [1_000] * 3 + [2_000] * 2
+    assert first.timestamp_types == [TimestampType.CREATE_TIME] * 5
+    assert first.headers == [None] * 5
+    assert [(r.kafka_offset, r.value) for r in first.records()][3:] == [(5, "b5"), (6, "b6")]
+    wait_for(lambda: [b for (b,) in script.of("put_batch") if not len(b)], "an idle put_batch (empty)")
     sent = stop(worker)
     assert not failures(sent)
     assert [m.offsets for m in sent if isinstance(m, SinkOffsets)][-1] == {("t", 0): 3, ("t", 1): 7}

@@ -212,8 +212,9 @@ def _worker_def(standalone: bool) -> ConfigDef:
         ConfigType.BOOLEAN,
         True,
         importance=Importance.LOW,
-        documentation="Run a sink connector's transformation chain as Spark SQL expressions when "
-        "every step has a columnar form; false: always per record in Python.",
+        documentation="Run a sink connector's transformation chain over whole batches of records when "
+        "every stage has a batch form (RegexRouter, Filter, DropHeaders and the predicates RecordIsTombstone, "
+        "TopicNameMatches and HasHeaderKey do); false: always record by record.",
     )
     if standalone:
         d.define(
