@@ -78,7 +78,7 @@ if str(REPO) not in sys.path:
 from bench.harness.bound import MARK, BoundProcess  # noqa: E402
 from bench.harness.data import end_offsets  # noqa: E402
 from bench.harness.page import load_text, log, median, merge_block, num  # noqa: E402
-from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
+from bench.harness.procs import PeakRss, pin_tree, sample_tree  # noqa: E402
 from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, WorkerFailed  # noqa: E402
 from bench.jdbc_sink import BASE_MS  # noqa: E402
 from sluice.jvm.java import java_executable  # noqa: E402
@@ -412,7 +412,9 @@ SYSTEMS = (SLUICE, CONNECT, BULK)
 
 
 def connector_config(system: System, name: str, topic: str, url: str, args: argparse.Namespace) -> dict[str, str]:
+    pinned = {"read.timeout.ms": str(PINNED_READ_TIMEOUT_MS)} if args.pin else {}
     return {
+        **pinned,
         "name": name,
         "connector.class": SLUICE_CONNECTOR if system is SLUICE else REFERENCE_CONNECTOR,
         "tasks.max": str(args.partitions),
@@ -429,6 +431,11 @@ def connector_config(system: System, name: str, topic: str, url: str, args: argp
     }
 
 
+# --pin leaves OpenSearch one core: a bulk of 2,000 documents behind a dozen others can take
+# longer than Confluent's default read.timeout.ms (3 s), which failed a run after its retries.
+PINNED_READ_TIMEOUT_MS = 30_000
+
+
 @dataclass
 class Bench:
     """What every run shares."""
@@ -439,6 +446,7 @@ class Bench:
     topics: dict[str, str]
     args: argparse.Namespace
     plugin_root: Path | None = None
+    client_cpus: set[int] | None = None  # --pin: the CPU of the system under test
 
     def cpu(self, pid: int | None) -> float:
         return sample_tree(pid).cpu_seconds if pid else 0.0
@@ -511,6 +519,7 @@ def run_connector(system: System, run_id: str, bench: Bench) -> dict[str, Any]:
         assert bench.plugin_root is not None
         worker = ConnectWorker(run_dir, broker.bootstrap, system.key, plugin_dirs=[bench.plugin_root])
     worker.log_level = "INFO"
+    worker.cpus = bench.client_cpus
     sampler: PeakRss | None = None
 
     def checker(name: str) -> Callable[[], None]:
@@ -740,7 +749,9 @@ def run_loader(run_id: str, bench: Bench) -> dict[str, Any]:
     log_path = run_dir / "bulk-loader.log"
     search.delete_index(index)
     search.delete_index(warm_index)
-    loader = BoundProcess("the bulk loader", Path(__file__).resolve(), "--bulk-loader", spec_file, log_path)
+    loader = BoundProcess(
+        "the bulk loader", Path(__file__).resolve(), "--bulk-loader", spec_file, log_path, cpus=bench.client_cpus
+    )
     try:
         loader.await_mark("ready", time.monotonic() + 600)
         search.delete_index(warm_index)
@@ -802,6 +813,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.warmup_records:
             fill_topic(broker, topics["warmup"], args.warmup_records, args.partitions)
         bench = Bench(work, broker, search, topics, args)
+        if args.pin:
+            # OpenSearch, the broker and this driver on CPU 0; the system under test on CPU 1:
+            # on two cores the node's own CPU would otherwise hide the client's cost.
+            server_cpus = {0}
+            for pid in (search.pid, broker.pid):
+                if pid:
+                    pin_tree(pid, server_cpus)
+            os.sched_setaffinity(0, server_cpus)
+            bench.client_cpus = {1}
+            results["pinned"] = True
         if not args.only or args.only == CONNECT.key:
             bench.plugin_root = reference_plugin(work)
         counter = 0
@@ -897,7 +918,16 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
         "connector's creation (the loader's go) until the index counts every record (`_refresh`, then `_count`, "
         "every 0.25 s). Afterwards the index is checked: exactly that many documents, Confluent's mapping, "
         "aggregates over every field, and a sample of documents read by id with their source and version (the "
-        "offset); a wrong count fails the run. CPU: the process tree of the system under test (for Sluice "
+        "offset); a wrong count fails the run. "
+        + (
+            "Pinned (`--pin`): OpenSearch, the broker and the benchmark's driver run on CPU 0, the system under "
+            "test (worker or loader, with every process and thread it starts) on CPU 1, so the node's own work "
+            "does not hide the client's; with one core the node bounds the throughput, so the figure to compare "
+            f"is the client's CPU per record; both connectors get `read.timeout.ms` {PINNED_READ_TIMEOUT_MS:,}. "
+            if results.get("pinned")
+            else ""
+        )
+        + "CPU: the process tree of the system under test (for Sluice "
         "including Spark's Python workers), OpenSearch and the broker; peak RSS of the system under test. "
         f"{args.repeats} round(s), each in the reverse order of the one before; medians over the rounds. "
         f"{load_text(results)}.",
@@ -932,6 +962,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", choices=[s.key for s in SYSTEMS], help="run one system only (for debugging)")
     parser.add_argument("--keep-indices", action="store_true", help="keep each run's index")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run OpenSearch and the broker on CPU 0 and the system under test on CPU 1 (needs two CPUs)",
+    )
     parser.add_argument("--opensearch-heap", default="1g", help="OpenSearch's JVM heap (default 1g)")
     parser.add_argument(
         "--opensearch-url", help="use the OpenSearch server already running there (its CPU is then not measured)"
@@ -950,6 +985,10 @@ def main(argv: list[str] | None = None) -> int:
             "--records, --repeats, --partitions and --loader-connections must be at least 1, --warmup-records at "
             "least 0"
         )
+    if args.pin and not {0, 1} <= os.sched_getaffinity(0):
+        parser.error(f"--pin needs CPUs 0 and 1; this process may use {sorted(os.sched_getaffinity(0))}")
+    if args.pin and args.opensearch_url:
+        parser.error("--pin pins the OpenSearch server it starts: leave out --opensearch-url")
     command = " ".join([".venv/bin/python", "bench/elasticsearch_sink.py", *map(shlex.quote, argv)])
     results = run(args)
     block = render(results, args, command)

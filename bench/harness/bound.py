@@ -35,8 +35,16 @@ class BoundProcess:
     """``script --flag spec_file`` started in ``run_dir``, its peak RSS sampled from the start."""
 
     def __init__(
-        self, what: str, script: Path, flag: str, spec_file: Path, log_path: Path, env: dict[str, str] | None = None
+        self,
+        what: str,
+        script: Path,
+        flag: str,
+        spec_file: Path,
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        cpus: set[int] | None = None,
     ) -> None:
+        """``cpus``: the CPUs the process (and all it starts) may run on; None: any."""
         self.what = what  # for messages: "the bulk loader"
         self.log_path = log_path
         command = [sys.executable, str(script), flag, str(spec_file)]
@@ -49,6 +57,7 @@ class BoundProcess:
                 cwd=spec_file.parent,
                 env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
                 text=True,
+                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
             )
         self.sampler = PeakRss(self.proc.pid)
         self.sampler.start()

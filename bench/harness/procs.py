@@ -134,6 +134,24 @@ def tree_pids(root: int) -> list[int]:
     return _tree(root, _scan())
 
 
+def pin_tree(root: int, cpus: set[int]) -> int:
+    """Bind every thread of ``root`` and its descendants to ``cpus`` (``taskset -a -p``); the
+    threads and processes they start later inherit it. Returns how many threads were bound."""
+    bound = 0
+    for pid in tree_pids(root):
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # ended meanwhile
+        for tid in threads:
+            try:
+                os.sched_setaffinity(int(tid), cpus)
+                bound += 1
+            except OSError:
+                pass  # ended meanwhile
+    return bound
+
+
 def tree_memory(root: int) -> TreeMemory:
     """RSS and PSS of ``root`` and its live descendants, from each one's
     ``/proc/<pid>/smaps_rollup`` (Linux 4.14 or newer; a process that ends meanwhile is left out).

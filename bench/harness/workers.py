@@ -72,6 +72,7 @@ class BenchWorker:
         self.log_level = "INFO"  # Sluice's --log-level (Kafka Connect logs at WARN, bench/jvm/log4j2.properties)
         self.debug_loggers: tuple[str, ...] = ()  # Sluice's loggers at DEBUG whatever log_level says
         self.started_at = 0.0  # time.monotonic() just before the process was spawned
+        self.cpus: set[int] | None = None  # the CPUs the process and all it starts may run on (None: any)
 
     # -- to implement
     def command(self, connector_files: list[Path]) -> list[str]:
@@ -88,6 +89,7 @@ class BenchWorker:
 
     def launch(self, *connector_files: Path) -> None:
         command = self.command(list(connector_files))
+        cpus = self.cpus
         with self.log_path.open("ab") as log:
             self.started_at = time.monotonic()
             self.process = subprocess.Popen(
@@ -97,6 +99,7 @@ class BenchWorker:
                 stdin=subprocess.DEVNULL,
                 cwd=self.work_dir,
                 env=self.env(),
+                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
             )
 
     def wait_rest_ready(self, timeout: float = 180.0) -> float:

@@ -161,7 +161,7 @@ def test_transforms_smoke(tmp_path: Path) -> None:
     assert "FAILED" not in block
     assert ".venv/bin/python bench/transforms.py --lines 2000" in block
     rows = [ln for ln in block.splitlines() if ln.startswith(("| Kafka Connect", "| Sluice"))]
-    assert len(rows) == 4, rows
+    assert len(rows) == 5, rows
     cells: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         row_cells = [c.strip() for c in row.strip("|").split("|")]
@@ -171,13 +171,14 @@ def test_transforms_smoke(tmp_path: Path) -> None:
         ("Kafka", "no transforms"),
         ("Kafka", "3-transform chain"),
         ("Sluice", "no transforms"),
-        ("Sluice", "3-transform chain, per record in Python"),
+        ("Sluice", "3-transform chain, over each batch"),
+        ("Sluice", "3-transform chain, per record"),
     }, rows
     for (_system, label), row_cells in cells.items():
         if label != "no transforms":  # vs. the same system without transforms
             assert row_cells[4].endswith("×") and row_cells[5].endswith("×"), row_cells
-    assert "columnar" not in block
     assert "Kafka Connect keeps" in block and "With the chain, Sluice reaches" in block
+    assert "Over batches the chain runs at" in block
 
 
 def test_jdbc_sink_smoke(tmp_path: Path) -> None:
@@ -293,6 +294,7 @@ def test_elasticsearch_sink_smoke(tmp_path: Path) -> None:
         "500",
         "--opensearch-heap",
         "512m",
+        "--pin",
         "--output",
         str(output),
     ]
@@ -312,6 +314,7 @@ def test_elasticsearch_sink_smoke(tmp_path: Path) -> None:
         assert cells[4][0].isdigit(), row  # OpenSearch CPU: the server's pid is known
     assert "minimal Kafka Connect sink with Confluent's request shape" in block and "do not resolve" in block
     assert "Sluice indexes" in block and "of the bare bulk loader's records per second" in block
+    assert "Pinned (`--pin`): OpenSearch, the broker and the benchmark's driver run on CPU 0" in block
 
 
 def test_scale_smoke(tmp_path: Path) -> None:
