@@ -814,14 +814,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             fill_topic(broker, topics["warmup"], args.warmup_records, args.partitions)
         bench = Bench(work, broker, search, topics, args)
         if args.pin:
-            # OpenSearch, the broker and this driver on CPU 0; the system under test on CPU 1:
-            # on two cores the node's own CPU would otherwise hide the client's cost.
-            server_cpus = {0}
+            # OpenSearch, the broker and this driver on one CPU, the system under test on another
+            # (the first two this process may use: a container's need not be 0 and 1): on two
+            # cores the node's own CPU would otherwise hide the client's cost.
+            first, second = sorted(os.sched_getaffinity(0))[:2]
+            server_cpus = {first}
             for pid in (search.pid, broker.pid):
                 if pid:
                     pin_tree(pid, server_cpus)
             os.sched_setaffinity(0, server_cpus)
-            bench.client_cpus = {1}
+            bench.client_cpus = {second}
             results["pinned"] = True
         if not args.only or args.only == CONNECT.key:
             bench.plugin_root = reference_plugin(work)
@@ -920,8 +922,8 @@ def render(results: dict[str, Any], args: argparse.Namespace, command: str) -> s
         "aggregates over every field, and a sample of documents read by id with their source and version (the "
         "offset); a wrong count fails the run. "
         + (
-            "Pinned (`--pin`): OpenSearch, the broker and the benchmark's driver run on CPU 0, the system under "
-            "test (worker or loader, with every process and thread it starts) on CPU 1, so the node's own work "
+            "Pinned (`--pin`): OpenSearch, the broker and the benchmark's driver run on one CPU, the system under "
+            "test (worker or loader, with every process and thread it starts) on another, so the node's own work "
             "does not hide the client's; with one core the node bounds the throughput, so the figure to compare "
             f"is the client's CPU per record; both connectors get `read.timeout.ms` {PINNED_READ_TIMEOUT_MS:,}. "
             if results.get("pinned")
@@ -965,7 +967,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pin",
         action="store_true",
-        help="run OpenSearch and the broker on CPU 0 and the system under test on CPU 1 (needs two CPUs)",
+        help="run OpenSearch and the broker on one CPU and the system under test on another (needs two CPUs)",
     )
     parser.add_argument("--opensearch-heap", default="1g", help="OpenSearch's JVM heap (default 1g)")
     parser.add_argument(
@@ -985,8 +987,8 @@ def main(argv: list[str] | None = None) -> int:
             "--records, --repeats, --partitions and --loader-connections must be at least 1, --warmup-records at "
             "least 0"
         )
-    if args.pin and not {0, 1} <= os.sched_getaffinity(0):
-        parser.error(f"--pin needs CPUs 0 and 1; this process may use {sorted(os.sched_getaffinity(0))}")
+    if args.pin and len(os.sched_getaffinity(0)) < 2:
+        parser.error(f"--pin needs two CPUs; this process may use {sorted(os.sched_getaffinity(0))}")
     if args.pin and args.opensearch_url:
         parser.error("--pin pins the OpenSearch server it starts: leave out --opensearch-url")
     command = " ".join([".venv/bin/python", "bench/elasticsearch_sink.py", *map(shlex.quote, argv)])
