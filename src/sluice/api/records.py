@@ -470,6 +470,8 @@ class SinkBatch:
 
     def take(self, rows: list[int]) -> SinkBatch:
         """A batch of the records at these positions, in the order given."""
+        if not rows:
+            return SinkBatch.of([])  # reads no column (a lazily made one would be made for nothing)
         return SinkBatch.from_columns(
             {name: [column[i] for i in rows] for name, column in ((n, getattr(self, n)) for n in self.COLUMNS)}
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["COLUMNS", "ConsumedBatch", "last_offsets"]
+__all__ = ["COLUMNS", "ConsumedBatch", "LazyColumns", "last_offsets"]
 
 #: The columns of a read, as the record pipeline and the dead letter queue name them.
 COLUMNS = ("key", "value", "topic", "partition", "offset", "ts_ms", "ts_type", "headers_json")
@@ -19,20 +19,13 @@ COLUMNS = ("key", "value", "topic", "partition", "offset", "ts_ms", "ts_type", "
 _TIMESTAMP_TYPES = {1: 0, 2: 1}
 
 
-class ConsumedBatch(Mapping[str, list[Any]]):
-    """The messages of one ``consume`` call (errors left out), read as :data:`COLUMNS`:
-    ``batch["value"]`` is every message's value, in order. ``headers_json`` holds the
-    headers as librdkafka gives them (``None`` for none); ``ts_ms`` is ``None`` where a
-    message has no timestamp; ``ts_type`` is 0 for create time, 1 for log append time,
-    -1 for none."""
+class LazyColumns(Mapping[str, list[Any]]):
+    """Named columns, each made by :meth:`_column` on first use and kept."""
 
-    def __init__(self, messages: list[Any], topic: str | None = None) -> None:
-        """``topic``: the one topic every message comes from, when the caller knows it
-        (the task reads a single topic) — its column is then made without a call per message."""
-        self.messages = messages
-        self.rows = len(messages)
-        self._topic = topic
-        self._made: dict[str, list[Any]] = {}
+    NAMES: tuple[str, ...] = ()
+
+    def __init__(self, made: dict[str, list[Any]] | None = None) -> None:
+        self._made: dict[str, list[Any]] = {} if made is None else made
 
     def __getitem__(self, name: str) -> list[Any]:
         column = self._made.get(name)
@@ -40,11 +33,32 @@ class ConsumedBatch(Mapping[str, list[Any]]):
             column = self._made[name] = self._column(name)
         return column
 
+    def _column(self, name: str) -> list[Any]:
+        raise KeyError(name)
+
     def __iter__(self) -> Iterator[str]:
-        return iter(COLUMNS)
+        return iter(self.NAMES)
 
     def __len__(self) -> int:
-        return len(COLUMNS)
+        return len(self.NAMES)
+
+
+class ConsumedBatch(LazyColumns):
+    """The messages of one ``consume`` call (errors left out), read as :data:`COLUMNS`:
+    ``batch["value"]`` is every message's value, in order. ``headers_json`` holds the
+    headers as librdkafka gives them (``None`` for none); ``ts_ms`` is ``None`` where a
+    message has no timestamp; ``ts_type`` is 0 for create time, 1 for log append time,
+    -1 for none."""
+
+    NAMES = COLUMNS
+
+    def __init__(self, messages: list[Any], topic: str | None = None) -> None:
+        """``topic``: the one topic every message comes from, when the caller knows it
+        (the task reads a single topic) — its column is then made without a call per message."""
+        super().__init__()
+        self.messages = messages
+        self.rows = len(messages)
+        self._topic = topic
 
     def _column(self, name: str) -> list[Any]:
         messages = self.messages

@@ -16,12 +16,13 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sluice.api.converter import Converter, HeaderConverter
 from sluice.api.records import Headers, SinkBatch, SinkRecord, SourceRecord, TimestampType
+from sluice.taskhost.consumed import LazyColumns
 from sluice.taskhost.tolerance import ErrorPolicy, FailedStep, Stage, ToleranceOperator, context_headers
 
 if TYPE_CHECKING:
@@ -517,19 +518,15 @@ class RecordPipeline:
         )
 
 
-class _SinkColumns(Mapping[str, list[Any]]):
+class _SinkColumns(LazyColumns):
     """A :class:`SinkBatch`'s columns over consumed rows: the converted ones as given, the
     others (offsets, timestamps, …) made from the rows when a sink first reads them."""
 
-    def __init__(self, rows: Mapping[str, list[Any]], converted: dict[str, list[Any]]) -> None:
-        self._rows = rows
-        self._made = converted
+    NAMES = SinkBatch.COLUMNS
 
-    def __getitem__(self, name: str) -> list[Any]:
-        column = self._made.get(name)
-        if column is None:
-            column = self._made[name] = self._column(name)
-        return column
+    def __init__(self, rows: Mapping[str, list[Any]], converted: dict[str, list[Any]]) -> None:
+        super().__init__(converted)
+        self._rows = rows
 
     def _column(self, name: str) -> list[Any]:
         rows = self._rows
@@ -547,12 +544,6 @@ class _SinkColumns(Mapping[str, list[Any]]):
                 return [TimestampType.CREATE_TIME] * len(kinds)
             return [_TIMESTAMP_TYPES.get(kind, TimestampType.NO_TIMESTAMP_TYPE) for kind in kinds]
         raise KeyError(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(SinkBatch.COLUMNS)
-
-    def __len__(self) -> int:
-        return len(SinkBatch.COLUMNS)
 
 
 def header_pairs(raw: str | list[tuple[str, bytes | None]]) -> list[tuple[str, bytes | None]]:

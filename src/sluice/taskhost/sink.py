@@ -113,7 +113,7 @@ class SinkLoop(TaskLoop):
                 self._deliver(messages)
                 next_idle_put = now + self._idle_wait_s()
             elif now >= next_idle_put:
-                self._put(empty_sink_batch())
+                self._put(SinkBatch.of([]))  # a new one each time: a task may keep it
                 next_idle_put = now + self._idle_wait_s()
             now = time.monotonic()
             if now >= next_commit or self.context.commit_requested:
@@ -488,11 +488,6 @@ class DeadLetterReporter(ErrantRecordReporter):
 
 
 RETRIABLE_PUT_ATTEMPTS = 10
-
-
-def empty_sink_batch() -> SinkBatch:
-    """What ``put([])`` receives as a batch (a new one each time: a task may keep it)."""
-    return SinkBatch([], [], [], [], [], [], [], [], [], [])
 
 
 def put_with_retries(host: SinkLoop, batch: SinkBatch) -> None:

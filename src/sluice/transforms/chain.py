@@ -83,7 +83,8 @@ class TransformationStage:
         if answers is None or len(answers) != len(batch):
             return None
         negate = self.negate
-        chosen = [i for i, answer in enumerate(answers) if bool(answer) is not negate]
+        picked = [bool(answer) is not negate for answer in answers]
+        chosen = [i for i, pick in enumerate(picked) if pick]
         if not chosen:
             return batch
         if len(chosen) == len(batch):
@@ -92,7 +93,7 @@ class TransformationStage:
         if out is None:
             return None
         if not len(out):  # the chosen records dropped: the others go on
-            return batch.take([i for i, answer in enumerate(answers) if bool(answer) is negate])
+            return batch.take([i for i, pick in enumerate(picked) if not pick])
         if len(out) != len(chosen):
             return None  # some kept, some dropped: not worth merging here
         merged: dict[str, list[Any]] = {}
