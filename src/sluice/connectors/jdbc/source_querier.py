@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import logging
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -182,7 +183,9 @@ class Querier:
             self.schema_name = None
         self.offset = Offset.from_map(offset)
         self.committed = self.offset
-        self.last_update = 0.0  # when the last query finished (monotonic seconds)
+        # When the last query finished (monotonic seconds). Never: due at once, however young
+        # the monotonic clock is (it starts near 0 at boot, younger than poll.interval.ms).
+        self.last_update = -math.inf
         self.retries = 0
         self._cursor: Any = None
         self._mapper: RowMapper | None = None

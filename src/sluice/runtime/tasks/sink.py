@@ -5,6 +5,7 @@ commits the offsets its ``pre_commit`` returned to the group ``connect-<name>``.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 import time
@@ -104,7 +105,7 @@ class SinkPartitions:
         self._task_count = task_count
         self._group_id = group_id
         self._stopping = stopping
-        self._listed_at = 0.0
+        self._listed_at = -math.inf  # never: due at once, however young the monotonic clock
         self.assignment: list[TopicPartitionKey] = []
         self.positions: dict[TopicPartitionKey, int] = {}
         self.committed: dict[TopicPartitionKey, int] = {}
