@@ -22,8 +22,17 @@ from typing import Any
 
 import pytest
 
-from sluice.api import ConnectError, SchemaBuilder, SinkRecord, Struct, TopicPartition
+from sluice.api import (
+    ConnectError,
+    ErrantRecordReporter,
+    Schema,
+    SchemaBuilder,
+    SinkRecord,
+    Struct,
+    TopicPartition,
+)
 from sluice.api.data import Timestamp
+from sluice.api.records import SinkBatch
 from sluice.connectors.storage import HdfsSinkTask, S3SinkTask
 from sluice.connectors.storage.webhdfs import WebHdfs
 from tests.helpers import RecordingSinkContext
@@ -310,6 +319,106 @@ def test_a_newer_schema_starts_a_new_file_and_older_records_are_projected(store)
         {"seq": 4, "unit": "kg"},
         {"seq": 5, "unit": "t"},
     ]
+
+
+class ListReporter(ErrantRecordReporter):
+    def __init__(self) -> None:
+        self.reported: list[tuple[int, int, str]] = []
+
+    def report(self, record, error):
+        self.reported.append((record.kafka_partition, record.kafka_offset, str(error)))
+
+
+def mixed_records(fmt: str, topic: str) -> list[SinkRecord]:
+    """Three partitions' records interleaved: values of the format's kind, and among them
+    nulls, values the format cannot write and a schema equal to the file's but another object."""
+    records = []
+    for offset in range(14):
+        for partition in range(TOPIC_PARTITIONS):
+            if fmt in ("bytearray", "string"):
+                schema = Schema.BYTES_SCHEMA if fmt == "bytearray" else Schema.STRING_SCHEMA
+                good = f"line {partition}-{offset}"
+                value: Any = good.encode() if fmt == "bytearray" else good
+                wrong: Any = 17 if fmt == "string" else good
+            else:
+                schema, value, wrong = EVENT, event(topic, partition, offset).value, {"a set", "is no value"}
+            if offset % 7 == 3:
+                value = wrong
+            elif offset % 5 == 4:
+                value = None
+            elif offset == 8 and fmt not in ("bytearray", "string"):
+                schema = EVENT_AGAIN
+                value = Struct(EVENT_AGAIN)
+                for field in EVENT.fields():
+                    value.put(field.name, event(topic, partition, offset).value.get(field.name))
+            records.append(SinkRecord(topic, partition, None, None, schema, value, offset, record_time(offset)))
+    return records
+
+
+EVENT_AGAIN = (  # equal to EVENT, another object
+    SchemaBuilder.struct()
+    .name("com.example.Event")
+    .version(1)
+    .field("seq", SchemaBuilder.int64().build())
+    .field("partition", SchemaBuilder.int32().build())
+    .field("region", SchemaBuilder.string().build())
+    .field("amount", SchemaBuilder.float64().optional().build())
+    .field("at", Timestamp.SCHEMA)
+    .field("tags", SchemaBuilder.array(SchemaBuilder.string().build()).build())
+    .build()
+)
+
+
+def without_avro_sync(a: bytes, b: bytes) -> tuple[bytes, bytes]:
+    """Two Avro files of the same schema with their random sync markers cut out."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if start is None:
+        return a, b
+    return a.replace(a[start : start + 16], b""), b.replace(b[start : start + 16], b"")
+
+
+@pytest.mark.parametrize("nulls", ["ignore", "fail"])
+def test_the_batch_path_writes_the_files_the_record_path_writes(store, nulls):
+    kind, settings, reader = store
+    outputs = {}
+    for path in ("records", "batches"):
+        written: dict[str, dict[str, bytes]] = {}
+        for fmt, format_class in FORMATS[kind].items():
+            topic = f"{path}-{nulls}-{fmt}"
+            reporter = ListReporter()
+            task = S3SinkTask() if kind == "s3" else HdfsSinkTask()
+            task.initialize(RecordingSinkContext(reporter))
+            props = {"format.class": format_class, "behavior.on.null.values": nulls}
+            task.start({"name": "storage-it", "flush.size": str(FLUSH_SIZE), **settings, **props})
+            task.open([TopicPartition(topic, p) for p in range(TOPIC_PARTITIONS)])
+            records = mixed_records(fmt, topic)
+            for start in range(0, len(records), 10):
+                chunk = records[start : start + 10]
+                if path == "records":
+                    task.put(chunk)
+                else:  # columns only: the records the task asks for are made from them
+                    task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+            task.stop()
+            files = {k.replace(topic, "TOPIC"): v for k, v in reader.files().items() if f"/{topic}/" in k}
+            assert files, f"{path} wrote no {fmt} file"
+            written[fmt] = files
+            reported = [(p, o, message.replace(topic, "TOPIC")) for p, o, message in reporter.reported]
+            written[fmt + " reported"] = reported  # type: ignore[assignment]
+        outputs[path] = written
+    for fmt in FORMATS[kind]:
+        by_records, by_batches = outputs["records"][fmt], outputs["batches"][fmt]
+        assert sorted(by_records) == sorted(by_batches), fmt
+        for name, data in by_records.items():
+            ours, theirs = (data, by_batches[name])
+            if fmt == "avro":
+                ours, theirs = without_avro_sync(ours, theirs)
+            assert ours == theirs, f"{fmt}: {name} differs"
+        reported = outputs["records"][fmt + " reported"]
+        # the batch path writes (and reports) a topic partition's records together: the same
+        # reports in the same order per partition
+        by_partition = sorted(reported, key=lambda report: report[0])
+        assert by_partition == sorted(outputs["batches"][fmt + " reported"], key=lambda report: report[0]), fmt
+        assert reported, f"{fmt}: no record was refused"
 
 
 def test_a_missing_bucket_or_refused_credentials_fail_the_task_clearly(s3_server):

@@ -113,22 +113,30 @@ _TEXT_BUFFER_BYTES = 1 << 20
 class FormatError(DataError):
     """A record's value cannot be written in the file's format (nothing of it was written)."""
 
-
-def _where(record: SinkRecord) -> str:
-    return f"topic {record.topic}, partition {record.kafka_partition}, offset {record.kafka_offset}"
-
-
-def _record_error(record: SinkRecord, message: str) -> FormatError:
-    return FormatError(f"{message} ({_where(record)})")
+    def at(self, topic: str, partition: int | None, offset: int) -> FormatError:
+        """The same error, its message naming the record's place; caused by what caused this one."""
+        located = FormatError(f"{self} (topic {topic}, partition {partition}, offset {offset})")
+        located.__cause__ = self.__cause__
+        return located
 
 
 class RecordFileWriter(ABC):
     """Writes the values of records to one new local file."""
 
-    @abstractmethod
     def write(self, record: SinkRecord) -> None:
         """Adds one record's value to the file. Raises DataError (nothing of this record
-        written, the writer still usable) when the value cannot be written in this format."""
+        written, the writer still usable) when the value cannot be written in this format;
+        its message names the record's topic, partition and offset."""
+        try:
+            self.write_value(record.value)
+        except FormatError as e:
+            raise e.at(record.topic, record.kafka_partition, record.kafka_offset) from e.__cause__
+
+    @abstractmethod
+    def write_value(self, value: Any) -> None:
+        """Adds one record's value to the file; :meth:`write` without the record. Raises
+        :class:`FormatError` (nothing of this value written, the writer still usable) when
+        the value cannot be written in this format; its message does not say which record."""
 
     @abstractmethod
     def close(self) -> None:
@@ -158,7 +166,7 @@ class _LineWriter(RecordFileWriter):
     def __init__(
         self,
         path: pathlib.Path,
-        encode: Callable[[SinkRecord], bytes],
+        encode: Callable[[Any], bytes],
         separator: bytes,
         gzip_level: int | None,
     ) -> None:
@@ -172,13 +180,13 @@ class _LineWriter(RecordFileWriter):
             # no file name and mtime 0 in the header, as Java's GZIPOutputStream
             self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=gzip_level, mtime=0)
 
-    def write(self, record: SinkRecord) -> None:
+    def write_value(self, value: Any) -> None:
         if self._out is None:
             raise ConnectError(f"The file {self._path} is closed")
         try:
-            data = self._encode(record)
+            data = self._encode(value)
         except DataError as e:
-            raise _record_error(record, str(e)) from e
+            raise FormatError(str(e)) from e
         buffer = self._buffer
         buffer += data
         buffer += self._separator
@@ -237,8 +245,7 @@ class JsonFormat(Format):
     def open(self, path: pathlib.Path, schema: Schema | None) -> RecordFileWriter:
         json_data = JsonData(decimal_numeric=self._decimal_numeric)
 
-        def encode(record: SinkRecord) -> bytes:
-            value = record.value
+        def encode(value: Any) -> bytes:
             if isinstance(value, Struct):
                 return json_bytes(json_data.to_json(value.schema, value))
             return _jackson(value, schema, json_data).encode("utf-8")
@@ -322,11 +329,10 @@ class ByteArrayFormat(Format):
         self.extension = extension + (".gz" if compression == "gzip" else "")
 
     def open(self, path: pathlib.Path, schema: Schema | None) -> RecordFileWriter:
-        def encode(record: SinkRecord) -> bytes:
+        def encode(value: Any) -> bytes:
             # ByteArrayConverter.fromConnectData
             if schema is not None and schema.type is not Type.BYTES:
                 raise DataError(f"Invalid schema type for ByteArrayConverter: {schema.type.name}")
-            value = record.value
             if isinstance(value, bytes):
                 return value
             if isinstance(value, (bytearray, memoryview)):
@@ -345,8 +351,7 @@ class StringFormat(Format):
     extension = ".txt"
 
     def open(self, path: pathlib.Path, schema: Schema | None) -> RecordFileWriter:
-        def encode(record: SinkRecord) -> bytes:
-            value = record.value
+        def encode(value: Any) -> bytes:
             if isinstance(value, str):
                 return value.encode("utf-8", "surrogatepass")
             what = "a null value" if value is None else f"a value of {class_string(value)}"
@@ -411,13 +416,13 @@ class _AvroWriter(RecordFileWriter):
         self._file: BinaryIO | None = open(path, "wb")  # noqa: SIM115 - closed by close/abort
         self._file.write(header.getvalue())
 
-    def write(self, record: SinkRecord) -> None:
+    def write_value(self, value: Any) -> None:
         if self._file is None:
             raise ConnectError(f"The file {self._path} is closed")
         try:
-            datum = self._avro_data.from_connect_data(self._schema, self._avro, record.value)
+            datum = self._avro_data.from_connect_data(self._schema, self._avro, value)
         except DataError as e:
-            raise _record_error(record, f"Cannot convert the value to Avro: {e}") from e
+            raise FormatError(f"Cannot convert the value to Avro: {e}") from e
         block = self._block
         start = block.tell()
         try:
@@ -425,7 +430,7 @@ class _AvroWriter(RecordFileWriter):
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:
             block.seek(start)
             block.truncate()
-            raise _record_error(record, f"Cannot write the value to Avro: {e}") from e
+            raise FormatError(f"Cannot write the value to Avro: {e}") from e
         self._count += 1
         if block.tell() >= AVRO_SYNC_INTERVAL:
             self._write_block()
@@ -493,23 +498,22 @@ class _ParquetWriter(RecordFileWriter):
             return
         self._writer = pq.ParquetWriter(str(path), self._arrow_schema, compression=compression, use_dictionary=True)
 
-    def write(self, record: SinkRecord) -> None:
+    def write_value(self, value: Any) -> None:
         if self._closed:
             raise ConnectError(f"The file {self._path} is closed")
         if self._unwritable is not None:
-            raise _record_error(record, self._unwritable)
-        value = record.value
+            raise FormatError(self._unwritable)
         if not isinstance(value, Struct):
             what = "a null value" if value is None else f"a value of {class_string(value)}"
-            raise _record_error(record, f"Parquet files hold Struct values, not {what}")
+            raise FormatError(f"Parquet files hold Struct values, not {what}")
         if value.schema is not self._same_schema:
             if value.schema != self._schema:
-                raise _record_error(record, "The value's schema is not the schema of the Parquet file")
+                raise FormatError("The value's schema is not the schema of the Parquet file")
             self._same_schema = value.schema
         try:
             row = self._row(value)
         except DataError as e:
-            raise _record_error(record, str(e)) from e
+            raise FormatError(str(e)) from e
         rows = self._rows
         rows.append(row)
         if len(rows) >= self._row_group_rows:

@@ -141,6 +141,11 @@ class Partitioner:
     def encode_partition(self, record: SinkRecord) -> str:
         raise NotImplementedError
 
+    def encoding_of_kafka_partition(self, kafka_partition: int) -> str | None:
+        """What :meth:`encode_partition` returns for every record of this Kafka partition,
+        when that depends on nothing else (``None``: it depends on each record)."""
+        return None
+
     def partitioned_path(self, topic: str, encoded: str) -> str:
         return f"{topic}{self.delim}{encoded}"
 
@@ -148,6 +153,9 @@ class Partitioner:
 class DefaultPartitioner(Partitioner):
     def encode_partition(self, record: SinkRecord) -> str:
         return f"partition={record.kafka_partition}"
+
+    def encoding_of_kafka_partition(self, kafka_partition: int) -> str | None:
+        return f"partition={kafka_partition}"
 
 
 class FieldPartitioner(Partitioner):

@@ -29,15 +29,16 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sluice.api import ConnectError, DataError, Schema, SchemaProjector, SinkRecord, TopicPartition
 from sluice.api.errors import SchemaProjectorError
 from sluice.connectors.storage.config import StorageSettings
-from sluice.connectors.storage.formats import Format, RecordFileWriter
+from sluice.connectors.storage.formats import Format, FormatError, RecordFileWriter
 from sluice.connectors.storage.partitioner import (
     Partitioner,
     TimeBasedPartitioner,
@@ -123,6 +124,7 @@ class _OpenFile:
 
 
 Reporter = Callable[[SinkRecord, BaseException], None]
+_NO_SCHEMA_YET = object()  # an encoded partition's schema before its first record (no value has it)
 # Commits of a topic partition under way at once (each holds its local files until done).
 MAX_PENDING_COMMITS = 2
 
@@ -212,24 +214,64 @@ class TopicPartitionWriter:
             log.info("Committing files of %s after %s records (flush.size)", self.tp, self.record_count)
             self.commit()
 
+    def write_values(
+        self,
+        encoded: str,
+        values: Sequence[Any],
+        schemas: Sequence[Schema | None],
+        offsets: Sequence[int],
+        record_at: Callable[[int], SinkRecord],
+    ) -> None:
+        """What :meth:`write` does for each record of a run of this topic partition's
+        records, given as columns, in offset order — for a task whose partitioner encodes
+        all of them as ``encoded`` and that rotates files on no clock (the caller checks
+        both). A record the common case does not cover (a null value, another schema than
+        its file's) goes through :meth:`write`, as ``record_at(i)``."""
+        flush_size = self.settings.flush_size
+        topic, partition = self.tp.topic, self.tp.partition
+        current = self.schemas.get(encoded, _NO_SCHEMA_YET)
+        for i, value in enumerate(values):
+            schema = schemas[i]
+            if value is None or schema is not current:
+                self.write(record_at(i))
+                current = self.schemas.get(encoded, _NO_SCHEMA_YET)
+                continue
+            offset = offsets[i]
+            try:
+                self._append_value(value, schema, offset, encoded)
+            except FormatError as e:
+                self.report(record_at(i), e.at(topic, partition, offset))
+                self.processed_offset = offset
+                continue
+            self.current_encoded = encoded
+            if self.record_count >= flush_size:
+                log.info("Committing files of %s after %s records (flush.size)", self.tp, self.record_count)
+                self.commit()
+
     def _append(self, record: SinkRecord, encoded: str) -> None:
+        try:
+            self._append_value(record.value, record.value_schema, record.kafka_offset, encoded)
+        except FormatError as e:
+            raise e.at(record.topic, record.kafka_partition, record.kafka_offset) from e.__cause__
+
+    def _append_value(self, value: Any, schema: Schema | None, offset: int, encoded: str) -> None:
         opened = self.files.get(encoded)
         if opened is None:
             directory = self.partitioner.partitioned_path(self.tp.topic, encoded)
             path = self.work_dir / f"{uuid.uuid4().hex}{self.format.extension}"
-            writer = self.format.open(path, record.value_schema)
-            opened = _OpenFile(encoded, directory, path, writer, record.kafka_offset, record.kafka_offset)
+            writer = self.format.open(path, schema)
+            opened = _OpenFile(encoded, directory, path, writer, offset, offset)
         try:
-            opened.writer.write(record)
+            opened.writer.write_value(value)
         except BaseException:
             if not opened.records:
                 opened.writer.abort()
             raise
         self.files[encoded] = opened
-        opened.end_offset = record.kafka_offset
+        opened.end_offset = offset
         opened.records += 1
         self.record_count += 1
-        self.processed_offset = record.kafka_offset
+        self.processed_offset = offset
 
     def _rotate_on_time(self, encoded: str, timestamp: int | None, now: int) -> bool:
         interval = self.settings.rotate_interval_ms

@@ -274,3 +274,43 @@ def test_a_failed_background_commit_fails_the_next_call(tmp_path):
         with pytest.raises(ConnectError, match="down"):
             writer.drain()
         assert writer.pop_offset_to_commit() is None
+
+
+@pytest.mark.parametrize("compatibility", ["NONE", "BACKWARD"])
+@pytest.mark.parametrize("nulls", ["ignore", "fail"])
+def test_values_written_as_a_run_commit_what_records_written_one_by_one_commit(tmp_path, nulls, compatibility):
+    records = []
+    for offset in range(20):
+        record = event(offset)
+        if offset % 6 == 5:
+            record = record.new_record(value=None)
+        elif offset in (3, 4):
+            record = record.new_record(value=object())  # no JSON value: reported
+        elif offset in (9, 10):
+            record = event(offset, V2, note="newer")  # another schema: a new file
+        records.append(record)
+    outcomes = []
+    for path in ("records", "run"):
+        reported: list = []
+        work = tmp_path / path
+        work.mkdir()
+        props = {"behavior.on.null.values": nulls, "schema.compatibility": compatibility}
+        writer, store = make_writer(work, reported=reported, **props)
+        for start in range(0, len(records), 8):
+            chunk = records[start : start + 8]
+            if path == "records":
+                for record in chunk:
+                    writer.write(record)
+            else:
+                writer.write_values(
+                    "partition=0",
+                    [r.value for r in chunk],
+                    [r.value_schema for r in chunk],
+                    [r.kafka_offset for r in chunk],
+                    chunk.__getitem__,
+                )
+        outcomes.append((store.commits, reported, writer.pop_offset_to_commit(), writer.record_count))
+        writer.abort()
+    assert outcomes[0] == outcomes[1]
+    commits, reported, _, _ = outcomes[0]
+    assert commits and reported
