@@ -7,6 +7,7 @@ mid-load and a node that goes away lose nothing."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Iterator
@@ -17,7 +18,11 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.helpers import read_topic, wait_until
+from sluice.api import ErrantRecordReporter, Schema, SinkRecord, Struct, TopicPartition
+from sluice.api.records import SinkBatch
+from sluice.connectors.elasticsearch import ElasticsearchSinkTask
+from sluice.converters.json import JsonConverter
+from tests.helpers import RecordingSinkContext, read_topic, wait_until
 from tests.integration.workers import StandaloneWorker, connector_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("search")]
@@ -480,3 +485,86 @@ def test_predefined_elasticsearch_sink_loads_by_name(worker, kafka_bootstrap, op
     assert search.docs(topic)["id7"]["customer"] == "c-0"
     unload = connector_cli("--url", worker.url, "unload", "elasticsearch-sink")
     assert unload.returncode == 0, unload.stdout + unload.stderr
+
+
+class ListReporter(ErrantRecordReporter):
+    def __init__(self) -> None:
+        self.reported: list[tuple[int, int, str]] = []
+
+    def report(self, record, error):
+        self.reported.append((record.kafka_partition, record.kafka_offset, str(error)))
+
+
+def connect_order(i: int, schema: Schema) -> Struct:
+    value = Struct(schema)
+    for name, field_value in order(i).items():
+        if name == "at":
+            field_value = dt.datetime.fromtimestamp(field_value / 1000, dt.UTC)
+        value.put(name, field_value)
+    return value
+
+
+def mixed_sink_records(topic: str) -> list[SinkRecord]:
+    """Two partitions' records, keys repeating (later offsets win), and among them a null key,
+    a tombstone, a value the index mapping refuses, a value without a schema and an integer key."""
+    schema = JsonConverter().as_connect_schema(ORDER_SCHEMA)
+    wrong = JsonConverter().as_connect_schema(
+        {**ORDER_SCHEMA, "fields": [{"field": "amount", "type": "string", "optional": False}]}
+    )
+    assert schema is not None and wrong is not None
+    records = []
+    for offset in range(20):
+        for partition in range(2):
+            i = offset * 2 + partition
+            key_schema: Schema | None = Schema.STRING_SCHEMA
+            key: Any = f"order-{i % 25}"
+            value_schema: Schema | None = schema
+            value: Any = connect_order(i, schema)
+            if i == 5:
+                key = None
+            elif i == 33:
+                value = None  # deletes order-8, written at offset 4
+            elif i == 9:
+                value_schema, value = wrong, Struct(wrong).put("amount", "lots")
+            elif i == 11:
+                value_schema, value = None, {"id": i, "note": "schemaless"}
+            elif i == 13:
+                key_schema, key = Schema.INT64_SCHEMA, 13
+            records.append(SinkRecord(topic, partition, key_schema, key, value_schema, value, offset, 1_000 + i))
+    return records
+
+
+def test_the_batch_path_writes_the_documents_the_record_path_writes(search, unique_name):
+    found = {}
+    for path in ("records", "batches"):
+        topic = f"{unique_name}-{path}"
+        reporter = ListReporter()
+        task = ElasticsearchSinkTask()
+        task.initialize(RecordingSinkContext(reporter))
+        task.start(
+            {
+                "name": unique_name,
+                "connection.url": search.url,
+                "behavior.on.null.values": "delete",
+                "behavior.on.malformed.documents": "warn",
+                "flush.synchronously": "true",
+                "batch.size": "7",
+            }
+        )
+        records = mixed_sink_records(topic)
+        for start in range(0, len(records), 9):
+            chunk = records[start : start + 9]
+            if path == "records":
+                task.put(chunk)
+            else:  # columns only: the records the task asks for are made from them
+                task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+        committed = task.pre_commit({TopicPartition(topic, p): 20 for p in range(2)})
+        task.stop()
+        assert committed == {TopicPartition(topic, p): 20 for p in range(2)}
+        index = topic.lower()
+        found[path] = (search.docs(index), [(p, o, e.replace(index, "INDEX")) for p, o, e in reporter.reported])
+    docs, reported = found["records"]
+    assert found["batches"] == (docs, reported)
+    assert len(docs) == 25 and "order-8" not in docs and "13" in docs  # 25 string keys, one deleted; an int key
+    assert [(p, o) for p, o, _ in reported] == [(1, 2), (1, 4)]  # the null key, the refused value
+    assert "can not be null" in reported[0][2] and PARSING_ERROR.search(reported[1][2])

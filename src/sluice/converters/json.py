@@ -355,9 +355,11 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
         return SchemaAndValue(schema, value)
 
     def to_connect_batch(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]] | None:
-        if self._schemas_enable or self._fixed_schema is not None:
+        if self._fixed_schema is not None:
             pairs = [self.to_connect_data(topic, v) for v in values]
             return [p.schema for p in pairs], [p.value for p in pairs]
+        if self._schemas_enable:
+            return self._envelopes(topic, values)
         to_connect = self._to_connect
         nodes = _fast_nodes(values)
         if nodes is not None:
@@ -371,6 +373,37 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             text, decoder = _text_and_decoder(value)
             append(to_connect(None, _parse(text, decoder)))
         return [None] * len(values), out
+
+    def _envelopes(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]]:
+        """:meth:`to_connect_data` for each of ``values`` (envelopes), its usual case — the
+        schema text of the envelope before — taken here without a call per record."""
+        schemas: list[Schema | None] = []
+        out: list[Any] = []
+        add_schema, add_value = schemas.append, out.append
+        decimal_name = Decimal.LOGICAL_NAME
+        for value in values:
+            last = self._last_envelope
+            if last is not None and type(value) is bytes:
+                try:
+                    text = value.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = ""
+                prefix = last[0]
+                if text.startswith(prefix):  # as in to_connect_data
+                    decoder = _DECIMAL_DECODER if decimal_name in text else _DECODER
+                    try:
+                        payload, end = decoder.raw_decode(text, len(prefix))
+                    except ValueError:
+                        pass
+                    else:
+                        if text[end : end + 1] == "}" or text[end:].lstrip(_WS)[:1] == "}":
+                            add_schema(last[1])
+                            add_value(last[2](payload))
+                            continue
+            pair = self.to_connect_data(topic, value)
+            add_schema(pair.schema)
+            add_value(pair.value)
+        return schemas, out
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """A Connect schema from its JSON form (``asConnectSchema``); ``None`` for null."""

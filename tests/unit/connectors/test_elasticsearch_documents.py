@@ -12,7 +12,7 @@ import pytest
 
 from sluice.api import ConfigError, DataError, Schema, SchemaBuilder, SinkRecord, Struct
 from sluice.api.data import Date, Decimal, Timestamp
-from sluice.api.records import Headers
+from sluice.api.records import Headers, SinkBatch
 from sluice.connectors.elasticsearch.config import CONFIG_DEF, Settings
 from sluice.connectors.elasticsearch.documents import DocumentMaker, index_name, mapping_for
 
@@ -219,3 +219,72 @@ def test_validate_puts_errors_beside_their_keys() -> None:
         "data.stream.dataset": ["data.stream.dataset is required with data.stream.type."],
         "proxy.host": ["proxy.host is not supported by Sluice's Elasticsearch sink (docs/compatibility.md)."],
     }
+
+
+def mixed_records() -> list[SinkRecord]:
+    """Two topics' records: keys of every kind (missing, empty, integer, unusable), values with
+    and without a schema, tombstones, a value its schema's encoder refuses, NaN."""
+    records = []
+    for i in range(24):
+        key: Any = f"k{i % 9}"
+        key_schema: Schema | None = Schema.STRING_SCHEMA
+        value: Any = order(id=i, name=f"n{i}", amount=decimal.Decimal(i) / 4, at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+        value_schema: Schema | None = ORDER
+        if i == 3:
+            key = None
+        elif i == 4:
+            key = ""
+        elif i == 5:
+            key_schema, key = Schema.INT64_SCHEMA, 5
+        elif i == 6:
+            key_schema, key = None, 6.5  # no usable id
+        elif i == 7:
+            value = None
+        elif i == 8:
+            value_schema, value = None, {"plain": i, "nan": float("nan")}
+        elif i == 9:
+            value = "not a struct"
+        elif i == 10:
+            value = order(id=i, tags={"a": 1})
+        elif i == 11:
+            key_schema, key = None, 11
+        headers = Headers().add("version", str(100 + i)) if i != 12 else Headers()
+        topic = "Orders" if i % 2 else "returns"
+        records.append(SinkRecord(topic, i % 3, key_schema, key, value_schema, value, i, 1_000 + i, headers=headers))
+    return records
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"key.ignore": "true"},
+        {"schema.ignore": "true"},
+        {"topic.key.ignore": "returns", "topic.schema.ignore": "Orders"},
+        {"behavior.on.null.values": "delete"},
+        {"behavior.on.null.values": "fail"},
+        {"write.method": "upsert"},
+        {"external.version.header": "version"},
+        {"compact.map.entries": "false"},
+        {"data.stream.type": "logs", "data.stream.dataset": "shop"},
+    ],
+)
+def test_a_batch_gives_the_actions_its_records_give(overrides):
+    maker = DocumentMaker(settings(**overrides))
+    records = mixed_records()
+
+    def outcome(result: Any) -> Any:
+        if result is None or isinstance(result, DataError):
+            return repr(result)
+        return (result.index, result.doc_id, result.header, result.source, result.replay_safe, result.record)
+
+    by_record = []
+    for r in records:
+        try:
+            by_record.append(outcome(maker.action(r)))
+        except DataError as e:
+            by_record.append(repr(e))
+    batch = SinkBatch.of(records).take(list(range(len(records))))
+    by_batch = [outcome(result) for result in maker.actions(batch)]
+    assert by_batch == by_record
+    assert any(isinstance(o, tuple) for o in by_record) and any(isinstance(o, str) for o in by_record)

@@ -133,3 +133,71 @@ def test_random_numbers_read_the_same() -> None:
             values.append(str(rng.randint(-(2**70), 2**70)).encode())
     converter = _converter()
     assert _batched(converter, values) == _one_by_one(converter, values)
+
+
+ORDER = (
+    '{"type":"struct","name":"Order","optional":false,"fields":['
+    '{"field":"id","type":"int64","optional":false},'
+    '{"field":"amount","type":"double","optional":true},'
+    '{"field":"at","type":"int64","optional":true,"name":"org.apache.kafka.connect.data.Timestamp","version":1}]}'
+)
+PRICE = (
+    '{"type":"struct","optional":false,"fields":['
+    '{"field":"p","type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
+    '"parameters":{"scale":"2"}}]}'
+)
+# Envelopes (schemas.enable=true): the schema of the record before or another, spacing, a
+# BOM, text after the envelope, a payload that names Decimal, a payload its schema refuses.
+ENVELOPES: list[Any] = [
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":1,"amount":2.5,"at":1700000000000}}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":2,"amount":null,"at":null}}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":3,"amount":1e2,"at":5} }',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":4,"amount":0.1,"at":6}\n}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":5,"amount":1,"at":7}} x',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":6,"amount":1.5,"at":8},"extra":1}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":"seven","amount":1.5,"at":8}}',
+    b'{"schema":'
+    + ORDER.encode()
+    + b',"payload":{"id":8,"amount":1.25,"at":9,"n":"org.apache.kafka.connect.data.Decimal"}}',
+    b'\xef\xbb\xbf{"schema":' + ORDER.encode() + b',"payload":{"id":9,"amount":3.5,"at":10}}',
+    b'{"schema":' + PRICE.encode() + b',"payload":{"p":"AQI="}}',
+    b'{"schema":' + PRICE.encode() + b',"payload":{"p":"AQM="}}',
+    b'{"schema": ' + ORDER.encode() + b', "payload": {"id": 10, "amount": 4.5, "at": 11}}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":11,"amount":5.5,"at":12}}',
+    None,
+    bytearray(b'{"schema":' + ORDER.encode() + b',"payload":{"id":12,"amount":6.5,"at":13}}'),
+    b'{"schema":null,"payload":{"free":true}}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":13,"amount":7.5,"at":14}}',
+    b'{"schema":' + ORDER.encode() + b',"payload":{"id":14,"amount":8.5,"at":15}',
+]
+
+
+def _envelope_reading(values: list[Any], batched: bool) -> list[Any]:
+    """Each value read with schemas on, in a converter that read the values before it."""
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    out: list[Any] = []
+    for value in values:
+        try:
+            if batched:
+                both = converter.to_connect_batch("t", [value])
+                assert both is not None
+                (schema,), (read,) = both
+            else:
+                pair = converter.to_connect_data("t", value)
+                schema, read = pair.schema, pair.value
+            out.append(("ok", schema, typed_form(read)))
+        except DataError as e:
+            out.append(("error", str(e)))
+    return out
+
+
+def test_envelopes_read_the_same_in_a_batch_as_one_by_one() -> None:
+    assert _envelope_reading(ENVELOPES, batched=True) == _envelope_reading(ENVELOPES, batched=False)
+    readable = [v for v, r in zip(ENVELOPES, _envelope_reading(ENVELOPES, False), strict=True) if r[0] == "ok"]
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    both = converter.to_connect_batch("t", readable)
+    assert both is not None
+    assert [("ok", s, typed_form(v)) for s, v in zip(*both, strict=True)] == _envelope_reading(readable, False)
+    assert sum(1 for r in _envelope_reading(ENVELOPES, False) if r[0] == "error") == 2

@@ -25,6 +25,7 @@ from sluice.api import (
     ConfigError,
     ConnectError,
     DataError,
+    Schema,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -32,6 +33,7 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.config import Config, ConfigValue
+from sluice.api.records import SinkBatch
 from sluice.connectors.elasticsearch.client import BulkOutcome, ClusterClient, ItemFailure
 from sluice.connectors.elasticsearch.config import CONFIG_DEF, CONNECTION_URL, Settings, cross_check, unsupported
 from sluice.connectors.elasticsearch.documents import Action, DocumentMaker, mapping_for
@@ -142,12 +144,41 @@ class ElasticsearchSinkTask(SinkTask):
             try:
                 action = make_action(record)
                 if action is not None and action.index not in ready:
-                    self._prepare(action.index, record)
+                    self._prepare(action.index, record.topic, record.value_schema)
             except DataError as e:
                 self._invalid(record, e)
                 continue
             if action is not None:
                 actions.append(action)
+        self._dispatch(actions, next_offsets)
+
+    def put_batch(self, batch: SinkBatch) -> None:
+        """As :meth:`put`, the documents made from the batch's columns (see
+        :meth:`DocumentMaker.actions`)."""
+        actions: list[Action] = []
+        ready = self.ready
+        for i, result in enumerate(self.documents.actions(batch)):
+            if result is None:
+                continue
+            if isinstance(result, DataError):
+                self._invalid(batch.records()[i], result)
+                continue
+            if result.index not in ready:
+                try:
+                    self._prepare(result.index, batch.topics[i], batch.value_schemas[i])
+                except DataError as e:
+                    self._invalid(batch.records()[i], e)
+                    continue
+            actions.append(result)
+        next_offsets: dict[tuple[str, int], int] = {}
+        for topic, partition, offset in zip(
+            batch.original_topics, batch.original_partitions, batch.original_offsets, strict=True
+        ):
+            next_offsets[(topic, partition)] = offset + 1
+        self._dispatch(actions, next_offsets)
+
+    def _dispatch(self, actions: list[Action], next_offsets: dict[tuple[str, int], int]) -> None:
+        """Sends one put's actions, then finishes the previous put's (see the module's description)."""
         offsets = {TopicPartition(topic, partition): offset for (topic, partition), offset in next_offsets.items()}
         if self.under_way is not None and self.under_way.records + len(actions) > self.settings.max_buffered_records:
             self._finish_under_way()  # max.buffered.records: the earlier requests first
@@ -168,12 +199,11 @@ class ElasticsearchSinkTask(SinkTask):
             raise error
         reporter.report(record, error)
 
-    def _prepare(self, index: str, record: SinkRecord) -> None:
-        """Create the record's index or data stream (with the mapping of its schema) on first use."""
+    def _prepare(self, index: str, topic: str, schema: Schema | None) -> None:
+        """Create a record's index or data stream (with the mapping of its value schema) on first use."""
         assert self.client is not None
         mapping = None
-        schema = record.value_schema
-        if not self.settings.ignores_schema(record.topic) and schema is not None:
+        if not self.settings.ignores_schema(topic) and schema is not None:
             mapping = mapping_for(schema)
         if self.settings.data_stream:
             self.client.ensure_data_stream(index, mapping)
