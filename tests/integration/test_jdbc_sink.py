@@ -25,6 +25,7 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.data import Date, Decimal, Time, Timestamp
+from sluice.api.records import SinkBatch
 from sluice.connectors.jdbc import JdbcSinkTask
 from tests.helpers import RecordingSinkContext
 from tests.integration.conftest_databases import execute, query
@@ -385,3 +386,56 @@ def test_a_lost_connection_is_retried(postgres_server, pg_table):
     task.put(batch)  # the framework redelivers the same records
     assert query(postgres_server, f"SELECT id FROM {table} ORDER BY id") == [(1,), (2,), (3,)]
     task.stop()
+
+
+# ------------------------------------------------------------------------ batches
+
+
+def mixed_rows(topic: str) -> list[SinkRecord]:
+    """Two partitions' records of ALL_TYPES keyed by id: one key twice (the database refuses the
+    batch in insert mode, then the second write), a null in a required field, a tombstone."""
+    records = []
+    for offset in range(12):
+        for partition in range(2):
+            i = offset * 2 + partition
+            key: Any = i if i != 17 else 4  # id 4 again: a duplicate key
+            value: Any = full_row(key) if i % 3 else null_row(key)
+            if i == 9:
+                value = Struct(ALL_TYPES)  # all set but the required "text"
+                for field in ALL_TYPES.fields():
+                    if field.name != "text":
+                        value.put(field, full_row(i).get(field.name))
+            elif i == 20:
+                value = None  # deletes id 6, written at offset 3
+                key = 6
+            records.append(SinkRecord(topic, partition, Schema.INT32_SCHEMA, key, ALL_TYPES, value, offset, 1_000 + i))
+    return records
+
+
+def test_the_batch_path_writes_the_rows_the_record_path_writes(server):
+    found = {}
+    for path in ("records", "batches"):
+        table = f"sink_{path}_{uuid.uuid4().hex[:8]}"
+        reporter = Reporter()
+        task = start_task(
+            server, table, reporter, pk_mode="record_key", pk_fields="id", delete_enabled=True, insert_mode="insert"
+        )
+        try:
+            records = mixed_rows("orders")
+            for start in range(0, len(records), 10):
+                chunk = records[start : start + 10]
+                if path == "records":
+                    task.put(chunk)
+                else:  # columns only: the records the task asks for are made from them
+                    task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+        finally:
+            task.stop()
+        rows = query(server, f"SELECT * FROM {table} ORDER BY id")
+        execute(server, f"DROP TABLE IF EXISTS {table}")
+        reported = [(r.kafka_partition, r.kafka_offset, str(e).replace(table, "TABLE")) for r, e in reporter.reported]
+        found[path] = (rows, reported)
+    rows, reported = found["records"]
+    assert found["batches"] == (rows, reported)
+    assert [row[0] for row in rows] == [i for i in range(24) if i not in (6, 9, 17, 20)]
+    assert [(p, o) for p, o, _ in reported] == [(1, 4), (1, 8)]  # the null, the duplicate
+    assert "null used for required field" in reported[0][2] and "refused" in reported[1][2]

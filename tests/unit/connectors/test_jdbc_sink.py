@@ -23,6 +23,7 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.data import Date, Decimal, Time, Timestamp
+from sluice.api.records import SinkBatch
 from sluice.connectors.jdbc import Column, Dialect, JdbcSinkConnector, JdbcSinkTask
 from sluice.connectors.jdbc.dialect import MySqlDialect, PostgreSqlDialect, SqliteDialect
 from sluice.connectors.jdbc.sink import CONFIG_DEF, TableAlterOrCreateError
@@ -743,3 +744,37 @@ def test_sqlite_catalog(tmp_path):
     assert d.describe_columns(conn, "missing") == [] and not d.table_exists(conn, "missing")
     assert abs((d.current_timestamp(conn) - dt.datetime.utcnow()).total_seconds()) < 5
     conn.close()
+
+
+@pytest.mark.parametrize("pk_mode", ["record_key", "kafka", "record_value"])
+def test_a_batch_writes_the_rows_its_records_write(tmp_path, pk_mode):
+    """SQLite here; PostgreSQL and MariaDB in tests/integration/test_jdbc_sink.py."""
+    records = []
+    for offset in range(16):
+        i = offset % 11  # ids 0-4 twice: the database refuses their batch in insert mode
+        value: Any = person(i, age=offset)
+        if offset == 6:
+            value = Struct(VALUE).put("id", i)  # the required "name" is missing
+        elif offset == 13 and pk_mode == "record_key":
+            value = None  # deletes id 2
+        records.append(keyed(i, value, offset=offset) if pk_mode == "record_key" else rec(value, offset=offset))
+    found = []
+    for path in ("records", "batches"):
+        db = tmp_path / f"{path}.db"
+        reporter = Reporter()
+        props: dict[str, Any] = {"pk_mode": pk_mode, "insert_mode": "insert"}
+        if pk_mode == "record_key":
+            props["delete_enabled"] = True
+        elif pk_mode == "record_value":
+            props["pk_fields"] = "id"
+        task = task_for(db, reporter, **props)
+        for start in range(0, len(records), 5):
+            chunk = records[start : start + 5]
+            if path == "records":
+                task.put(chunk)
+            else:
+                task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+        task.stop()
+        found.append((rows(db, order="1, 2"), [(r.kafka_offset, str(e)) for r, e in reporter.reported]))
+    assert found[0] == found[1]
+    assert found[0][1] and found[0][1][0][0] == 6

@@ -58,7 +58,8 @@ import contextlib
 import datetime as dt
 import logging
 import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from sluice import __version__
 from sluice.api import (
@@ -73,9 +74,10 @@ from sluice.api import (
     Task,
     TopicPartition,
 )
+from sluice.api.records import SinkBatch
 from sluice.connectors.jdbc.dialect import Dialect
 from sluice.connectors.jdbc.sink_config import CONFIG_DEF, CONNECTION_URL, SinkSettings, cross_check, make_dialect
-from sluice.connectors.jdbc.sink_rows import WRITE, RowPlan, RowPlanner
+from sluice.connectors.jdbc.sink_rows import WRITE, BatchRow, RecordView, RowPlan, RowPlanner
 from sluice.connectors.jdbc.sink_tables import SinkTables, TableAlterOrCreateError, is_transient
 
 __all__ = ["CONFIG_DEF", "JdbcSinkConnector", "JdbcSinkTask", "TableAlterOrCreateError"]
@@ -253,48 +255,75 @@ class JdbcSinkTask(SinkTask):
             return None
 
     def put(self, records: list[SinkRecord]) -> None:
+        self._write(records, _itself)
+
+    def put_batch(self, batch: SinkBatch) -> None:
+        """As :meth:`put`, each record read from the batch's columns as a :class:`BatchRow`
+        (a tuple); a :class:`SinkRecord` is made only for a record that is reported."""
+        if not len(batch):
+            return
+        rows = list(
+            map(
+                BatchRow._make,
+                zip(
+                    range(len(batch)),
+                    batch.topics,
+                    batch.partitions,
+                    batch.offsets,
+                    batch.timestamps,
+                    batch.key_schemas,
+                    batch.keys,
+                    batch.value_schemas,
+                    batch.values,
+                    strict=True,
+                ),
+            )
+        )
+        self._write(rows, lambda row: batch.records()[cast(BatchRow, row).row])
+
+    def _write(self, records: Sequence[RecordView], record_of: Callable[[RecordView], SinkRecord]) -> None:
+        """Checks, converts and writes one put's records, committed before it returns;
+        ``record_of`` gives the :class:`SinkRecord` of one of them, for the reporter."""
         if not records:
             return
         assert self.settings is not None
         reporter = self._reporter()
         entries: list[tuple] | None = None
         try:
-            entries = self._prepare_all(records, reporter)
+            entries = self._prepare_all(records, reporter, record_of)
             if entries:
                 self._write_entries(entries)
                 self._connection().commit()
                 self.stats["commits"] += 1
         except RetriableError as exc:
             self._rollback()
-            self._retry_or_fail(exc, records)
+            self._retry_or_fail(exc, len(records))
         except ConnectError:  # a record refused without a reporter, or not tolerated
             self._rollback()
             raise
         except Exception as exc:  # a database error
             self._rollback()
             if is_transient(exc):
-                self._retry_or_fail(exc, records)
+                self._retry_or_fail(exc, len(records))
             if reporter is None or entries is None:
                 raise ConnectError(f"Write of {len(records)} records failed: {exc}") from exc
             log.warning("Write of %d records failed (%s); writing them one by one", len(records), exc)
-            self._unroll(entries, reporter)
+            self._unroll(entries, reporter, record_of)
         self._remaining_retries = self.settings.max_retries
 
-    def _retry_or_fail(self, exc: BaseException, records: list[SinkRecord]) -> None:
+    def _retry_or_fail(self, exc: BaseException, records: int) -> None:
         """Raise RetriableError while retries remain (the framework redelivers the same
         records after ``retry.backoff.ms``), then ConnectError."""
         assert self.settings is not None
         self._close()
         if self._remaining_retries > 0:
             self._remaining_retries -= 1
-            log.warning(
-                "Write of %d records failed, remaining retries=%d: %s", len(records), self._remaining_retries, exc
-            )
+            log.warning("Write of %d records failed, remaining retries=%d: %s", records, self._remaining_retries, exc)
             context = getattr(self, "context", None)
             if context is not None:
                 context.timeout(self.settings.retry_backoff_ms)
-            raise RetriableError(f"Write of {len(records)} records failed, will retry: {exc}") from exc
-        raise ConnectError(f"Write of {len(records)} records failed after exhausting retries: {exc}") from exc
+            raise RetriableError(f"Write of {records} records failed, will retry: {exc}") from exc
+        raise ConnectError(f"Write of {records} records failed after exhausting retries: {exc}") from exc
 
     def _reject(self, record: SinkRecord, error: ConnectError, reporter: Any) -> None:
         if reporter is None:
@@ -302,7 +331,9 @@ class JdbcSinkTask(SinkTask):
         self.stats["records_reported"] += 1
         reporter.report(record, error)  # raises when errors are not tolerated
 
-    def _prepare_all(self, records: list[SinkRecord], reporter: Any) -> list[tuple[Any, ...]]:
+    def _prepare_all(
+        self, records: Sequence[RecordView], reporter: Any, record_of: Callable[[RecordView], SinkRecord]
+    ) -> list[tuple[Any, ...]]:
         """Check and convert every record: ``(table, op, key, row, plan, record)`` each."""
         assert self._rows is not None
         out: list[tuple[Any, ...] | None] = []
@@ -312,7 +343,7 @@ class JdbcSinkTask(SinkTask):
             try:
                 append(prepare(record))
             except (DataError, TableAlterOrCreateError) as e:
-                self._reject(record, e, reporter)
+                self._reject(record_of(record), e, reporter)
         return [e for e in out if e is not None]
 
     # -- writing -------------------------------------------------------------------------
@@ -374,7 +405,7 @@ class JdbcSinkTask(SinkTask):
                 dialect.delete_rows(conn, table, seg.key_cols, list(seg.deletes))
                 self.stats["records_deleted"] += len(seg.deletes)
 
-    def _unroll(self, entries: list[tuple], reporter: Any) -> None:
+    def _unroll(self, entries: list[tuple], reporter: Any, record_of: Callable[[RecordView], SinkRecord]) -> None:
         """Write the records one at a time, each committed on its own; report those the
         database refuses (after a batch of them failed)."""
         conn = self._connection()
@@ -388,8 +419,12 @@ class JdbcSinkTask(SinkTask):
                     raise ConnectError(f"Write failed: {exc}") from exc
                 conn = self._connection()
                 self.stats["records_reported"] += 1
-                reporter.report(entry[5], ConnectError(f"The database refused the record: {exc}"))
+                reporter.report(record_of(entry[5]), ConnectError(f"The database refused the record: {exc}"))
         self.stats["commits"] += 1
+
+
+def _itself(record: RecordView) -> SinkRecord:
+    return cast(SinkRecord, record)  # put's records are SinkRecords
 
 
 def _zone_name(tz: Any) -> str | None:

@@ -10,18 +10,54 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
-from sluice.api import DataError, Schema, SinkRecord, Struct, Type
+from sluice.api import DataError, Schema, Struct, Type
 from sluice.api.data import Date, Decimal, Time, Timestamp
 from sluice.connectors.jdbc.dialect import Dialect
 from sluice.connectors.jdbc.sink_config import DEFAULT_KAFKA_PK_NAMES, SinkSettings
 from sluice.connectors.jdbc.sink_tables import SinkTables, TableAlterOrCreateError, match_columns
 
-__all__ = ["DELETE", "WRITE", "RowPlan", "RowPlanner", "record_position"]
+__all__ = ["DELETE", "WRITE", "BatchRow", "RecordView", "RowPlan", "RowPlanner", "record_position"]
 
 WRITE = 0
 DELETE = 1
+
+
+class RecordView(Protocol):
+    """What the row planner reads of a record: a :class:`SinkRecord`, or a :class:`BatchRow`."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def kafka_partition(self) -> int | None: ...
+    @property
+    def kafka_offset(self) -> int: ...
+    @property
+    def timestamp(self) -> int | None: ...
+    @property
+    def key_schema(self) -> Schema | None: ...
+    @property
+    def key(self) -> Any: ...
+    @property
+    def value_schema(self) -> Schema | None: ...
+    @property
+    def value(self) -> Any: ...
+
+
+class BatchRow(NamedTuple):
+    """Record ``row`` of a :class:`~sluice.api.records.SinkBatch`, read from its columns
+    (``zip`` of them makes these without a :class:`SinkRecord` each)."""
+
+    row: int
+    topic: str
+    kafka_partition: int | None
+    kafka_offset: int
+    timestamp: int | None
+    key_schema: Schema | None
+    key: Any
+    value_schema: Schema | None
+    value: Any
 
 
 class RowPlan:
@@ -34,7 +70,7 @@ class RowPlan:
         table: str,
         key_cols: list[str],
         value_cols: list[str],
-        extract: Callable[[SinkRecord], tuple[tuple, tuple]],
+        extract: Callable[[RecordView], tuple[tuple, tuple]],
     ) -> None:
         self.table = table
         self.key_cols = key_cols
@@ -42,7 +78,7 @@ class RowPlan:
         self.extract = extract
 
 
-def record_position(record: SinkRecord) -> str:
+def record_position(record: RecordView) -> str:
     """Where a record comes from, for error messages."""
     return (
         f"(topic='{record.topic}',partition={record.kafka_partition},"
@@ -61,7 +97,7 @@ class RowPlanner:
         self._last: tuple | None = None  # (value schema, key schema, table, plan) of the last record
         self._table_for_topic: dict[str, str] = {}
 
-    def prepare(self, record: SinkRecord) -> tuple[Any, ...] | None:
+    def prepare(self, record: RecordView) -> tuple[Any, ...] | None:
         """The record's entry; None for a tombstone of a table that does not exist. Raises
         :class:`DataError` or :class:`TableAlterOrCreateError` for a record that cannot be
         written."""
@@ -112,7 +148,7 @@ class RowPlanner:
     # -- plans ---------------------------------------------------------------------------
 
     def _key_fields(
-        self, table: str, record: SinkRecord, key_schema: Schema | None, value_schema: Schema | None
+        self, table: str, record: RecordView, key_schema: Schema | None, value_schema: Schema | None
     ) -> list[tuple[str, Schema]]:
         s = self.settings
         mode = s.pk_mode
@@ -165,7 +201,7 @@ class RowPlanner:
             out.append((name, f.schema))
         return out
 
-    def _make_plan(self, table: str, record: SinkRecord, key_schema: Schema | None, value_schema: Schema) -> RowPlan:
+    def _make_plan(self, table: str, record: RecordView, key_schema: Schema | None, value_schema: Schema) -> RowPlan:
         s = self.settings
         dialect = self.dialect
         key_fields = self._key_fields(table, record, key_schema, value_schema)
@@ -248,7 +284,7 @@ class RowPlanner:
         key_fields: list[tuple[str, Schema]],
         value_fields: list[Any],
         value_schema: Schema,
-    ) -> Callable[[SinkRecord], tuple[tuple, tuple]]:
+    ) -> Callable[[RecordView], tuple[tuple, tuple]]:
         """The function turning a record into ``(key values, row)``; the row holds the key
         columns then the value columns, converted for the driver and checked."""
         s = self.settings
@@ -290,7 +326,7 @@ class RowPlanner:
                 return struct.field_values()
             return [struct.get_without_default(f.name) for f in struct.schema.fields()]
 
-        def key_of(record: SinkRecord, values: Any) -> tuple:
+        def key_of(record: RecordView, values: Any) -> tuple:
             if mode == "kafka":
                 return (record.topic, record.kafka_partition, record.kafka_offset)
             if mode == "record_value":
@@ -324,14 +360,14 @@ class RowPlanner:
                     row[i] = default
             return row
 
-        def null_error(record: SinkRecord, row: Any) -> DataError:
+        def null_error(record: RecordView, row: Any) -> DataError:
             i = next(i for i in required if row[i] is None)
             return DataError(
                 f'Invalid value: null used for required field: "{names[i]}", schema type: '
                 f"{schemas[i].type.name} (record at {where(record)})"
             )
 
-        def extract(record: SinkRecord) -> tuple[tuple, tuple]:
+        def extract(record: RecordView) -> tuple[tuple, tuple]:
             values = struct_values(record.value)
             row: Any = key_of(record, values) + take_values(values)
             if null_default(row):
@@ -360,7 +396,7 @@ class RowPlanner:
 
         return extract
 
-    def _prepare_delete(self, table: str, record: SinkRecord) -> tuple | None:
+    def _prepare_delete(self, table: str, record: RecordView) -> tuple | None:
         key_schema = record.key_schema
         plan_key = (table, key_schema, None)
         plan = self._plans.get(plan_key)
@@ -379,7 +415,7 @@ class RowPlanner:
             field_names = [n for n, _ in key_fields]
             where = record_position
 
-            def extract(rec: SinkRecord) -> tuple[tuple, tuple]:
+            def extract(rec: RecordView) -> tuple[tuple, tuple]:
                 key = rec.key
                 if key is None:
                     raise DataError(f"The tombstone at {where(rec)} has a null key: nothing to delete")
