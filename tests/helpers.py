@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sluice.api.data import Struct
-from sluice.api.sink import ErrantRecordReporter, SinkTaskContext
+from sluice.api.records import SinkBatch, SinkRecord
+from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 
 __all__ = ["typed_form", "wait_until"]
 
@@ -82,6 +83,27 @@ class RecordingSinkContext(SinkTaskContext):
 
     def errant_record_reporter(self):
         return self.reporter
+
+
+class RecordingReporter(ErrantRecordReporter):
+    """An errant record reporter that keeps what it is given, tolerating everything."""
+
+    def __init__(self) -> None:
+        self.reported: list[tuple[SinkRecord, BaseException]] = []
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        self.reported.append((record, error))
+
+
+def put_in_chunks(task: SinkTask, records: list[SinkRecord], size: int, *, as_batches: bool) -> None:
+    """Hand ``records`` to a sink task ``size`` at a time: to ``put``, or to ``put_batch`` as
+    batches of columns only (the records the task asks for are then made from them)."""
+    for start in range(0, len(records), size):
+        chunk = records[start : start + size]
+        if as_batches:
+            task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+        else:
+            task.put(chunk)
 
 
 def read_topic(bootstrap: str, topic: str, count: int, *, exact: bool = True, timeout: float = 90.0) -> list[Any]:

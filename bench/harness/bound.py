@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.harness.procs import PeakRss
+from bench.harness.procs import PeakRss, on_cpus
 from bench.harness.workers import WorkerFailed
 
 __all__ = ["MARK", "BoundProcess", "tail"]
@@ -57,7 +57,7 @@ class BoundProcess:
                 cwd=spec_file.parent,
                 env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
                 text=True,
-                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+                preexec_fn=on_cpus(cpus),
             )
         self.sampler = PeakRss(self.proc.pid)
         self.sampler.start()

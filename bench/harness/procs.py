@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -132,6 +133,12 @@ class TreeMemory:
 def tree_pids(root: int) -> list[int]:
     """``root`` and its live descendants (children found by their ``ppid``); empty if gone."""
     return _tree(root, _scan())
+
+
+def on_cpus(cpus: set[int] | None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that binds a child process (and all it starts) to ``cpus``; ``None``
+    (any CPU) for ``None``."""
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
 
 
 def pin_tree(root: int, cpus: set[int]) -> int:

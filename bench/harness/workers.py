@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx2
 
+from bench.harness.procs import on_cpus
 from sluice.jvm.java import java_executable
 from sluice_devtools.jars import kafka_connect_classpath
 from tests.integration.workers import DistributedWorker, StandaloneWorker, free_port, write_properties
@@ -89,7 +90,6 @@ class BenchWorker:
 
     def launch(self, *connector_files: Path) -> None:
         command = self.command(list(connector_files))
-        cpus = self.cpus
         with self.log_path.open("ab") as log:
             self.started_at = time.monotonic()
             self.process = subprocess.Popen(
@@ -99,7 +99,7 @@ class BenchWorker:
                 stdin=subprocess.DEVNULL,
                 cwd=self.work_dir,
                 env=self.env(),
-                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+                preexec_fn=on_cpus(self.cpus),
             )
 
     def wait_rest_ready(self, timeout: float = 180.0) -> float:

@@ -18,11 +18,10 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sluice.api import ErrantRecordReporter, Schema, SinkRecord, Struct, TopicPartition
-from sluice.api.records import SinkBatch
+from sluice.api import Schema, SinkRecord, Struct, TopicPartition
 from sluice.connectors.elasticsearch import ElasticsearchSinkTask
 from sluice.converters.json import JsonConverter
-from tests.helpers import RecordingSinkContext, read_topic, wait_until
+from tests.helpers import RecordingReporter, RecordingSinkContext, put_in_chunks, read_topic, wait_until
 from tests.integration.workers import StandaloneWorker, connector_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("search")]
@@ -487,14 +486,6 @@ def test_predefined_elasticsearch_sink_loads_by_name(worker, kafka_bootstrap, op
     assert unload.returncode == 0, unload.stdout + unload.stderr
 
 
-class ListReporter(ErrantRecordReporter):
-    def __init__(self) -> None:
-        self.reported: list[tuple[int, int, str]] = []
-
-    def report(self, record, error):
-        self.reported.append((record.kafka_partition, record.kafka_offset, str(error)))
-
-
 def connect_order(i: int, schema: Schema) -> Struct:
     value = Struct(schema)
     for name, field_value in order(i).items():
@@ -538,7 +529,7 @@ def test_the_batch_path_writes_the_documents_the_record_path_writes(search, uniq
     found = {}
     for path in ("records", "batches"):
         topic = f"{unique_name}-{path}"
-        reporter = ListReporter()
+        reporter = RecordingReporter()
         task = ElasticsearchSinkTask()
         task.initialize(RecordingSinkContext(reporter))
         task.start(
@@ -551,18 +542,13 @@ def test_the_batch_path_writes_the_documents_the_record_path_writes(search, uniq
                 "batch.size": "7",
             }
         )
-        records = mixed_sink_records(topic)
-        for start in range(0, len(records), 9):
-            chunk = records[start : start + 9]
-            if path == "records":
-                task.put(chunk)
-            else:  # columns only: the records the task asks for are made from them
-                task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+        put_in_chunks(task, mixed_sink_records(topic), 9, as_batches=path == "batches")
         committed = task.pre_commit({TopicPartition(topic, p): 20 for p in range(2)})
         task.stop()
         assert committed == {TopicPartition(topic, p): 20 for p in range(2)}
         index = topic.lower()
-        found[path] = (search.docs(index), [(p, o, e.replace(index, "INDEX")) for p, o, e in reporter.reported])
+        reported = [(r.kafka_partition, r.kafka_offset, str(e).replace(index, "INDEX")) for r, e in reporter.reported]
+        found[path] = (search.docs(index), reported)
     docs, reported = found["records"]
     assert found["batches"] == (docs, reported)
     assert len(docs) == 25 and "order-8" not in docs and "13" in docs  # 25 string keys, one deleted; an int key

@@ -25,9 +25,8 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.data import Date, Decimal, Time, Timestamp
-from sluice.api.records import SinkBatch
 from sluice.connectors.jdbc import JdbcSinkTask
-from tests.helpers import RecordingSinkContext
+from tests.helpers import RecordingSinkContext, put_in_chunks
 from tests.integration.conftest_databases import execute, query
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
@@ -421,13 +420,7 @@ def test_the_batch_path_writes_the_rows_the_record_path_writes(server):
             server, table, reporter, pk_mode="record_key", pk_fields="id", delete_enabled=True, insert_mode="insert"
         )
         try:
-            records = mixed_rows("orders")
-            for start in range(0, len(records), 10):
-                chunk = records[start : start + 10]
-                if path == "records":
-                    task.put(chunk)
-                else:  # columns only: the records the task asks for are made from them
-                    task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+            put_in_chunks(task, mixed_rows("orders"), 10, as_batches=path == "batches")
         finally:
             task.stop()
         rows = query(server, f"SELECT * FROM {table} ORDER BY id")

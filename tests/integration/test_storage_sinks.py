@@ -24,7 +24,6 @@ import pytest
 
 from sluice.api import (
     ConnectError,
-    ErrantRecordReporter,
     Schema,
     SchemaBuilder,
     SinkRecord,
@@ -32,10 +31,9 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.data import Timestamp
-from sluice.api.records import SinkBatch
 from sluice.connectors.storage import HdfsSinkTask, S3SinkTask
 from sluice.connectors.storage.webhdfs import WebHdfs
-from tests.helpers import RecordingSinkContext
+from tests.helpers import RecordingReporter, RecordingSinkContext, put_in_chunks
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
@@ -46,18 +44,24 @@ HOUR_MS = 3_600_000
 BASE_MS = int(dt.datetime(2026, 11, 26, 7, 0, tzinfo=dt.UTC).timestamp() * 1000)
 REGIONS = ("north", "south", "west")
 
-EVENT = (
-    SchemaBuilder.struct()
-    .name("com.example.Event")
-    .version(1)
-    .field("seq", SchemaBuilder.int64().build())
-    .field("partition", SchemaBuilder.int32().build())
-    .field("region", SchemaBuilder.string().build())
-    .field("amount", SchemaBuilder.float64().optional().build())
-    .field("at", Timestamp.SCHEMA)
-    .field("tags", SchemaBuilder.array(SchemaBuilder.string().build()).build())
-    .build()
-)
+
+def event_schema():
+    return (
+        SchemaBuilder.struct()
+        .name("com.example.Event")
+        .version(1)
+        .field("seq", SchemaBuilder.int64().build())
+        .field("partition", SchemaBuilder.int32().build())
+        .field("region", SchemaBuilder.string().build())
+        .field("amount", SchemaBuilder.float64().optional().build())
+        .field("at", Timestamp.SCHEMA)
+        .field("tags", SchemaBuilder.array(SchemaBuilder.string().build()).build())
+        .build()
+    )
+
+
+EVENT = event_schema()
+EVENT_AGAIN = event_schema()  # equal to EVENT, another object
 
 FORMATS = {
     "s3": {
@@ -321,14 +325,6 @@ def test_a_newer_schema_starts_a_new_file_and_older_records_are_projected(store)
     ]
 
 
-class ListReporter(ErrantRecordReporter):
-    def __init__(self) -> None:
-        self.reported: list[tuple[int, int, str]] = []
-
-    def report(self, record, error):
-        self.reported.append((record.kafka_partition, record.kafka_offset, str(error)))
-
-
 def mixed_records(fmt: str, topic: str) -> list[SinkRecord]:
     """Three partitions' records interleaved: values of the format's kind, and among them
     nulls, values the format cannot write and a schema equal to the file's but another object."""
@@ -355,20 +351,6 @@ def mixed_records(fmt: str, topic: str) -> list[SinkRecord]:
     return records
 
 
-EVENT_AGAIN = (  # equal to EVENT, another object
-    SchemaBuilder.struct()
-    .name("com.example.Event")
-    .version(1)
-    .field("seq", SchemaBuilder.int64().build())
-    .field("partition", SchemaBuilder.int32().build())
-    .field("region", SchemaBuilder.string().build())
-    .field("amount", SchemaBuilder.float64().optional().build())
-    .field("at", Timestamp.SCHEMA)
-    .field("tags", SchemaBuilder.array(SchemaBuilder.string().build()).build())
-    .build()
-)
-
-
 def without_avro_sync(a: bytes, b: bytes) -> tuple[bytes, bytes]:
     """Two Avro files of the same schema with their random sync markers cut out."""
     start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
@@ -385,24 +367,20 @@ def test_the_batch_path_writes_the_files_the_record_path_writes(store, nulls):
         written: dict[str, dict[str, bytes]] = {}
         for fmt, format_class in FORMATS[kind].items():
             topic = f"{path}-{nulls}-{fmt}"
-            reporter = ListReporter()
+            reporter = RecordingReporter()
             task = S3SinkTask() if kind == "s3" else HdfsSinkTask()
             task.initialize(RecordingSinkContext(reporter))
             props = {"format.class": format_class, "behavior.on.null.values": nulls}
             task.start({"name": "storage-it", "flush.size": str(FLUSH_SIZE), **settings, **props})
             task.open([TopicPartition(topic, p) for p in range(TOPIC_PARTITIONS)])
-            records = mixed_records(fmt, topic)
-            for start in range(0, len(records), 10):
-                chunk = records[start : start + 10]
-                if path == "records":
-                    task.put(chunk)
-                else:  # columns only: the records the task asks for are made from them
-                    task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+            put_in_chunks(task, mixed_records(fmt, topic), 10, as_batches=path == "batches")
             task.stop()
             files = {k.replace(topic, "TOPIC"): v for k, v in reader.files().items() if f"/{topic}/" in k}
             assert files, f"{path} wrote no {fmt} file"
             written[fmt] = files
-            reported = [(p, o, message.replace(topic, "TOPIC")) for p, o, message in reporter.reported]
+            reported = [
+                (r.kafka_partition, r.kafka_offset, str(e).replace(topic, "TOPIC")) for r, e in reporter.reported
+            ]
             written[fmt + " reported"] = reported  # type: ignore[assignment]
         outputs[path] = written
     for fmt in FORMATS[kind]:

@@ -316,18 +316,9 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             return SchemaAndValue(self._fixed_schema, self._to_connect(self._fixed_schema, node))
         if not self._schemas_enable:
             return SchemaAndValue(None, self._to_connect(None, _parse(text, decoder)))
-        last = self._last_envelope
-        if last is not None and text.startswith(last[0]):
-            # The same schema text as the last record's (the usual case): only the payload
-            # needs parsing. A JSON value's text ends where its value does, so a match is
-            # exactly that schema.
-            try:
-                payload, end = decoder.raw_decode(text, len(last[0]))
-            except ValueError:
-                pass
-            else:
-                if text[end : end + 1] == "}" or text[end:].lstrip(_WS)[:1] == "}":
-                    return SchemaAndValue(last[1], last[2](payload))
+        known = self._with_last_schema(text, decoder)
+        if known is not None:
+            return SchemaAndValue(*known)
         envelope = _fast_envelope(text, decoder) if text.startswith('{"schema":') else None
         if envelope is not None:
             key, schema_node, payload = envelope
@@ -374,35 +365,35 @@ class JsonConverter(Converter, ConvertsHeadersAsValues):
             append(to_connect(None, _parse(text, decoder)))
         return [None] * len(values), out
 
+    def _with_last_schema(self, text: str, decoder: Any) -> tuple[Schema, Any] | None:
+        """The envelope's schema and value when its schema text is the last envelope's (the
+        usual case): only the payload needs parsing then. A JSON value's text ends where its
+        value does, so a match is exactly that schema. ``None``: another envelope."""
+        last = self._last_envelope
+        if last is None or not text.startswith(last[0]):
+            return None
+        try:
+            payload, end = decoder.raw_decode(text, len(last[0]))
+        except ValueError:
+            return None
+        if text[end : end + 1] == "}" or text[end:].lstrip(_WS)[:1] == "}":
+            return last[1], last[2](payload)
+        return None
+
     def _envelopes(self, topic: str, values: list[bytes | None]) -> tuple[list[Schema | None], list[Any]]:
-        """:meth:`to_connect_data` for each of ``values`` (envelopes), its usual case — the
-        schema text of the envelope before — taken here without a call per record."""
+        """:meth:`to_connect_data` for each of ``values`` (envelopes), its usual case (the
+        schema of the envelope before) taken without a :class:`SchemaAndValue` per record."""
         schemas: list[Schema | None] = []
         out: list[Any] = []
-        add_schema, add_value = schemas.append, out.append
-        decimal_name = Decimal.LOGICAL_NAME
         for value in values:
-            last = self._last_envelope
-            if last is not None and type(value) is bytes:
-                try:
-                    text = value.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = ""
-                prefix = last[0]
-                if text.startswith(prefix):  # as in to_connect_data
-                    decoder = _DECIMAL_DECODER if decimal_name in text else _DECODER
-                    try:
-                        payload, end = decoder.raw_decode(text, len(prefix))
-                    except ValueError:
-                        pass
-                    else:
-                        if text[end : end + 1] == "}" or text[end:].lstrip(_WS)[:1] == "}":
-                            add_schema(last[1])
-                            add_value(last[2](payload))
-                            continue
-            pair = self.to_connect_data(topic, value)
-            add_schema(pair.schema)
-            add_value(pair.value)
+            known = self._with_last_schema(*_text_and_decoder(value)) if value is not None else None
+            if known is not None:
+                schemas.append(known[0])
+                out.append(known[1])
+            else:
+                pair = self.to_connect_data(topic, value)
+                schemas.append(pair.schema)
+                out.append(pair.value)
         return schemas, out
 
     def as_connect_schema(self, node: Any) -> Schema | None:

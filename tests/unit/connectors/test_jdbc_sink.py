@@ -23,11 +23,10 @@ from sluice.api import (
     TopicPartition,
 )
 from sluice.api.data import Date, Decimal, Time, Timestamp
-from sluice.api.records import SinkBatch
 from sluice.connectors.jdbc import Column, Dialect, JdbcSinkConnector, JdbcSinkTask
 from sluice.connectors.jdbc.dialect import MySqlDialect, PostgreSqlDialect, SqliteDialect
 from sluice.connectors.jdbc.sink import CONFIG_DEF, TableAlterOrCreateError
-from tests.helpers import RecordingSinkContext
+from tests.helpers import RecordingSinkContext, put_in_chunks
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -768,12 +767,7 @@ def test_a_batch_writes_the_rows_its_records_write(tmp_path, pk_mode):
         elif pk_mode == "record_value":
             props["pk_fields"] = "id"
         task = task_for(db, reporter, **props)
-        for start in range(0, len(records), 5):
-            chunk = records[start : start + 5]
-            if path == "records":
-                task.put(chunk)
-            else:
-                task.put_batch(SinkBatch.of(chunk).take(list(range(len(chunk)))))
+        put_in_chunks(task, records, 5, as_batches=path == "batches")
         task.stop()
         found.append((rows(db, order="1, 2"), [(r.kafka_offset, str(e)) for r, e in reporter.reported]))
     assert found[0] == found[1]

@@ -108,7 +108,7 @@ class DocumentMaker:
         self._encoders: dict[tuple[Schema, bool], Encoder] = {}
         self._indices: dict[str, str] = {}
         self._upsert_conflicts = min(settings.max_in_flight, 5)
-        self._quoted: dict[str, str] = {}
+        self._starts: dict[tuple[str, str], str] = {}
 
     def resource(self, topic: str) -> str:
         """The index or data stream the topic's records go to."""
@@ -204,10 +204,7 @@ class DocumentMaker:
         """The index actions of one topic's records (data streams, upserts, cluster-made ids
         and versions from a header are not among the settings)."""
         index = self.resource(topic)
-        quoted = self._quoted.get(index)
-        if quoted is None:
-            quoted = self._quoted[index] = _quote(index)
-        start = '{"index":{"_index":' + quoted + ',"_id":'
+        start = self._line_start("index", index)
         ignore_key, ignore_schema = self.settings.ignores_key(topic), self.settings.ignores_schema(topic)
         values, value_schemas, offsets = batch.values, batch.value_schemas, batch.offsets
         keys, key_schemas, partitions = batch.keys, batch.key_schemas, batch.partitions
@@ -229,15 +226,8 @@ class DocumentMaker:
             except DataError as e:
                 results[i] = e
                 continue
-            try:
-                source = _DUMPS(document)
-            except ValueError:  # NaN or an infinity: Jackson writes them as strings
-                source = _DUMPS(_finite(document))
-            if ignore_key:
-                header = start + _quote(doc_id) + "}}"
-            else:
-                header = start + _quote(doc_id) + ',"version":' + str(offset) + ',"version_type":"external"}}'
-            results[i] = Action(batch, i, index, doc_id, header, source, not ignore_key)
+            header = _action_line(start, doc_id, None if ignore_key else offset)
+            results[i] = Action(batch, i, index, doc_id, header, _json_text(document), not ignore_key)
         if others:
             self._one_by_one(batch, others, results)
 
@@ -250,13 +240,14 @@ class DocumentMaker:
 
     def _header(self, operation: str, index: str, doc_id: str, version: int | None) -> str:
         """An index or delete action line, built as a string (the hot path: no dict to encode)."""
-        quoted = self._quoted.get(index)
-        if quoted is None:
-            quoted = self._quoted[index] = _quote(index)
-        start = '{"' + operation + '":{"_index":' + quoted + ',"_id":' + _quote(doc_id)
-        if version is None:
-            return start + "}}"
-        return start + ',"version":' + str(version) + ',"version_type":"external"}}'
+        return _action_line(self._line_start(operation, index), doc_id, version)
+
+    def _line_start(self, operation: str, index: str) -> str:
+        """The start of an action line, up to the document id."""
+        start = self._starts.get((operation, index))
+        if start is None:
+            start = self._starts[(operation, index)] = '{"' + operation + '":{"_index":' + _quote(index) + ',"_id":'
+        return start
 
     def _id(self, record: SinkRecord) -> str:
         if self.settings.ignores_key(record.topic):
@@ -292,10 +283,7 @@ class DocumentMaker:
             if not isinstance(document, dict):
                 raise DataError("A record written to a data stream must have a struct or map value.")
             document["@timestamp"] = self._timestamp(record, document)
-        try:
-            return _DUMPS(document)
-        except ValueError:  # NaN or an infinity: Jackson writes them as strings
-            return _DUMPS(_finite(document))
+        return _json_text(document)
 
     def _timestamp(self, record: SinkRecord, document: dict[str, Any]) -> Any:
         for field_name in self.settings.data_stream_timestamp_fields:
@@ -314,6 +302,21 @@ def _number(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")  # Jackson's strings
     return value
+
+
+def _action_line(start: str, doc_id: str, version: int | None) -> str:
+    """An action line from its start (:meth:`DocumentMaker._line_start`): the id and the
+    external version, if any."""
+    if version is None:
+        return start + _quote(doc_id) + "}}"
+    return start + _quote(doc_id) + ',"version":' + str(version) + ',"version_type":"external"}}'
+
+
+def _json_text(document: Any) -> str:
+    try:
+        return _DUMPS(document)
+    except ValueError:  # NaN or an infinity: Jackson writes them as strings
+        return _DUMPS(_finite(document))
 
 
 def _finite(node: Any) -> Any:

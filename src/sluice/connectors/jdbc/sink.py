@@ -260,8 +260,6 @@ class JdbcSinkTask(SinkTask):
     def put_batch(self, batch: SinkBatch) -> None:
         """As :meth:`put`, each record read from the batch's columns as a :class:`BatchRow`
         (a tuple); a :class:`SinkRecord` is made only for a record that is reported."""
-        if not len(batch):
-            return
         rows = list(
             map(
                 BatchRow._make,

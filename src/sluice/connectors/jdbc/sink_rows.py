@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
-from sluice.api import DataError, Schema, Struct, Type
+from sluice.api import DataError, Schema, SinkRecord, Struct, Type
 from sluice.api.data import Date, Decimal, Time, Timestamp
 from sluice.connectors.jdbc.dialect import Dialect
 from sluice.connectors.jdbc.sink_config import DEFAULT_KAFKA_PK_NAMES, SinkSettings
@@ -22,27 +22,6 @@ __all__ = ["DELETE", "WRITE", "BatchRow", "RecordView", "RowPlan", "RowPlanner",
 
 WRITE = 0
 DELETE = 1
-
-
-class RecordView(Protocol):
-    """What the row planner reads of a record: a :class:`SinkRecord`, or a :class:`BatchRow`."""
-
-    @property
-    def topic(self) -> str: ...
-    @property
-    def kafka_partition(self) -> int | None: ...
-    @property
-    def kafka_offset(self) -> int: ...
-    @property
-    def timestamp(self) -> int | None: ...
-    @property
-    def key_schema(self) -> Schema | None: ...
-    @property
-    def key(self) -> Any: ...
-    @property
-    def value_schema(self) -> Schema | None: ...
-    @property
-    def value(self) -> Any: ...
 
 
 class BatchRow(NamedTuple):
@@ -58,6 +37,10 @@ class BatchRow(NamedTuple):
     key: Any
     value_schema: Schema | None
     value: Any
+
+
+RecordView = SinkRecord | BatchRow
+"""What the row planner reads a record as: the eight attributes both have."""
 
 
 class RowPlan:

@@ -141,21 +141,25 @@ class Partitioner:
     def encode_partition(self, record: SinkRecord) -> str:
         raise NotImplementedError
 
-    def encoding_of_kafka_partition(self, kafka_partition: int) -> str | None:
-        """What :meth:`encode_partition` returns for every record of this Kafka partition,
-        when that depends on nothing else (``None``: it depends on each record)."""
+    def kafka_partition_encoder(self) -> Callable[[int], str] | None:
+        """What :meth:`encode_partition` returns for a record, as a function of its Kafka
+        partition alone, when nothing else matters (``None``: it depends on each record)."""
         return None
 
     def partitioned_path(self, topic: str, encoded: str) -> str:
         return f"{topic}{self.delim}{encoded}"
 
 
+def _default_encoding(kafka_partition: int | None) -> str:
+    return f"partition={kafka_partition}"
+
+
 class DefaultPartitioner(Partitioner):
     def encode_partition(self, record: SinkRecord) -> str:
-        return f"partition={record.kafka_partition}"
+        return _default_encoding(record.kafka_partition)
 
-    def encoding_of_kafka_partition(self, kafka_partition: int) -> str | None:
-        return f"partition={kafka_partition}"
+    def kafka_partition_encoder(self) -> Callable[[int], str] | None:
+        return _default_encoding
 
 
 class FieldPartitioner(Partitioner):

@@ -13,7 +13,7 @@ import logging
 import shutil
 import tempfile
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -151,7 +151,8 @@ class StorageSinkTask(SinkTask):
         record by its Kafka partition alone and no rule rotates files by a clock: each
         topic partition's values then go to its writer as one run, without a
         :class:`SinkRecord` per record. Otherwise, record by record."""
-        if self.extractor is not None or self.settings.rotate_schedule_interval_ms > 0:
+        encode = self.partitioner.kafka_partition_encoder()
+        if encode is None or self.extractor is not None or self.settings.rotate_schedule_interval_ms > 0:
             self.put(batch.records())
             return
         values, schemas, offsets = batch.values, batch.value_schemas, batch.offsets
@@ -159,16 +160,13 @@ class StorageSinkTask(SinkTask):
             writer = self.writers.get((topic, partition))
             if writer is None:
                 continue  # a partition closed since (its records come again to its new owner)
-            encoded = self.partitioner.encoding_of_kafka_partition(partition)
-            if encoded is None:
-                for i in rows if rows is not None else range(len(values)):
-                    writer.write(batch.records()[i])
-            elif rows is None:
-                writer.write_values(encoded, values, schemas, offsets, _record_at(batch, None))
-            else:
-                run_values, run_schemas = [values[i] for i in rows], [schemas[i] for i in rows]
-                run_offsets = [offsets[i] for i in rows]
-                writer.write_values(encoded, run_values, run_schemas, run_offsets, _record_at(batch, rows))
+            writer.write_values(
+                encode(partition),
+                [values[i] for i in rows],
+                [schemas[i] for i in rows],
+                [offsets[i] for i in rows],
+                _record_at(batch, rows),
+            )
         for writer in self.writers.values():
             writer.tick()
 
@@ -204,23 +202,16 @@ class StorageSinkTask(SinkTask):
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
-def _runs(topics: list[str], partitions: list[int]) -> dict[tuple[str, int], list[int] | None]:
-    """The positions of each topic partition's records, in order (``None``: all of them)."""
-    if not topics:
-        return {}
-    if len(set(partitions)) == 1 and len(set(topics)) == 1:
-        return {(topics[0], partitions[0]): None}
-    runs: dict[tuple[str, int], list[int] | None] = {}
+def _runs(topics: list[str], partitions: list[int]) -> Mapping[tuple[str, int], Sequence[int]]:
+    """The positions of each topic partition's records, in order."""
+    if topics and len(set(partitions)) == 1 and len(set(topics)) == 1:
+        return {(topics[0], partitions[0]): range(len(topics))}
+    runs: dict[tuple[str, int], list[int]] = {}
     for i, key in enumerate(zip(topics, partitions, strict=True)):
-        rows = runs.get(key)
-        if rows is None:
-            runs[key] = rows = []
-        rows.append(i)
+        runs.setdefault(key, []).append(i)
     return runs
 
 
-def _record_at(batch: SinkBatch, rows: list[int] | None) -> Callable[[int], SinkRecord]:
+def _record_at(batch: SinkBatch, rows: Sequence[int]) -> Callable[[int], SinkRecord]:
     """The record at a position of a run (``rows``: the run's positions in the batch)."""
-    if rows is None:
-        return lambda i: batch.records()[i]
     return lambda j: batch.records()[rows[j]]

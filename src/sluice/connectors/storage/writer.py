@@ -198,7 +198,7 @@ class TopicPartitionWriter:
             elif self.record_count > 0 and self._rotate_on_time(encoded, timestamp, now):
                 self.commit()
             projected = self.compatibility.project(record, current)
-            self._append(projected, encoded)
+            self._append(projected.value, projected.value_schema, record.kafka_offset, encoded)
         except SchemaProjectorError as exc:
             raise ConnectError(f"Topic partition {self.tp}: {exc}") from exc
         except DataError as exc:
@@ -209,10 +209,7 @@ class TopicPartitionWriter:
             self.current_timestamp = timestamp
             if self.base_timestamp is None:
                 self.base_timestamp = timestamp
-        self.current_encoded = encoded
-        if self.record_count >= self.settings.flush_size:
-            log.info("Committing files of %s after %s records (flush.size)", self.tp, self.record_count)
-            self.commit()
+        self._appended(encoded)
 
     def write_values(
         self,
@@ -227,8 +224,6 @@ class TopicPartitionWriter:
         all of them as ``encoded`` and that rotates files on no clock (the caller checks
         both). A record the common case does not cover (a null value, another schema than
         its file's) goes through :meth:`write`, as ``record_at(i)``."""
-        flush_size = self.settings.flush_size
-        topic, partition = self.tp.topic, self.tp.partition
         current = self.schemas.get(encoded, _NO_SCHEMA_YET)
         for i, value in enumerate(values):
             schema = schemas[i]
@@ -236,25 +231,17 @@ class TopicPartitionWriter:
                 self.write(record_at(i))
                 current = self.schemas.get(encoded, _NO_SCHEMA_YET)
                 continue
-            offset = offsets[i]
             try:
-                self._append_value(value, schema, offset, encoded)
+                self._append(value, schema, offsets[i], encoded)
             except FormatError as e:
-                self.report(record_at(i), e.at(topic, partition, offset))
-                self.processed_offset = offset
+                self.report(record_at(i), e)
+                self.processed_offset = offsets[i]
                 continue
-            self.current_encoded = encoded
-            if self.record_count >= flush_size:
-                log.info("Committing files of %s after %s records (flush.size)", self.tp, self.record_count)
-                self.commit()
+            self._appended(encoded)
 
-    def _append(self, record: SinkRecord, encoded: str) -> None:
-        try:
-            self._append_value(record.value, record.value_schema, record.kafka_offset, encoded)
-        except FormatError as e:
-            raise e.at(record.topic, record.kafka_partition, record.kafka_offset) from e.__cause__
-
-    def _append_value(self, value: Any, schema: Schema | None, offset: int, encoded: str) -> None:
+    def _append(self, value: Any, schema: Schema | None, offset: int, encoded: str) -> None:
+        """Adds a value to its file (opened on the first value). A :class:`FormatError` names
+        the record's place."""
         opened = self.files.get(encoded)
         if opened is None:
             directory = self.partitioner.partitioned_path(self.tp.topic, encoded)
@@ -263,15 +250,24 @@ class TopicPartitionWriter:
             opened = _OpenFile(encoded, directory, path, writer, offset, offset)
         try:
             opened.writer.write_value(value)
-        except BaseException:
+        except BaseException as e:
             if not opened.records:
                 opened.writer.abort()
+            if isinstance(e, FormatError):
+                raise e.at(self.tp.topic, self.tp.partition, offset) from e.__cause__
             raise
         self.files[encoded] = opened
         opened.end_offset = offset
         opened.records += 1
         self.record_count += 1
         self.processed_offset = offset
+
+    def _appended(self, encoded: str) -> None:
+        """After a value was added: commits once ``flush.size`` records are in the files."""
+        self.current_encoded = encoded
+        if self.record_count >= self.settings.flush_size:
+            log.info("Committing files of %s after %s records (flush.size)", self.tp, self.record_count)
+            self.commit()
 
     def _rotate_on_time(self, encoded: str, timestamp: int | None, now: int) -> bool:
         interval = self.settings.rotate_interval_ms
