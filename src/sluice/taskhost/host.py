@@ -8,7 +8,9 @@ each Connect task it gives the host (hosts are started ahead of need and wait fo
 first). Each task runs on a thread of its own (:class:`HostedTask`) with a connection of its
 own: it says hello with its launch's secret, receives the task to run, and runs its loop —
 :class:`~sluice.taskhost.source.SourceLoop` or :class:`~sluice.taskhost.sink.SinkLoop` —
-until the worker says stop, the task fails, or the worker goes away. A task that raises
+until the worker says stop, the task fails, or the worker goes away. Source tasks with the
+same producer settings write through one producer
+(:class:`~sluice.taskhost.producers.HostProducers`). A task that raises
 fails only itself; its siblings keep running. Each task's connection has a reader thread
 (:class:`~sluice.taskhost.control.TaskControl`); one thread per host sends the host's
 heartbeat, for all its tasks, on the host connection
@@ -25,13 +27,14 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from sluice.kafka.clients import LIBRDKAFKA, KafkaClients
 from sluice.taskhost import wire
 from sluice.taskhost.control import Heartbeats, TaskControl, WorkerGone
 from sluice.taskhost.loop import TaskLoop
 from sluice.taskhost.plugins import collect_less_often
+from sluice.taskhost.producers import HostProducers
 from sluice.taskhost.protocol import (
     Hello,
     HostBootstrap,
@@ -47,22 +50,34 @@ from sluice.taskhost.wire import ChannelClosed, ProtocolError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LOOPS", "HostedTask", "run_host"]
+__all__ = ["HostedTask", "make_loop", "run_host"]
 
-#: The loop that runs each kind of task.
-LOOPS: dict[type[TaskLaunch], Callable[..., TaskLoop]] = {RunSourceTask: SourceLoop, RunSinkTask: SinkLoop}
+
+def make_loop(launch: TaskLaunch, control: TaskControl, clients: KafkaClients, producers: HostProducers) -> TaskLoop:
+    """The loop that runs the task ``launch`` describes."""
+    if isinstance(launch, RunSourceTask):
+        return SourceLoop(launch, control, clients, producers)
+    if isinstance(launch, RunSinkTask):
+        return SinkLoop(launch, control, clients)
+    raise TypeError(f"not a task launch: {launch!r}")
 
 
 class HostedTask:
     """One Connect task in a host: its connection, and the thread that runs it."""
 
     def __init__(
-        self, bootstrap: HostBootstrap, order: HostTask, heartbeats: Heartbeats, clients: KafkaClients
+        self,
+        bootstrap: HostBootstrap,
+        order: HostTask,
+        heartbeats: Heartbeats,
+        clients: KafkaClients,
+        producers: HostProducers,
     ) -> None:
         self.bootstrap = bootstrap
         self.order = order
         self.heartbeats = heartbeats
         self.clients = clients
+        self.producers = producers
         self.thread = threading.Thread(target=self._run, name=f"sluice-task-{order.incarnation[:8]}", daemon=True)
 
     def _run(self) -> None:
@@ -80,7 +95,7 @@ class HostedTask:
             if launch is not None:
                 self.heartbeats.add(self.order.incarnation, control)  # from the task's start
                 try:
-                    LOOPS[type(launch)](launch, control, self.clients).run()
+                    make_loop(launch, control, self.clients, self.producers).run()
                 finally:
                     self.heartbeats.remove(self.order.incarnation)
             with contextlib.suppress(WorkerGone):
@@ -99,6 +114,7 @@ def run_host(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
     channel = wire.connect(bootstrap.address)
     channel.send_hello(Hello(bootstrap.incarnation, bootstrap.secret, os.getpid(), socket.gethostname()))
     heartbeats = Heartbeats(bootstrap.heartbeat_interval_ms / 1000.0, channel)
+    producers = HostProducers(clients)
     tasks: list[HostedTask] = []
     try:
         while True:
@@ -112,7 +128,7 @@ def run_host(bootstrap: HostBootstrap, clients: KafkaClients = LIBRDKAFKA) -> It
             if not isinstance(order, HostTask):
                 log.warning("Unexpected message on the host connection: %r", order)
                 continue
-            task = HostedTask(bootstrap, order, heartbeats, clients)
+            task = HostedTask(bootstrap, order, heartbeats, clients, producers)
             tasks = [t for t in tasks if t.thread.is_alive()]
             tasks.append(task)
             task.thread.start()

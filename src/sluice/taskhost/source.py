@@ -1,10 +1,12 @@
 """A source task's life inside its long-lived Spark task (Kafka's ``WorkerSourceTask``).
 
-One thread — the Spark task's — polls the task, transforms and converts each poll's
-records as a batch, and hands them to an idempotent librdkafka producer (acks=all,
-ordered per partition). Kafka acknowledges records in the background; each
-acknowledgement calls ``commit_record`` and lets the offsets of its source partition
-advance (:class:`SubmittedRecords`: never past a record Kafka has not acknowledged).
+One thread — the task's own in its host — polls the task, transforms and converts each
+poll's records as a batch, and hands them to an idempotent librdkafka producer (acks=all,
+ordered per partition), which it may share with other tasks of the host
+(:mod:`sluice.taskhost.producers`). Kafka acknowledges records in the background; each
+acknowledgement lets the offsets of its source partition advance (:class:`SubmittedRecords`:
+never past a record Kafka has not acknowledged) and calls ``commit_record`` on the task's
+thread.
 The acknowledged offsets go to the worker, which stores them, then ``commit()`` is
 called. Pause, stop and split reads are asked and answered over the control channel
 (:mod:`sluice.taskhost.protocol`).
@@ -22,13 +24,14 @@ from typing import Any
 from sluice.api.errors import RetriableError
 from sluice.api.records import RecordMetadata, SourceRecord
 from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
-from sluice.kafka.clients import KafkaClients, close_producer
+from sluice.kafka.clients import KafkaClients
 from sluice.kafka.errors import ends_task
 from sluice.kafka.settings import producer_settings
 from sluice.kafka.topics import TopicCreator
 from sluice.taskhost.control import TaskControl, WorkerGone
 from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, Stopping, TaskFailure, TaskLoop, format_trace
 from sluice.taskhost.plugins import ensure_plugin_paths, load_class, make_pipeline
+from sluice.taskhost.producers import HostProducers
 from sluice.taskhost.protocol import (
     PausedAck,
     RunSourceTask,
@@ -43,10 +46,19 @@ log = logging.getLogger(__name__)
 __all__ = ["SourceLoop", "SubmittedRecords"]
 
 RETRIABLE_POLL_BACKOFF_S = 0.1
+# How long one wait for delivery reports lasts while the loop waits for its own records'
+# acknowledgements (a report ends it at once; another task may have served ours).
+_ACK_WAIT_SLICE_S = 0.05
+
+# The queue of the records without a source partition: waited for, never committed.
+_NO_PARTITION = object()
 
 
 class _Submitted:
-    """One record handed to the producer; called with its delivery report."""
+    """One record handed to the producer; called with its delivery report, on whichever
+    thread serves the producer's reports (with a shared producer, maybe another task's):
+    an acknowledgement that needs nothing more only marks the record; anything else goes
+    to the loop's queue of reports, which its own thread serves."""
 
     __slots__ = ("acked", "loop", "record")
 
@@ -60,31 +72,36 @@ class _Submitted:
         if err is None and (loop is None or loop.plain_acks):
             self.acked = True  # the common case, kept short: it runs once per record
         elif loop is not None:
-            loop.delivered(self, err, message)
+            loop.reports.append((self, err, message))
 
 
 class SubmittedRecords:
     """Records handed to the producer, in poll order per source partition (Kafka's
     ``SubmittedRecords``): a partition's committable offset is that of the last record
-    before its first unacknowledged one."""
+    before its first unacknowledged one. Records without a source partition are kept too
+    (in a queue of their own), so that :attr:`outstanding` counts them until acknowledged."""
 
     def __init__(self, loop: SourceLoop | None = None) -> None:
         self._loop = loop
         self._partitions: dict[Any, deque[_Submitted]] = {}
         self._last_partition: Any = None
-        self._last_key: Any = None
+        self._last_key: Any = _NO_PARTITION
+        #: records submitted and not yet taken out by :meth:`committable`: those Kafka has
+        #: not acknowledged, and those acknowledged behind one it has not
+        self.outstanding = 0
 
     def submit(self, record: SourceRecord) -> _Submitted:
         entry = _Submitted(record, self._loop)
         source_partition = record.source_partition
-        if source_partition is not None:
-            # consecutive records mostly share their partition: build its key once
-            if source_partition is not self._last_partition and source_partition != self._last_partition:
-                self._last_key, self._last_partition = partition_key(source_partition), source_partition
-            queue = self._partitions.get(self._last_key)
-            if queue is None:
-                queue = self._partitions[self._last_key] = deque()
-            queue.append(entry)
+        # consecutive records mostly share their partition: build its key once
+        if source_partition is not self._last_partition and source_partition != self._last_partition:
+            self._last_partition = source_partition
+            self._last_key = _NO_PARTITION if source_partition is None else partition_key(source_partition)
+        queue = self._partitions.get(self._last_key)
+        if queue is None:
+            queue = self._partitions[self._last_key] = deque()
+        queue.append(entry)
+        self.outstanding += 1
         return entry
 
     def committable(self) -> dict[Any, SourceOffset]:
@@ -92,10 +109,14 @@ class SubmittedRecords:
         out: dict[Any, SourceOffset] = {}
         for key, queue in self._partitions.items():
             last = None
+            taken = 0
             while queue and queue[0].acked:
                 last = queue.popleft()
+                taken += 1
             if last is not None:
-                out[key] = (last.record.source_partition, last.record.source_offset)  # type: ignore[assignment]
+                self.outstanding -= taken
+                if key is not _NO_PARTITION:
+                    out[key] = (last.record.source_partition, last.record.source_offset)  # type: ignore[assignment]
         return out
 
 
@@ -140,7 +161,13 @@ class _SourceContext(SourceTaskContext):
 class SourceLoop(TaskLoop):
     """Runs one source task instance until it is stopped or fails."""
 
-    def __init__(self, launch: RunSourceTask, control: TaskControl, clients: KafkaClients) -> None:
+    def __init__(
+        self,
+        launch: RunSourceTask,
+        control: TaskControl,
+        clients: KafkaClients,
+        producers: HostProducers | None = None,
+    ) -> None:
         spec = launch.task
         ensure_plugin_paths(spec.task_config)
         self.launch = launch
@@ -164,12 +191,16 @@ class SourceLoop(TaskLoop):
         # the producer can deliver nothing more (a fatal error, a refused login): the final
         # flush does not wait for it, as a Java producer fails its pending records at once
         self.producer_broken = False
-        self.released = False  # once the producer is being closed, as the task ended
+        self.released = False  # once the producer is let go, as the task ended
+        # delivery reports that need the task's thread: (entry, error, message)
+        self.reports: deque[tuple[_Submitted, Any, Any]] = deque()
         self.seq = 0
         self.interval_s = min(launch.offset_flush_interval_ms, COMMIT_INTERVAL_MAX_MS) / 1000.0
         settings = producer_settings(spec.connector, spec.task, launch.producer_config)
-        settings["error_cb"] = self._producer_error
-        self.producer = clients.producer(settings)
+        own_client_id = f"connector-producer-{spec.connector}-{spec.task}"
+        self.producers = producers if producers is not None else HostProducers(clients)
+        self.lease = self.producers.lease(settings, own_client_id, self._producer_error)
+        self.producer = self.lease.producer
         self.task: SourceTask = load_class(spec.task_class)()
         self._commit_record_overridden = type(self.task).commit_record is not SourceTask.commit_record
         # whether a successful delivery report needs nothing but marking its record acknowledged
@@ -194,8 +225,10 @@ class SourceLoop(TaskLoop):
                 self.meter.polled(len(records), (time.monotonic() - polled_at) * 1000.0)
                 self._send(records)
             self.producer.poll(0)
+            if self.reports:
+                self._serve_reports()
             if records:  # once per batch, its delivery reports served: what Kafka has not acknowledged
-                self.meter.active(len(self.producer))
+                self.meter.active(self._settle())
             self._check_failure()
             if self.split_parts:
                 self._split_read()
@@ -272,14 +305,22 @@ class SourceLoop(TaskLoop):
                 return
             except BufferError:  # the producer's queue is full: wait for acknowledgements
                 self.producer.poll(0.05)
+                if self.reports:
+                    self._serve_reports()
                 self._check_failure()
                 if self.control.stopping:
                     # not produced: not acknowledged, so its offset is never committed
                     raise Stopping("stopped while the producer's queue was full") from None
 
-    def delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
-        """A delivery report that needs more than marking the record acknowledged (on the
-        task thread, from ``producer.poll``/``flush``)."""
+    def _serve_reports(self) -> None:
+        """Act on the delivery reports queued for the task's thread."""
+        reports = self.reports
+        while reports:
+            entry, err, message = reports.popleft()
+            self._delivered(entry, err, message)
+
+    def _delivered(self, entry: _Submitted, err: Any, message: Any) -> None:
+        """A delivery report that needs more than marking the record acknowledged."""
         if self.released:
             return
         record = entry.record
@@ -321,6 +362,27 @@ class SourceLoop(TaskLoop):
         except Exception:  # as in Kafka: logged, the task goes on
             log.exception("Task %s-%s: commit_record() raised", self.spec.connector, self.spec.task)
 
+    def _settle(self) -> int:
+        """Take the offsets of what Kafka acknowledged into those to commit; returns how
+        many of the task's records are still outstanding."""
+        self.uncommitted.update(self.submitted.committable())
+        return self.submitted.outstanding
+
+    def _await_acks(self, timeout_s: float) -> int:
+        """Wait up to ``timeout_s`` for Kafka to acknowledge (or fail) every record the task
+        produced — only the task's: a shared producer's ``flush()`` would wait for its
+        siblings' too. Returns how many are still outstanding."""
+        deadline = time.monotonic() + timeout_s
+        self.producer.poll(0)
+        while True:
+            if self.reports:
+                self._serve_reports()
+            outstanding = self._settle()
+            remaining = deadline - time.monotonic()
+            if not outstanding or remaining <= 0 or self.producer_broken:
+                return outstanding
+            self.producer.poll(min(remaining, _ACK_WAIT_SLICE_S))
+
     def _producer_error(self, err: Any) -> None:
         if ends_task(err):
             self.producer_broken = True
@@ -330,8 +392,9 @@ class SourceLoop(TaskLoop):
 
     def _commit_offsets(self) -> None:
         """Send the offsets of acknowledged records to the worker; once stored, ``commit()``."""
-        self.meter.active(len(self.producer))  # also while no record is polled (about every second)
-        self.uncommitted.update(self.submitted.committable())
+        if self.reports:
+            self._serve_reports()
+        self.meter.active(self._settle())  # also while no record is polled (about every second)
         if not self.uncommitted:
             return
         offsets, self.uncommitted = self.uncommitted, {}
@@ -356,7 +419,7 @@ class SourceLoop(TaskLoop):
 
     def _pause(self) -> None:
         """Kafka does not poll a paused task: deliver what was produced, commit, and wait."""
-        self.producer.flush(FINAL_FLUSH_S)
+        self._await_acks(FINAL_FLUSH_S)
         self._check_failure()
         self._commit_offsets()
         self.control.send(PausedAck())
@@ -365,6 +428,8 @@ class SourceLoop(TaskLoop):
             if not self.control.paused or self.control.stopping:
                 return
             self.producer.poll(0)
+            if self.reports:
+                self._serve_reports()
             self.control.wait_for_change(1.0, since=seen)
 
     def _split_read(self) -> None:
@@ -372,7 +437,7 @@ class SourceLoop(TaskLoop):
         then the worker reads the parts as a Spark job of their own (and commits their
         offsets) before the task polls again."""
         parts, self.split_parts = self.split_parts, []
-        self.producer.flush(FINAL_FLUSH_S)
+        self._await_acks(FINAL_FLUSH_S)
         self._check_failure()
         self._commit_offsets()
         self.control.send(SplitReadRequest(parts))
@@ -385,7 +450,7 @@ class SourceLoop(TaskLoop):
         worker_gone = self.control.worker_gone.is_set()
         try:
             wait_s = 0.0 if self.producer_broken else 5.0 if worker_gone else FINAL_FLUSH_S
-            remaining = self.producer.flush(wait_s)
+            remaining = self._await_acks(wait_s)
             if remaining:
                 log.warning(
                     "Task %s-%s: %d records were not acknowledged by Kafka before the task stopped; "
@@ -409,7 +474,7 @@ class SourceLoop(TaskLoop):
         return failure if failure is not None else self.failure
 
     def _release(self) -> None:
-        self.released = True  # the reports of what close drops are not the task's to act on
-        close_producer(self.producer)  # what it drops, _finish reported
+        self.released = True  # reports that still come are not the task's to act on
+        self.lease.release()  # closes the producer if no other task uses it
         if self.creator is not None:
             self.creator.close()

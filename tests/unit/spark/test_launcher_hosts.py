@@ -51,7 +51,7 @@ class RecordingLoop:
 
     ran: queue.Queue[int] = queue.Queue()  # the numbers of the tasks that ran
 
-    def __init__(self, launch: RunSourceTask, control: TaskControl, _clients: Any) -> None:
+    def __init__(self, launch: RunSourceTask, control: TaskControl, *_clients: Any) -> None:
         self.launch = launch
         self.control = control
 
@@ -65,7 +65,7 @@ class RecordingLoop:
 
 @pytest.fixture(autouse=True)
 def _recording_loops(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(host_module, "LOOPS", {RunSourceTask: RecordingLoop})
+    monkeypatch.setattr(host_module, "make_loop", RecordingLoop)
     monkeypatch.setattr(RecordingLoop, "ran", queue.Queue())
 
 

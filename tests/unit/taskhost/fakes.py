@@ -175,8 +175,10 @@ class FakeProducer:
     the oldest undecided records; the delivery reports of decided records run on the next
     ``poll``/``flush``, on the thread calling it. ``len()`` is what has no delivery report
     yet. With ``queue_limit`` set, ``produce`` raises ``BufferError`` while that many
-    records wait. ``flush`` serves what was decided and, for up to ``flush_wait_s`` (not
-    the caller's timeout: a test never waits 30 s), waits for the test to release the rest.
+    records wait. ``poll`` with a timeout waits up to that long for a report (``waiting``
+    is set meanwhile). ``flush`` serves what was decided and, for up to ``flush_wait_s``
+    (not the caller's timeout: a test never waits 30 s), waits for the test to release the
+    rest.
     """
 
     #: The fake broker's clock, stamped on records produced without a timestamp.
@@ -186,6 +188,8 @@ class FakeProducer:
         self.settings = settings
         self.produced: list[Produced] = []
         self.poll_calls = 0
+        self.poll_timeouts: list[float | None] = []
+        self.waiting = threading.Event()  # set while a poll waits for a report
         self.flush_calls: list[float | None] = []
         self.flushing = threading.Event()  # set while a flush waits for releases
         self.queue_limit: int | None = None
@@ -225,8 +229,13 @@ class FakeProducer:
     def poll(self, timeout: float | None = None) -> int:
         with self._changed:
             self.poll_calls += 1
+            self.poll_timeouts.append(timeout)
             if timeout and not self._decided and not self._client_errors:
-                self._changed.wait(timeout)
+                self.waiting.set()
+                try:
+                    self._changed.wait(timeout)
+                finally:
+                    self.waiting.clear()
         return self._serve()
 
     def flush(self, timeout: float | None = None) -> int:

@@ -20,6 +20,7 @@ from sluice.api.errors import RetriableError
 from sluice.api.records import Headers, RecordMetadata, SourceRecord
 from sluice.api.source import SourceTask
 from sluice.taskhost import source
+from sluice.taskhost.producers import HostProducers
 from sluice.taskhost.protocol import (
     Committed,
     Failed,
@@ -35,6 +36,7 @@ from sluice.taskhost.protocol import (
 from sluice.taskhost.source import SourceLoop
 from sluice.taskhost.tolerance import ErrorPolicy
 from tests.unit.taskhost.fakes import (
+    DEADLINE_S,
     EventLog,
     FakeClients,
     FakeKafkaError,
@@ -131,6 +133,19 @@ def script() -> Iterator[SourceScript]:
     del SCRIPTS[made.key]
 
 
+@pytest.fixture(autouse=True)
+def no_waiting_for_acks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pausing or stopping loop does not wait for Kafka's acknowledgements (30 s by
+    default) unless a test says so with :func:`wait_for_acks`: the fake Kafka acknowledges
+    only what the test releases."""
+    monkeypatch.setattr(source, "FINAL_FLUSH_S", 0.0)
+
+
+def wait_for_acks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop waits for acknowledgements as long as a test would."""
+    monkeypatch.setattr(source, "FINAL_FLUSH_S", DEADLINE_S)
+
+
 @pytest.fixture
 def no_periodic_commits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Offsets go to the worker only when the loop pauses or stops (the interval is an hour)."""
@@ -144,8 +159,10 @@ def start(
     transforms: PluginSpec | None = None,
     interval_ms: int = 50,
     errors: ErrorPolicy | None = None,
+    producers: HostProducers | None = None,
 ) -> FakeProducer:
-    """Launch the task as the worker does and run its loop until it reported Started."""
+    """Launch the task as the worker does and run its loop until it reported Started;
+    returns the producer it writes with (its own, or one of ``producers``)."""
     spec = task_spec(task_class, {"script": script.key}, transforms)
     worker.launch(
         RunSourceTask(
@@ -156,10 +173,11 @@ def start(
     )
     launch = worker.launched()
     assert isinstance(launch, RunSourceTask)
-    clients = FakeClients()
-    worker.start(SourceLoop(launch, worker.control, clients))
+    loop = SourceLoop(launch, worker.control, FakeClients(), producers)
+    worker.start(loop)
     worker.next(Started)
-    return clients.only_producer
+    producer: FakeProducer = loop.producer
+    return producer
 
 
 def produced(producer: FakeProducer, count: int) -> None:
@@ -260,15 +278,15 @@ def test_commit_record_gets_where_kafka_stored_each_record_and_none_for_a_filter
 
 
 def test_pause_delivers_and_commits_before_its_ack_and_polls_only_after_resume(
-    worker: WorkerEnd, script: SourceScript
+    worker: WorkerEnd, script: SourceScript, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     producer = start(worker, script)
     script.queue(record("a", 1), record("a", 2))
     produced(producer, 2)
-    producer.flush_wait_s = 10.0  # a flush waits for Kafka: for the test to release
+    wait_for_acks(monkeypatch)
     worker.auto_commit()
     worker.send(Pause())
-    wait_for(producer.flushing.is_set, "the paused loop flushing the producer")
+    wait_for(producer.waiting.is_set, "the paused loop waiting for acknowledgements")
     assert not worker.received(PausedAck)  # not before what was produced is delivered
     producer.release_all()
 
@@ -300,7 +318,6 @@ def test_stop_commits_what_kafka_acknowledged_then_stops_the_task(
     produced(producer, 2)
     producer.release(1)
     sent = stop(worker)
-    assert producer.flush_calls  # delivered what it could before committing
     assert [positions(m) for m in sent if isinstance(m, SourceOffsets)] == [{"a": 1}]
     assert not [m for m in sent if isinstance(m, Failed)]
     assert script.names()[-2:] == ["commit", "stop"]
@@ -387,10 +404,11 @@ def test_a_fatal_producer_error_fails_the_task(worker: WorkerEnd, script: Source
 
 
 def test_a_refused_login_fails_the_task_without_waiting_for_its_records(
-    worker: WorkerEnd, script: SourceScript
+    worker: WorkerEnd, script: SourceScript, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """librdkafka keeps records it cannot deliver after a refused login until they time out;
     a Java producer fails them at once. The task fails without a final flush that waits."""
+    wait_for_acks(monkeypatch)
     producer = start(worker, script)
     script.queue(record("a", 1))
     produced(producer, 1)
@@ -400,7 +418,7 @@ def test_a_refused_login_fails_the_task_without_waiting_for_its_records(
     sent = worker.finish()
     [failed] = [m for m in sent if isinstance(m, Failed)]
     assert "Authentication failed" in failed.trace
-    assert producer.flush_calls == [0.0]
+    assert not [timeout for timeout in producer.poll_timeouts if timeout]  # never waited for a report
     assert not [m for m in sent if isinstance(m, SourceOffsets)]  # never acknowledged: not committed
     assert script.names()[-1] == "stop"
 
@@ -495,3 +513,72 @@ def test_a_stop_while_the_producer_queue_is_full_is_a_clean_stop(
     assert not [m for m in sent if isinstance(m, SourceOffsets | Failed)]
     assert script.names()[-1] == "stop"
     assert "went away" not in caplog.text
+
+
+class ThreadRecordingSourceTask(RecordingSourceTask):
+    """Also records the thread of each ``poll`` and ``commit_record``."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        self.script.add("poll thread", threading.get_ident())
+        return super().poll()
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        self.script.add("commit_record thread", threading.get_ident())
+        super().commit_record(record, metadata)
+
+
+@pytest.fixture
+def other_script() -> Iterator[SourceScript]:
+    made = SourceScript()
+    SCRIPTS[made.key] = made
+    yield made
+    del SCRIPTS[made.key]
+
+
+def test_tasks_sharing_a_producer_each_wait_for_their_own_records_and_hear_them_on_their_own_thread(
+    worker: WorkerEnd, script: SourceScript, other_script: SourceScript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    producers = HostProducers(FakeClients())
+    with WorkerEnd() as other:
+        shared = start(worker, script, ThreadRecordingSourceTask, producers=producers)
+        assert start(other, other_script, ThreadRecordingSourceTask, producers=producers) is shared
+        other_script.queue(record("b", 1))
+        produced(shared, 1)
+        script.queue(record("a", 1))
+        produced(shared, 2)
+        shared.release(1)  # the other task's record; this task's is still in flight
+        shared.poll(0)  # the report served on a thread neither task runs on, as a sibling would
+
+        wait_for_acks(monkeypatch)
+        other.auto_commit()
+        other.send(Pause())
+        other.next(PausedAck)  # not held up by this task's record
+        assert positions(other.received(SourceOffsets)[-1]) == {"b": 1}
+        assert set(other_script.of("commit_record thread")) <= set(other_script.of("poll thread"))
+        assert other_script.count("commit_record thread") == 1
+        assert not worker.received(SourceOffsets)
+
+        shared.release_all()
+        worker.commit(worker.next(SourceOffsets))
+        wait_for(lambda: script.count("commit_record") == 1, "commit_record for this task's record")
+        assert set(script.of("commit_record thread")) <= set(script.of("poll thread"))
+
+        stop(other)
+        assert not shared.closed  # this task still writes with it
+        stop(worker)
+        assert shared.closed
+
+
+def test_a_fatal_error_of_a_shared_producer_fails_every_task_on_it(
+    worker: WorkerEnd, script: SourceScript, other_script: SourceScript
+) -> None:
+    producers = HostProducers(FakeClients())
+    with WorkerEnd() as other:
+        shared = start(worker, script, producers=producers)
+        start(other, other_script, producers=producers)
+        shared.report_client_error(FakeKafkaError("Producer fenced", is_fatal=True))
+        for end in (worker, other):
+            end.auto_commit()
+            [failed] = [m for m in end.finish() if isinstance(m, Failed)]
+            assert failed.trace == "The task's Kafka producer failed: Producer fenced"
+        assert shared.closed
