@@ -112,7 +112,7 @@ class HostProducers:
 
     def _on_error(self, pooled: _Pooled, error: Any) -> None:
         if ends_task(error):
-            log.warning("A task host's producer failed (%s): the tasks writing with it fail, new tasks get a new one", error)
+            log.warning("A task host's producer failed (%s): its tasks fail, tasks started later get a new one", error)
             with self._lock:
                 if self._pooled.get(pooled.key) is pooled:
                     del self._pooled[pooled.key]  # the next task gets a new producer
