@@ -46,11 +46,14 @@ class FileConfigBackingStore(ConfigBackingStore):
             "target_states": snapshot.target_states,
             "tasks": snapshot.task_configs,
         }
+        # one line, by json's C encoder (an indented dump is pure Python): a worker with
+        # hundreds of connectors rewrites this file twice for each one created
+        text = json.dumps(data, sort_keys=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=1, sort_keys=True)
+                out.write(text)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
