@@ -90,9 +90,11 @@ class SubmittedRecords:
         #: not acknowledged, and those acknowledged behind one it has not
         self.outstanding = 0
 
-    def submit(self, record: SourceRecord) -> _Submitted:
+    def submit(self, record: SourceRecord, offsets: bool = True) -> _Submitted:
+        """Hand ``record`` over; with ``offsets`` false its acknowledgement is waited for
+        (:attr:`outstanding`) but never lets its source partition's offset advance."""
         entry = _Submitted(record, self._loop)
-        source_partition = record.source_partition
+        source_partition = record.source_partition if offsets else None
         # consecutive records mostly share their partition: build its key once
         if source_partition is not self._last_partition and source_partition != self._last_partition:
             self._last_partition = source_partition
@@ -278,8 +280,9 @@ class SourceLoop(TaskLoop):
                 entry = submitted[i]
             else:
                 # A dead letter of the record that failed beyond the error policy is written,
-                # but that record is not processed: its offset must never be committed.
-                entry = entries.get(id(owner)) or _Submitted(owner, self)
+                # but that record is not processed: its offset must never be committed (the
+                # task still waits for its acknowledgement before it stops).
+                entry = entries.get(id(owner)) or self.submitted.submit(owner, offsets=False)
             partition, timestamp, record_headers = partitions[i], timestamps[i], headers[i]
             if partition is None and (timestamp is None or timestamp <= 0) and not record_headers:
                 try:

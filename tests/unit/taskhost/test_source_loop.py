@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
+from sluice.api.config import ConfigDef
 from sluice.api.errors import RetriableError
 from sluice.api.records import Headers, RecordMetadata, SourceRecord
 from sluice.api.source import SourceTask
+from sluice.api.transforms import Transformation
 from sluice.taskhost import source
 from sluice.taskhost.producers import HostProducers
 from sluice.taskhost.protocol import (
@@ -582,3 +584,41 @@ def test_a_fatal_error_of_a_shared_producer_fails_every_task_on_it(
             [failed] = [m for m in end.finish() if isinstance(m, Failed)]
             assert failed.trace == "The task's Kafka producer failed: Producer fenced"
         assert shared.closed
+
+
+class FailsOnBad(Transformation[SourceRecord]):
+    """Raises for a record whose value is "bad"."""
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def apply(self, record: SourceRecord) -> SourceRecord | None:
+        if record.value == "bad":
+            raise ValueError("a bad record")
+        return record
+
+
+def test_the_dead_letter_of_a_record_that_fails_the_task_is_delivered_before_it_stops(
+    worker: WorkerEnd, script: SourceScript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fails_on_bad = PluginSpec(
+        "sluice.transforms.chain.TransformationChain",
+        {"transforms": "bad", "transforms.bad.type": f"{FailsOnBad.__module__}.{FailsOnBad.__qualname__}"},
+    )
+    wait_for_acks(monkeypatch)
+    producer = start(worker, script, transforms=fails_on_bad, errors=ErrorPolicy(dead_letter_topic="dlq"))
+    script.queue(record("a", 1), record("a", 2, "bad"))
+    produced(producer, 2)
+    assert [p.topic for p in producer.produced] == ["t", "dlq"]
+    wait_for(producer.waiting.is_set, "the failing task waiting for its records' acknowledgements")
+    producer.release(1)  # the record before it
+    polls = producer.poll_calls
+    wait_for(lambda: producer.poll_calls >= polls + 3, "the task still waiting, for the dead letter")
+    assert not producer.closed and not worker.received(Failed)
+    producer.release_all()  # the dead letter
+    worker.auto_commit()
+    sent = worker.finish()
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)] == [{"a": 1}]  # never past the bad one
+    [failed] = [m for m in sent if isinstance(m, Failed)]
+    assert "a bad record" in failed.trace
+    assert not producer.waiting.is_set() and not len(producer)
