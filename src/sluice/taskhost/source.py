@@ -106,6 +106,22 @@ class SubmittedRecords:
         self.outstanding += 1
         return entry
 
+    def withdraw(self, unsent: Sequence[_Submitted]) -> None:
+        """Take back records submitted but never handed to the producer, and every record
+        submitted after one of them in its source partition (their offsets cannot be
+        committed past an unsent record): they are no longer :attr:`outstanding`."""
+        ids = {id(entry) for entry in unsent}
+        if not ids:
+            return
+        for queue in self._partitions.values():
+            for position, entry in enumerate(queue):
+                if id(entry) in ids:
+                    dropped = len(queue) - position
+                    for _ in range(dropped):
+                        queue.pop()
+                    self.outstanding -= dropped
+                    break
+
     def committable(self) -> dict[Any, SourceOffset]:
         """The offsets that may be committed now, by partition key; takes them out."""
         out: dict[Any, SourceOffset] = {}
@@ -254,13 +270,13 @@ class SourceLoop(TaskLoop):
         submitted = [submit(record) for record in out.processed]
         entries: dict[int, _Submitted] = {}
         if out.owners is not out.processed:
-            entries = {id(entry.record): entry for entry in submitted}
+            entries = {id(done.record): done for done in submitted}
             written = {id(owner) for owner in out.owners}
-            for entry in submitted:
-                if id(entry.record) not in written:  # filtered out, or failed and tolerated: done with it
-                    entry.acked = True
+            for done in submitted:
+                if id(done.record) not in written:  # filtered out, or failed and tolerated: done with it
+                    done.acked = True
                     if self._commit_record_overridden:
-                        self._commit_record(entry.record, None)
+                        self._commit_record(done.record, None)
         rows = out.rows
         topics = rows["topic"]
         self.meter.write_total += len(topics) - out.dead_letters
@@ -275,29 +291,41 @@ class SourceLoop(TaskLoop):
         headers, timestamps = rows["headers"], rows["timestamp"]
         produce = self.producer.produce
         owners = out.owners
-        for i, owner in enumerate(owners):
-            if owners is out.processed:  # no record left out (no transforms, no failure)
-                entry = submitted[i]
+        i = 0
+        entry: _Submitted | None = None
+        try:
+            for i, owner in enumerate(owners):
+                if owners is out.processed:  # no record left out (no transforms, no failure)
+                    entry = submitted[i]
+                else:
+                    # A dead letter of the record that failed beyond the error policy is written,
+                    # but that record is not processed: its offset must never be committed (the
+                    # task still waits for its acknowledgement before it stops).
+                    entry = entries.get(id(owner)) or self.submitted.submit(owner, offsets=False)
+                partition, timestamp, record_headers = partitions[i], timestamps[i], headers[i]
+                if partition is None and (timestamp is None or timestamp <= 0) and not record_headers:
+                    try:
+                        produce(topics[i], values[i], keys[i], on_delivery=entry)
+                        continue
+                    except BufferError:
+                        pass  # the slow path below waits for room
+                kwargs: dict[str, Any] = {}
+                if partition is not None:
+                    kwargs["partition"] = partition
+                if timestamp is not None and timestamp > 0:
+                    kwargs["timestamp"] = timestamp
+                if record_headers:
+                    kwargs["headers"] = [(h["key"], h["value"]) for h in record_headers]
+                self._produce(topics[i], keys[i], values[i], kwargs, entry)
+        except BaseException:
+            # owners[i] on were never handed to the producer: not waited for, never committed
+            if owners is out.processed:
+                unsent = submitted[i:]
             else:
-                # A dead letter of the record that failed beyond the error policy is written,
-                # but that record is not processed: its offset must never be committed (the
-                # task still waits for its acknowledgement before it stops).
-                entry = entries.get(id(owner)) or self.submitted.submit(owner, offsets=False)
-            partition, timestamp, record_headers = partitions[i], timestamps[i], headers[i]
-            if partition is None and (timestamp is None or timestamp <= 0) and not record_headers:
-                try:
-                    produce(topics[i], values[i], keys[i], on_delivery=entry)
-                    continue
-                except BufferError:
-                    pass  # the slow path below waits for room
-            kwargs: dict[str, Any] = {}
-            if partition is not None:
-                kwargs["partition"] = partition
-            if timestamp is not None and timestamp > 0:
-                kwargs["timestamp"] = timestamp
-            if record_headers:
-                kwargs["headers"] = [(h["key"], h["value"]) for h in record_headers]
-            self._produce(topics[i], keys[i], values[i], kwargs, entry)
+                later = (entries.get(id(owner)) for owner in owners[i + 1 :])
+                unsent = [e for e in (entry, *later) if e is not None]
+            self.submitted.withdraw(unsent)
+            raise
         if out.error is not None:
             raise TaskFailure(format_trace(out.error))
 

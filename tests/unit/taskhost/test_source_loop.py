@@ -517,6 +517,25 @@ def test_a_stop_while_the_producer_queue_is_full_is_a_clean_stop(
     assert "went away" not in caplog.text
 
 
+def test_a_stop_while_the_producer_queue_is_full_waits_only_for_what_was_produced(
+    worker: WorkerEnd, script: SourceScript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wait_for_acks(monkeypatch)
+    producer = start(worker, script)
+    producer.queue_limit = 2
+    script.queue(record("a", 1), record("a", 2), record("a", 3))
+    produced(producer, 2)
+    producer.queue_limit = 0  # no room for the third, even once the first two are acknowledged
+    producer.release_all()
+    polls = producer.poll_calls
+    wait_for(lambda: producer.poll_calls >= polls + 2, "the loop waiting for room in the queue")
+    started = time.monotonic()
+    sent = stop(worker)
+    assert time.monotonic() - started < DEADLINE_S / 2  # not waiting for the record it never produced
+    assert [positions(m) for m in sent if isinstance(m, SourceOffsets)][-1] == {"a": 2}
+    assert not [m for m in sent if isinstance(m, Failed)]
+
+
 class ThreadRecordingSourceTask(RecordingSourceTask):
     """Also records the thread of each ``poll`` and ``commit_record``."""
 

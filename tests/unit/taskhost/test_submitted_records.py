@@ -34,3 +34,17 @@ def test_partitions_advance_independently_and_records_without_a_partition_are_no
     assert list(submitted.committable().values()) == [({"file": "b"}, {"position": 2})]
     a1.acked = True
     assert list(submitted.committable().values()) == [({"file": "a"}, {"position": 1})]
+
+
+def test_withdrawn_records_and_those_after_them_are_neither_outstanding_nor_committable():
+    submitted = SubmittedRecords()
+    a1, a2, a3 = (submitted.submit(_record("a", i)) for i in range(1, 4))
+    b1 = submitted.submit(_record("b", 1))
+    dead_letter = submitted.submit(_record("a", 9), offsets=False)  # waited for, never committed
+    assert submitted.outstanding == 5
+    a3.acked = True  # a record after the unsent one (a filtered record, say)
+    submitted.withdraw([a2, b1])  # never handed to the producer
+    assert submitted.outstanding == 2  # a1 and the dead letter
+    a1.acked = dead_letter.acked = True
+    assert list(submitted.committable().values()) == [({"file": "a"}, {"position": 1})]
+    assert submitted.outstanding == 0
