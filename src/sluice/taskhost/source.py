@@ -214,15 +214,16 @@ class SourceLoop(TaskLoop):
         self.reports: deque[tuple[_Submitted, Any, Any]] = deque()
         self.seq = 0
         self.interval_s = min(launch.offset_flush_interval_ms, COMMIT_INTERVAL_MAX_MS) / 1000.0
+        self.task: SourceTask = load_class(spec.task_class)()
+        self._commit_record_overridden = type(self.task).commit_record is not SourceTask.commit_record
+        # whether a successful delivery report needs nothing but marking its record acknowledged
+        self.plain_acks = not self._commit_record_overridden
+        # last: nothing after it may raise, or the lease would never be released
         settings = producer_settings(spec.connector, spec.task, launch.producer_config)
         own_client_id = f"connector-producer-{spec.connector}-{spec.task}"
         self.producers = producers if producers is not None else HostProducers(clients)
         self.lease = self.producers.lease(settings, own_client_id, self._producer_error)
         self.producer = self.lease.producer
-        self.task: SourceTask = load_class(spec.task_class)()
-        self._commit_record_overridden = type(self.task).commit_record is not SourceTask.commit_record
-        # whether a successful delivery report needs nothing but marking its record acknowledged
-        self.plain_acks = not self._commit_record_overridden
 
     # -- the task thread ---------------------------------------------------------------
 
