@@ -62,6 +62,14 @@ def _load_worker_props(path: str) -> dict[str, str]:
         return dict(javaproperties.load(fp))
 
 
+def _wait_for_stop(stop: threading.Event) -> None:
+    """Wait on the main thread until ``stop`` is set, waking once a second: a signal the
+    kernel delivers to another of the process's threads only flags Python's handler, which
+    runs when the main thread next runs Python code — an untimed wait would never return."""
+    while not stop.wait(1.0):
+        pass
+
+
 def _serve(
     connect: Any, start: Callable[[], None], failure: str, failure_code: int, stop_event: threading.Event | None
 ) -> int:
@@ -86,7 +94,7 @@ def _serve(
         return failure_code
     if not stop.is_set():  # not stopped (a signal) while it was starting
         log.info("Sluice worker started; REST API at %s", connect.url)
-    stop.wait()
+    _wait_for_stop(stop)
     connect.stop()
     fatal = getattr(connect, "fatal_error", None)
     if fatal is not None:
@@ -219,7 +227,7 @@ def run_console(
             signal.signal(sig, lambda *_: stop.set())
     # printed once it serves: scripts and tests read the address from this line
     print(f"Console for {urls} at {server.url}/ui/", flush=True)
-    stop.wait()
+    _wait_for_stop(stop)
     server.stop()
     return 0
 
