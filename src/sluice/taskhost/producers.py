@@ -111,13 +111,13 @@ class HostProducers:
             return ProducerLease(pooled.producer, functools.partial(self._release, pooled, self._leases))
 
     def _on_error(self, pooled: _Pooled, error: Any) -> None:
-        if ends_task(error):
-            log.warning("A task host's producer failed (%s): its tasks fail, tasks started later get a new one", error)
-            with self._lock:
-                if self._pooled.get(pooled.key) is pooled:
-                    del self._pooled[pooled.key]  # the next task gets a new producer
+        fatal = ends_task(error)
         with self._lock:
+            if fatal and self._pooled.get(pooled.key) is pooled:
+                del self._pooled[pooled.key]  # the next task gets a new producer
             listeners = list(pooled.listeners.values())
+        if fatal:
+            log.warning("A task host's producer failed (%s): its tasks fail, tasks started later get a new one", error)
         for listener in listeners:
             listener(error)
 

@@ -395,8 +395,11 @@ class SourceLoop(TaskLoop):
             log.exception("Task %s-%s: commit_record() raised", self.spec.connector, self.spec.task)
 
     def _settle(self) -> int:
-        """Take the offsets of what Kafka acknowledged into those to commit; returns how
-        many of the task's records are still outstanding."""
+        """Act on the queued delivery reports and take the offsets of what Kafka
+        acknowledged into those to commit; returns how many of the task's records are
+        still outstanding."""
+        if self.reports:
+            self._serve_reports()
         self.uncommitted.update(self.submitted.committable())
         return self.submitted.outstanding
 
@@ -407,8 +410,6 @@ class SourceLoop(TaskLoop):
         deadline = time.monotonic() + timeout_s
         self.producer.poll(0)
         while True:
-            if self.reports:
-                self._serve_reports()
             outstanding = self._settle()
             remaining = deadline - time.monotonic()
             if not outstanding or remaining <= 0 or self.producer_broken:
@@ -424,8 +425,6 @@ class SourceLoop(TaskLoop):
 
     def _commit_offsets(self) -> None:
         """Send the offsets of acknowledged records to the worker; once stored, ``commit()``."""
-        if self.reports:
-            self._serve_reports()
         self.meter.active(self._settle())  # also while no record is polled (about every second)
         if not self.uncommitted:
             return

@@ -176,9 +176,8 @@ class FakeProducer:
     ``poll``/``flush``, on the thread calling it. ``len()`` is what has no delivery report
     yet. With ``queue_limit`` set, ``produce`` raises ``BufferError`` while that many
     records wait. ``poll`` with a timeout waits up to that long for a report (``waiting``
-    is set meanwhile). ``flush`` serves what was decided and, for up to ``flush_wait_s``
-    (not the caller's timeout: a test never waits 30 s), waits for the test to release the
-    rest.
+    is set meanwhile). ``flush`` serves what was decided and waits for nothing more (a
+    test never waits for a flush's timeout).
     """
 
     #: The fake broker's clock, stamped on records produced without a timestamp.
@@ -190,10 +189,7 @@ class FakeProducer:
         self.poll_calls = 0
         self.poll_timeouts: list[float | None] = []
         self.waiting = threading.Event()  # set while a poll waits for a report
-        self.flush_calls: list[float | None] = []
-        self.flushing = threading.Event()  # set while a flush waits for releases
         self.queue_limit: int | None = None
-        self.flush_wait_s = 0.0
         self._changed = threading.Condition()
         self._undecided: deque[Produced] = deque()
         self._decided: deque[tuple[Produced, FakeKafkaError | None]] = deque()
@@ -239,21 +235,7 @@ class FakeProducer:
         return self._serve()
 
     def flush(self, timeout: float | None = None) -> int:
-        self.flush_calls.append(timeout)
-        deadline = time.monotonic() + min(self.flush_wait_s, timeout if timeout is not None else self.flush_wait_s)
-        self.flushing.set()
-        try:
-            while True:
-                self._serve()
-                with self._changed:
-                    remaining = deadline - time.monotonic()
-                    if not self._undecided or remaining <= 0:
-                        break
-                    if not self._decided:
-                        self._changed.wait(remaining)
-            self._serve()
-        finally:
-            self.flushing.clear()
+        self._serve()
         return len(self)
 
     def __len__(self) -> int:

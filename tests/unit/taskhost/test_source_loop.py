@@ -4,6 +4,7 @@ stop and failures go as the worker expects (Kafka's ``WorkerSourceTask``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -127,12 +128,21 @@ def positions(offsets: SourceOffsets) -> dict[str, int]:
     return {partition["file"]: offset["position"] for partition, offset in offsets.offsets}
 
 
-@pytest.fixture
-def script() -> Iterator[SourceScript]:
+@contextlib.contextmanager
+def registered_script() -> Iterator[SourceScript]:
+    """A script the tasks started with its key find (``SCRIPTS``), for the test's length."""
     made = SourceScript()
     SCRIPTS[made.key] = made
-    yield made
-    del SCRIPTS[made.key]
+    try:
+        yield made
+    finally:
+        del SCRIPTS[made.key]
+
+
+@pytest.fixture
+def script() -> Iterator[SourceScript]:
+    with registered_script() as made:
+        yield made
 
 
 @pytest.fixture(autouse=True)
@@ -550,10 +560,8 @@ class ThreadRecordingSourceTask(RecordingSourceTask):
 
 @pytest.fixture
 def other_script() -> Iterator[SourceScript]:
-    made = SourceScript()
-    SCRIPTS[made.key] = made
-    yield made
-    del SCRIPTS[made.key]
+    with registered_script() as made:
+        yield made
 
 
 def test_tasks_sharing_a_producer_each_wait_for_their_own_records_and_hear_them_on_their_own_thread(
