@@ -25,6 +25,7 @@ from xml.sax.saxutils import quoteattr
 
 from sluice.jvm import JvmArtifactError
 from sluice.jvm.cache import jvm_dir
+from sluice.jvm.connect_runtime import CONNECT_MODULES
 from sluice.jvm.jars import COMPLETE_MARKER, Module, fetch_lock, jar_set, run_ivy, spark_kafka_jars
 
 __all__ = [
@@ -64,14 +65,9 @@ KAFKA_BROKER_MODULES: tuple[Module, ...] = (
 )
 
 # Apache Kafka Connect's runtime (with its JsonConverter) and the same log4j2 backend, for
-# side-by-side benchmarks. A set of its own: Spark's kafka-clients 3.9.0 must never be on
-# this classpath (connect-runtime 4.3.1 does not run with it).
-KAFKA_CONNECT_MODULES: tuple[Module, ...] = (
-    ("org.apache.kafka", "connect-runtime", KAFKA_VERSION),
-    ("org.apache.kafka", "connect-json", KAFKA_VERSION),
-    ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
-    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
-)
+# side-by-side benchmarks; the worker's own set for Java plugins. Spark's kafka-clients must
+# never be on this classpath (connect-runtime 4.3.1 does not run with it).
+KAFKA_CONNECT_MODULES: tuple[Module, ...] = CONNECT_MODULES
 
 # The reference file connectors: not on Connect's classpath since Kafka 3.2, loaded from a
 # plugin.path directory. Only the connect-file jar itself is kept (its dependencies are

@@ -28,8 +28,8 @@ STRING = "org.apache.kafka.connect.storage.StringConverter"
 
 
 def _runs_in(worker: StandaloneWorker) -> list[tuple[str, int]]:
-    """Every "Task c-0 runs in Python worker pid N" the worker logged, in order."""
-    found = re.findall(r"Task (\S+)-0 runs in Python worker pid (\d+) ", worker.log())
+    """Every "Task c-0 runs in the task host of pid N" the worker logged, in order."""
+    found = re.findall(r"Task (\S+)-0 runs in the task host of pid (\d+) ", worker.log())
     return [(name, int(pid)) for name, pid in found]
 
 

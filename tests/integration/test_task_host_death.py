@@ -57,7 +57,7 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
 
 def _host_pid(worker: StandaloneWorker, connector: str) -> int:
     """The pid of the Python worker that hosts the connector's task 0 (from the worker's log)."""
-    pattern = re.compile(rf"Task {re.escape(connector)}-0 runs in Python worker pid (\d+) ")
+    pattern = re.compile(rf"Task {re.escape(connector)}-0 runs in the task host of pid (\d+) ")
     found = wait_until(lambda: pattern.findall(worker.log()), timeout=60, message=f"{connector}'s host pid logged")
     return int(found[-1])
 
@@ -102,7 +102,7 @@ def _failed_with_lost_host(worker: StandaloneWorker, name: str, pid: int) -> Non
 def _sibling_restarted_by_policy(worker: StandaloneWorker, name: str, pid: int) -> None:
     """A connector with sluice.auto.restart.enable is FAILED by the host's death, then
     restarted by the worker into another Python worker."""
-    restarted = re.compile(rf"Task {re.escape(name)}-0 runs in Python worker pid (\d+) ")
+    restarted = re.compile(rf"Task {re.escape(name)}-0 runs in the task host of pid (\d+) ")
     wait_until(
         lambda: worker.task_state(name) == "RUNNING" and int(restarted.findall(worker.log())[-1]) != pid,
         timeout=90,

@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sluice.jvm.connect_runtime import java_plugin_locations
 from sluice.kafka.security import ClientSecurity
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.herder.base import Herder, TargetState
 from sluice.runtime.herder.standalone import StandaloneHerder
+from sluice.runtime.java_plugins import JavaRuntime
 from sluice.runtime.plugins import Plugins, resolved_plugin_path
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.base import ClusterConfigState
@@ -37,6 +39,7 @@ __all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server", "tasks_to
 def _default_spark_factory(config: WorkerConfig) -> Callable[[], Any]:
     def build() -> Any:
         from sluice.jvm import JvmArtifactError
+        from sluice.jvm.connect_runtime import boot_jar
         from sluice.jvm.interceptor import SOURCE_TIMESTAMP_INTERCEPTOR, source_timestamp_interceptor_jar
         from sluice.jvm.jars import spark_kafka_jars
         from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF, build_spark_session
@@ -49,9 +52,21 @@ def _default_spark_factory(config: WorkerConfig) -> Callable[[], Any]:
             conf[TIMESTAMP_INTERCEPTOR_CONF] = SOURCE_TIMESTAMP_INTERCEPTOR
         except JvmArtifactError as exc:
             log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
+        if java_plugin_locations(resolved_plugin_path(config.plugin_path)):
+            jars.append(str(boot_jar()))  # Java plugins: their task host starts from it
         return build_spark_session(conf, jars, resolved_plugin_path(config.plugin_path))
 
     return build
+
+
+def worker_plugins(config: WorkerConfig, spark: Callable[[], Any]) -> Plugins:
+    """The worker's plugins: Python ones, and Java ones when ``plugin.path`` holds any (read
+    through Kafka Connect's runtime in the Spark driver's JVM, once the session is up)."""
+    plugin_path = resolved_plugin_path(config.plugin_path)
+    java = None
+    if java_plugin_locations(plugin_path):
+        java = JavaRuntime(plugin_path, str(config.raw.get("plugin.discovery") or "hybrid_warn"), spark)
+    return Plugins(config.plugin_path, java=java)
 
 
 def rest_listeners(config: WorkerConfig) -> list[str]:
@@ -159,7 +174,7 @@ class StandaloneConnect:
         # The Spark session starts first: its JVM's start is the longest part of the worker's.
         self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config))
         self.spark.prepare()
-        self.plugins = Plugins(self.config.plugin_path)
+        self.plugins = worker_plugins(self.config, self.spark)
         offsets_file = self.config.get("offset.storage.file.filename")
         configs_file = self.config.get("sluice.config.storage.file.filename") or f"{offsets_file}.connectors.json"
         self.offset_store = FileOffsetBackingStore(offsets_file)

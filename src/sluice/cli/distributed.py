@@ -13,13 +13,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sluice.cli.connect import KafkaClusterId, _default_spark_factory, build_rest_server
+from sluice.cli.connect import KafkaClusterId, _default_spark_factory, build_rest_server, worker_plugins
 from sluice.kafka.security import ClientSecurity, check_authentication
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
-from sluice.runtime.plugins import Plugins
 from sluice.runtime.worker import SparkProvider, Worker
 from sluice.storage.kafka_config import KafkaConfigBackingStore
 from sluice.storage.kafka_offsets import KafkaOffsetBackingStore
@@ -52,7 +51,7 @@ class DistributedConnect:
         # The Spark session starts next: its JVM's start is the longest part of the worker's.
         self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config))
         self.spark.prepare()
-        self.plugins = Plugins(self.config.plugin_path)
+        self.plugins = worker_plugins(self.config, self.spark)
         client = self._client = {"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()}
         group = self.config.get("group.id")
         self.config_store = KafkaConfigBackingStore(

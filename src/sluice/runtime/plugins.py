@@ -8,6 +8,15 @@ directories. A class name resolves, in order, from: the exact name (a Python
 path, or Kafka's class name for a built-in), a unique alias (simple name or the
 simple name without its type suffix), or any importable Python path.
 
+Java plugins — Kafka Connect's own, in jars on ``plugin.path`` — come from Kafka's plugin
+scan in the driver's JVM (:mod:`sluice.runtime.java_plugins`), with every installed version
+of each. A name both a Sluice built-in and a Java plugin carry (Kafka's
+``FileStreamSourceConnector`` is both) resolves to the built-in unless a version
+requirement (``connector.plugin.version`` and the other ``*.plugin.version`` keys) only the
+Java plugin meets: installing a jar never moves running connectors to another runtime, and
+either can be picked by its version. Among Java versions, the latest that meets the
+requirement wins, as in Kafka.
+
 Tasks are not plugins, but the built-in connectors' tasks are named as in Kafka Connect
 in task configs (``task.class``): :func:`task_class_name` gives that name and
 :func:`task_python_path` turns it back into the Python path that loads the task.
@@ -22,9 +31,11 @@ import inspect
 import logging
 import pkgutil
 import sys
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sluice.api.connector import Connector
 from sluice.api.converter import Converter, HeaderConverter
@@ -32,6 +43,7 @@ from sluice.api.errors import ConnectError
 from sluice.api.sink import SinkConnector
 from sluice.api.source import SourceConnector
 from sluice.api.transforms import Predicate, Transformation
+from sluice.runtime.plugin_versions import VersionRange, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +155,7 @@ UNLISTED_CLASS_NAMES = frozenset(
         "org.apache.kafka.connect.tools.VerifiableSinkConnector",
         "org.apache.kafka.connect.tools.MockSourceConnector",
         "org.apache.kafka.connect.tools.MockSinkConnector",
+        "org.apache.kafka.connect.tools.SchemaSourceConnector",
     }
 )
 
@@ -154,6 +167,10 @@ _SUFFIXES = {
     "transformation": "Transformation",
     "predicate": "Predicate",
 }
+
+
+def _version_key(version: str | None) -> Any:
+    return sort_key(version or "")
 
 
 class UnknownPluginError(ConnectError):
@@ -228,16 +245,47 @@ def resolved_plugin_path(plugin_path: list[str] | None) -> list[str]:
     return [str(Path(p).resolve()) for p in (plugin_path or []) if p]
 
 
-class Plugins:
-    """The plugins this worker knows, computed once at start-up."""
+class JavaPluginSource(Protocol):
+    """Where Java plugins come from (:class:`sluice.runtime.java_plugins.JavaRuntime`)."""
 
-    def __init__(self, plugin_path: list[str] | None = None) -> None:
+    def java_descs(self) -> list[PluginDesc]: ...
+
+
+class Plugins:
+    """The plugins this worker knows, computed once at start-up (Java plugins on first use:
+    their scan runs in the Spark driver's JVM)."""
+
+    def __init__(self, plugin_path: list[str] | None = None, java: JavaPluginSource | None = None) -> None:
         self.plugin_path = resolved_plugin_path(plugin_path)
         self._by_name: dict[str, dict[str, PluginDesc]] = {}  # name -> type -> plugin
         self._aliases: dict[str, dict[str, PluginDesc] | None] = {}  # None: ambiguous
         self.load_errors: list[tuple[str, str]] = []
         self._task_versions: dict[str, str | None] = {}
+        self.java = java
+        self._java: dict[str, list[PluginDesc]] | None = None  # class name -> every version and type
+        self._java_lock = threading.Lock()
         self._discover()
+
+    def _java_plugins(self) -> dict[str, list[PluginDesc]]:
+        """Java plugins by class name (and unique simple name), loaded on first use."""
+        if self.java is None:
+            return {}
+        with self._java_lock:
+            if self._java is None:
+                by_name: dict[str, list[PluginDesc]] = {}
+                simple: dict[str, set[str]] = {}
+                for desc in self.java.java_descs():
+                    by_name.setdefault(desc.class_name, []).append(desc)
+                    short = desc.class_name.rpartition(".")[2]
+                    simple.setdefault(short, set()).add(desc.class_name)
+                    cut = short.rfind(_SUFFIXES[desc.type])
+                    if cut > 0:
+                        simple.setdefault(short[:cut], set()).add(desc.class_name)
+                for alias, names in simple.items():
+                    if len(names) == 1 and alias not in by_name:
+                        by_name[alias] = by_name[next(iter(names))]
+                self._java = by_name
+            return self._java
 
     # -- discovery -----------------------------------------------------------------
 
@@ -299,31 +347,82 @@ class Plugins:
     # -- queries -------------------------------------------------------------------
 
     def all(self) -> list[PluginDesc]:
-        """Every listed plugin (not the test connectors of :data:`UNLISTED_CLASS_NAMES`)."""
+        """Every listed plugin (not the test connectors of :data:`UNLISTED_CLASS_NAMES`),
+        each version of a Java plugin apart."""
         unique = {
-            (d.class_name, d.type): d
+            (d.class_name, d.type, d.version): d
             for descs in self._by_name.values()
             for d in descs.values()
             if d.class_name not in UNLISTED_CLASS_NAMES
         }
-        return sorted(unique.values(), key=lambda d: (d.class_name, d.type))
+        for java in self._java_plugins().values():
+            for d in java:
+                if d.class_name not in UNLISTED_CLASS_NAMES:
+                    unique.setdefault((d.class_name, d.type, d.version), d)
+        return sorted(unique.values(), key=lambda d: (d.class_name, d.type, d.version or ""))
 
     def connectors(self) -> list[PluginDesc]:
         return [d for d in self.all() if d.type in ("source", "sink")]
 
-    def resolve(self, name: str, kinds: tuple[str, ...]) -> PluginDesc:
-        """The plugin of one of ``kinds`` that ``name`` designates."""
+    def resolve(self, name: str, kinds: tuple[str, ...], version: str | None = None) -> PluginDesc:
+        """The plugin of one of ``kinds`` that ``name`` designates; with ``version`` (a
+        ``*.plugin.version`` requirement) the latest one that meets it, else the
+        built-in or Python plugin, else the latest Java one. Raises
+        :class:`UnknownPluginError` when none does (:meth:`versions` says which there are)."""
         name = name.strip()
+        python = self._resolve_python(name, kinds)
+        if version is None or not version.strip():
+            if python is not None:
+                return python
+            java = self._java_candidates(name, kinds)
+            if java:
+                return java[-1]
+            raise UnknownPluginError(self._unknown_message(name, kinds))
+        try:
+            wanted = VersionRange(version)
+        except ValueError as exc:
+            raise UnknownPluginError(f"Invalid version requirement {version!r} for {name}: {exc}") from None
+        java_name = python.class_name if python is not None else name
+        candidates = [*([python] if python is not None else []), *self._java_candidates(java_name, kinds)]
+        if not candidates:
+            raise UnknownPluginError(self._unknown_message(name, kinds))
+        meeting = [d for d in candidates if d.version is not None and wanted.contains(d.version)]
+        if not meeting:
+            shown = ", ".join(d.version or "undefined" for d in candidates)
+            raise UnknownPluginError(
+                f"Plugin {candidates[0].class_name} not found that matches the version range {wanted}, "
+                f"available versions: [{shown}]"
+            )
+        return max(meeting, key=lambda d: _version_key(d.version))
+
+    def versions(self, name: str, kinds: tuple[str, ...]) -> list[str]:
+        """Every installed version of the plugin ``name`` designates."""
+        python = self._resolve_python(name.strip(), kinds)
+        java_name = python.class_name if python is not None else name.strip()
+        found = [*([python] if python is not None else []), *self._java_candidates(java_name, kinds)]
+        return [d.version or "undefined" for d in found]
+
+    def _resolve_python(self, name: str, kinds: tuple[str, ...]) -> PluginDesc | None:
         descs = self._by_name.get(name) or self._aliases.get(name)
         if descs is None and "." in name:
             descs = self._load_python_path(name)
         for kind in kinds:
             if descs and kind in descs:
                 return descs[kind]
-        raise UnknownPluginError(self._unknown_message(name, kinds))
+        return None
 
-    def resolve_connector(self, name: str) -> PluginDesc:
-        return self.resolve(name, ("source", "sink"))
+    def _java_candidates(self, name: str, kinds: tuple[str, ...]) -> list[PluginDesc]:
+        """Java plugins of ``kinds`` named ``name``, oldest version first."""
+        found = [d for d in self._java_plugins().get(name, []) if d.type in kinds]
+        return sorted(found, key=lambda d: _version_key(d.version))
+
+    def resolve_connector(self, name: str, version: str | None = None) -> PluginDesc:
+        return self.resolve(name, ("source", "sink"), version)
+
+    def resolve_connector_of(self, config: Mapping[str, Any]) -> PluginDesc:
+        """The connector a connector config names, at its ``connector.plugin.version``."""
+        version = config.get("connector.plugin.version")
+        return self.resolve_connector(str(config.get("connector.class") or ""), str(version) if version else None)
 
     def task_version(self, task_class: str) -> str | None:
         """What ``version()`` of a task of class ``task_class`` (a ``task.class``) returns,

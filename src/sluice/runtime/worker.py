@@ -31,11 +31,14 @@ from sluice.runtime.data_path import (
     transforms_spec,
 )
 from sluice.runtime.herder.base import State, TargetState
+from sluice.runtime.java_plugins import JavaConnector, JavaRuntime
 from sluice.runtime.metrics.recorders import WorkerCounters
 from sluice.runtime.metrics.snapshot import ConnectorSnapshot, TaskSnapshot, WorkerSnapshot
 from sluice.runtime.plugins import Plugins, task_class_name, task_python_path
 from sluice.runtime.startup import Startup
 from sluice.runtime.tasks import (
+    JavaSinkTask,
+    JavaSourceTask,
     TaskHooks,
     TaskLauncher,
     TaskSettings,
@@ -47,7 +50,7 @@ from sluice.runtime.tasks import (
     wants_dedicated_host,
 )
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
-from sluice.taskhost.protocol import PluginSpec, TaskSpec
+from sluice.taskhost.protocol import PluginSpec, RunJavaTask, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +154,8 @@ class Worker:
         self.config_providers = config_providers or ConfigProviders()
         self.config = config
         self.plugins = plugins
+        #: Kafka Connect's runtime for Java plugins, when plugin.path holds any.
+        self.java_runtime: JavaRuntime | None = plugins.java if isinstance(plugins.java, JavaRuntime) else None
         self.offset_store = offset_store
         self.status_store = status_store
         self.spark = spark
@@ -232,7 +237,7 @@ class Worker:
             if hosted is not None and hosted.connector is not None:
                 raise RuntimeError(f"Connector {name} already running on this worker")
             try:
-                desc = self.plugins.resolve_connector(config["connector.class"])
+                desc = self.plugins.resolve_connector_of(config)
                 connector: Connector = desc.cls()
             except BaseException as exc:  # noqa: BLE001 - the connector's own class failed to load or construct: it is FAILED with the trace
                 self.counters.connector_startup_attempts += 1
@@ -257,7 +262,7 @@ class Worker:
         with self._lock:
             if name in self._connectors:
                 return
-            desc = self.plugins.resolve_connector(config["connector.class"])
+            desc = self.plugins.resolve_connector_of(config)
             self._connectors[name] = WorkerConnector(name, config, None, desc.type)
 
     def stop_connector_instance(self, name: str) -> None:
@@ -341,6 +346,13 @@ class Worker:
                 from sluice.spark.launcher import SparkTaskLauncher
 
                 self._launcher = SparkTaskLauncher(session, hosts=self.config.get("sluice.task.hosts"))
+                java = self.java_runtime
+                if java is not None:
+                    from sluice.spark.jvm_hosts import JvmHostPool
+
+                    self._launcher.java_hosts = JvmHostPool(
+                        session, self._launcher.server, java.classpath, java.settings
+                    )
             return self._launcher
 
     def set_target_state(self, name: str, target: TargetState) -> None:
@@ -364,7 +376,7 @@ class Worker:
             wc.started, wc.state, wc.trace, wc.config = False, State.UNASSIGNED, None, dict(config)
             wc.version = None
             try:
-                desc = self.plugins.resolve_connector(config["connector.class"])
+                desc = self.plugins.resolve_connector_of(config)
                 connector: Connector = desc.cls()
                 wc.connector = connector
                 wc.version = self._version_of(connector)
@@ -394,7 +406,10 @@ class Worker:
             if wc.connector is None:
                 raise IllegalWorkerStateError(f"Connector {name} does not run on this worker")
             configs = wc.connector.task_configs(max_tasks)
-            task_class = task_class_name(wc.connector.task_class())
+            if isinstance(wc.connector, JavaConnector):
+                task_class = wc.connector.java_task_class or ""
+            else:
+                task_class = task_class_name(wc.connector.task_class())
             enforce = wc.config.get("tasks.max.enforce", "true").lower() != "false"
             if enforce and len(configs) > max_tasks:
                 raise RuntimeError(
@@ -467,6 +482,14 @@ class Worker:
             try:
                 config = self.resolve(dict(task_config))
                 connector_config = self.resolve(dict(connector_config))
+                desc = self.plugins.resolve_connector_of(connector_config)
+                if issubclass(desc.cls, JavaConnector):
+                    java_task = self._java_task(
+                        name, task, wc.kind, desc.version, connector_config, config, target, task_count, may_commit
+                    )
+                    wc.tasks[task] = java_task
+                    java_task.start()
+                    return
                 if self.config.plugin_path:
                     config[PLUGIN_PATH_TASK_KEY] = ",".join(self.plugins.plugin_path)
                 # Kafka's names of the built-ins' tasks load the Python classes; Python paths
@@ -543,6 +566,56 @@ class Worker:
             wc.tasks[task] = worker_task
             worker_task.start()
 
+    def _java_task(
+        self,
+        name: str,
+        task: int,
+        kind: str,
+        version: str | None,
+        connector_config: dict[str, str],
+        task_config: dict[str, str],
+        target: TargetState,
+        task_count: int,
+        may_commit: Callable[[], bool] | None,
+    ) -> WorkerTask:
+        """The supervisor of a Java plugin's task (it runs in the JVM task host)."""
+        spec = TaskSpec(
+            connector=name,
+            task=task,
+            task_class=task_config.get("task.class", ""),
+            task_config=task_config,
+            incarnation=new_incarnation(),
+            key_converter=PluginSpec(connector_config.get("key.converter") or self.config.raw.get("key.converter", "")),
+            value_converter=PluginSpec(
+                connector_config.get("value.converter") or self.config.raw.get("value.converter", "")
+            ),
+            header_converter=PluginSpec(
+                connector_config.get("header.converter")
+                or self.config.raw.get("header.converter", SIMPLE_HEADER_CONVERTER)
+            ),
+        )
+        launch = RunJavaTask(
+            task=spec,
+            sink=kind == "sink",
+            connector_config=connector_config,
+            worker_config={k: str(v) for k, v in self.config.raw.items() if v is not None},
+            worker_id=self.worker_id,
+            task_count=task_count,
+        )
+        settings = TaskSettings(offset_flush_interval_ms=self.config.get("offset.flush.interval.ms"))
+        hooks = TaskHooks(
+            # Kafka records the task instance's version(); a Java task's is its plugin's.
+            report=self._task_listener(name, task, version),
+            record_topic=self._topic_recorder(name),
+            may_commit=may_commit,
+            counters=self.counters,
+        )
+        if kind == "source":
+            return JavaSourceTask(
+                spec, target, self.task_launcher, hooks, settings, offset_store=self.offset_store, launch=launch
+            )
+        return JavaSinkTask(spec, target, self.task_launcher, hooks, settings, launch=launch)
+
     def admin_client(self) -> Any:
         """The worker's librdkafka admin client (``admin.*`` settings), made on first use."""
         with self._lock:
@@ -562,6 +635,8 @@ class Worker:
             launcher = self._launcher
         if launcher is not None:
             launcher.close()  # its standby task host
+        if self.java_runtime is not None:
+            self.java_runtime.close()
 
     def _admin_config(self) -> dict[str, str]:
         # As Kafka's Worker.adminConfigs: the worker's own settings (here: the security

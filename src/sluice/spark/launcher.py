@@ -54,13 +54,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from sluice.spark.control import TaskConnection, control_server
 from sluice.spark.inbox import Connected, Inbox, JobEnded
 from sluice.spark.split_read import SplitReadResult, run_split_read
 from sluice.taskhost.host import run_host
-from sluice.taskhost.protocol import Hello, HostBootstrap, HostHeartbeat, HostTask, TaskLaunch, TaskSpec
+from sluice.taskhost.protocol import Hello, HostBootstrap, HostHeartbeat, HostTask, RunJavaTask, TaskLaunch, TaskSpec
 from sluice.taskhost.wire import ChannelClosed, ProtocolError, WorkerChannel
 
 log = logging.getLogger(__name__)
@@ -81,10 +81,37 @@ class TaskHostNotReady(Exception):
     """No task host connected within the time given (:meth:`SparkTaskLauncher.warm_up`)."""
 
 
+class HostOwner(Protocol):
+    """What hosts' jobs and launched tasks report to: the launcher of Python task hosts
+    (:class:`SparkTaskLauncher`), or the pool of JVM ones
+    (:class:`sluice.spark.jvm_hosts.JvmHostPool`)."""
+
+    spark: Any
+    server: Any
+
+    def tasks_of(self, host: HostJob) -> list[Launch]: ...
+
+    def host_connected(self, host: HostJob) -> None: ...
+
+    def host_ended(self, host: HostJob, error: str | None) -> None: ...
+
+    def task_left(self, launch: Launch) -> None: ...
+
+    def withdraw(self, launch: Launch) -> None: ...
+
+
+class JavaHosts(Protocol):
+    """Where Java tasks run (:class:`sluice.spark.jvm_hosts.JvmHostPool`)."""
+
+    def launch(self, task: RunJavaTask, inbox: Inbox) -> Launch: ...
+
+    def close(self, wait_s: float) -> None: ...
+
+
 class HostJob:
     """One task host's Spark job; it connects back, then runs the tasks it is given."""
 
-    def __init__(self, launcher: SparkTaskLauncher) -> None:
+    def __init__(self, launcher: HostOwner) -> None:
         self.launcher = launcher
         self.bootstrap = HostBootstrap(launcher.server.address, uuid.uuid4().hex, secrets.token_hex(16))
         self.job_group = f"sluice:host:{self.bootstrap.incarnation}"
@@ -145,7 +172,7 @@ class HostJob:
             context.setJobGroup(self.job_group, "Sluice task host", interruptOnCancel=True)
             context.parallelize([0], 1).mapPartitions(host).collect()
         except BaseException as exc:  # noqa: BLE001 - the hosted tasks' supervisors (or the launcher) report it
-            error = _spark_error(exc)
+            error = spark_error(exc)
         finally:
             self.launcher.server.unregister(bootstrap.incarnation)
             self.job_ended.set()
@@ -181,7 +208,7 @@ class Launch:
     """One launched task as its supervisor holds it: its connection, and the host that runs
     it once it has one."""
 
-    def __init__(self, launcher: SparkTaskLauncher, task: TaskLaunch, inbox: Inbox, dedicated: bool) -> None:
+    def __init__(self, launcher: HostOwner, task: TaskLaunch, inbox: Inbox, dedicated: bool) -> None:
         self.launcher = launcher
         self.task = task
         self.inbox = inbox
@@ -204,7 +231,7 @@ class Launch:
         self.connection.close()
 
 
-def _spark_error(exc: BaseException) -> str:
+def spark_error(exc: BaseException) -> str:
     """Spark's error, without the JVM stack traces py4j appends to it."""
     text = str(exc).strip() or type(exc).__name__
     lines = text.splitlines()
@@ -244,6 +271,8 @@ class SparkTaskLauncher:
         self._running: set[HostJob] = set()  # every host whose job has not ended
         self._warm = False  # keep the spread's hosts up (once warmed up)
         self._closed = threading.Event()
+        #: Where Java tasks run; set by the worker when plugin.path holds Java plugins.
+        self.java_hosts: JavaHosts | None = None
 
     def tasks_of(self, host: HostJob) -> list[Launch]:
         """The tasks ``host`` runs (or is about to)."""
@@ -292,6 +321,10 @@ class SparkTaskLauncher:
         """Start ``task`` in a connected host when one may take it (at once), else in the
         first that connects; submit the hosts that keeps needing. ``dedicated``: in a host
         of its own."""
+        if isinstance(task, RunJavaTask):
+            if self.java_hosts is None:
+                raise RuntimeError("This worker runs no Java tasks: no Java plugin was found on plugin.path")
+            return self.java_hosts.launch(task, inbox)
         launch = Launch(self, task, inbox, dedicated)
         with self._lock:
             host = self._place(launch)
@@ -335,6 +368,8 @@ class SparkTaskLauncher:
             host.let_go()
         for host in starting:
             host.cancel()  # not connected yet: nothing to tell it
+        if self.java_hosts is not None:
+            self.java_hosts.close(CLOSE_WAIT_S)
         deadline = time.monotonic() + CLOSE_WAIT_S
         for host in running:
             if not host.job_ended.wait(max(0.0, deadline - time.monotonic())):

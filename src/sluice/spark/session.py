@@ -8,7 +8,8 @@ worker's format, and the worker's log level applies to them.
 
 PySpark internals this module relies on (PySpark 4.0), and nothing else in Sluice does:
 ``SparkContext._gateway`` and ``SparkContext._ensure_initialized`` (to start the JVM with
-its standard error captured), and the sessions' ``_jvm`` py4j view (:func:`jvm_view`).
+its standard error captured), the sessions' ``_jvm`` py4j view (:func:`jvm_view`) and
+``SparkContext._jsc`` (:func:`java_spark_context`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ from pyspark.sql import SparkSession
 __all__ = [
     "CLASS_DATA_SHARING_CONF",
     "TIMESTAMP_INTERCEPTOR_CONF",
+    "JavaCallError",
     "build_spark_session",
+    "java_call",
+    "java_spark_context",
     "jvm_view",
     "spark_version",
     "stop_spark_session",
@@ -141,6 +145,41 @@ def jvm_view(spark: SparkSession) -> Any:
     """The session's py4j view of the JVM (PySpark's ``spark._jvm``: not public API, and
     the only way to reach JVM classes Spark has no Python wrapper for)."""
     return spark._jvm
+
+
+class JavaCallError(Exception):
+    """A call through PySpark's gateway raised in the JVM; the message is the Java stack
+    trace (with its causes), as Java prints it."""
+
+
+def java_call(spark: SparkSession, method: Any, *args: Any) -> Any:
+    """``method(*args)``, a call through the gateway; a Java exception becomes
+    :class:`JavaCallError` with its whole Java stack trace. (PySpark turns some Java
+    exceptions into its own, whose message has no trace: the trace is read from the Java
+    exception it keeps.)"""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    try:
+        return method(*args)
+    except CapturedException as exc:
+        origin = getattr(exc, "_origin", None)  # the Java throwable
+        if origin is None:
+            raise JavaCallError(str(exc)) from None
+        raise JavaCallError(_exception_string(spark, origin)) from None
+    except Py4JJavaError as exc:
+        raise JavaCallError(_exception_string(spark, exc.java_exception)) from None
+
+
+def _exception_string(spark: SparkSession, java_exception: Any) -> str:
+    utils = getattr(jvm_view(spark), "org.apache.spark.util.Utils")
+    return str(utils.exceptionString(java_exception)).strip()
+
+
+def java_spark_context(spark: SparkSession) -> Any:
+    """The session's ``JavaSparkContext`` (PySpark's ``SparkContext._jsc``), to submit jobs
+    whose functions are Java."""
+    return spark.sparkContext._jsc
 
 
 def _log_jvm_line(line: str) -> None:

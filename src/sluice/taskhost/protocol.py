@@ -16,7 +16,8 @@ task's whole life the worker and the task exchange the messages below over it:
   the host's tasks at once (a worker with hundreds of tasks reads one message per host,
   not one per task);
 * worker → task (:data:`WorkerMessage`): the task to run (:data:`TaskLaunch`: a
-  :class:`RunSourceTask` or a :class:`RunSinkTask`), then :class:`Pause` / :class:`Resume`
+  :class:`RunSourceTask` or a :class:`RunSinkTask` for the Python task host, a
+  :class:`RunJavaTask` for the JVM task host), then :class:`Pause` / :class:`Resume`
   / :class:`Stop`, :class:`Committed` (the answer to an offsets message), :class:`Assign`
   (a sink's partitions changed) and :class:`SplitReadDone`.
 
@@ -51,6 +52,7 @@ __all__ = [
     "PausedAck",
     "PluginSpec",
     "Resume",
+    "RunJavaTask",
     "RunSinkTask",
     "RunSourceTask",
     "SinkOffsets",
@@ -168,6 +170,26 @@ class RunSinkTask:
 
 
 @dataclass(frozen=True)
+class RunJavaTask:
+    """The first message of a Java task's connection (the JVM task host): a task of a
+    Kafka Connect plugin, which the host builds as Kafka Connect's worker builds one, from
+    the worker's and the connector's configs (converters, transforms, error handling,
+    Kafka clients and their overrides). ``task`` names it; its converter and transform
+    fields are the Python host's and are not read."""
+
+    task: TaskSpec
+    sink: bool
+    # the connector's config and the worker's, as Kafka's keys, placeholders resolved
+    connector_config: dict[str, str] = field(default_factory=dict)
+    worker_config: dict[str, str] = field(default_factory=dict)
+    worker_id: str = ""
+    # how many tasks the connector has (Kafka checks tasks.max against it)
+    task_count: int = 1
+    # a source task's offsets stored when it was launched
+    committed_offsets: list[SourceOffset] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Pause:
     """Do no more work until :class:`Resume` (answered by :class:`PausedAck`)."""
 
@@ -206,8 +228,10 @@ class SplitReadDone:
     failure: str | None = None
 
 
-TaskLaunch = RunSourceTask | RunSinkTask
-WorkerMessage = HostTask | RunSourceTask | RunSinkTask | Pause | Resume | Stop | Committed | Assign | SplitReadDone
+TaskLaunch = RunSourceTask | RunSinkTask | RunJavaTask
+WorkerMessage = (
+    HostTask | RunSourceTask | RunSinkTask | RunJavaTask | Pause | Resume | Stop | Committed | Assign | SplitReadDone
+)
 
 
 # -- task → worker -------------------------------------------------------------------

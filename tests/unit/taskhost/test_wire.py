@@ -24,6 +24,7 @@ from sluice.taskhost.protocol import (
     PausedAck,
     PluginSpec,
     Resume,
+    RunJavaTask,
     RunSinkTask,
     RunSourceTask,
     SinkOffsets,
@@ -62,6 +63,15 @@ SPEC = TaskSpec(
 EVERY_MESSAGE: list[Any] = [
     RunSourceTask(SPEC, {"linger.ms": "5"}, [({"file": "a"}, {"position": 10}), ({"file": "b"}, {"n": [1, 2]})], 250),
     RunSinkTask(SPEC, {"group.id": "connect-orders"}, {"acks": "all"}, {("t", 0): 5, ("t", 1): 0}, 100, 50, 1000),
+    RunJavaTask(
+        SPEC,
+        True,
+        {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t"},
+        {"bootstrap.servers": "127.0.0.1:9092"},
+        "127.0.0.1:8083",
+        2,
+        [({"filename": "a"}, {"position": 3})],
+    ),
     Pause(),
     Resume(),
     Stop(),

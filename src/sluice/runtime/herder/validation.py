@@ -269,7 +269,8 @@ def _version_checks(
         spec = config.get(version_key)
         if plugin is None or _blank(spec):
             return
-        message = version_mismatch_message(plugin.class_name, str(spec), plugin.version)
+        available = plugins.versions(plugin.class_name, (plugin.type,))
+        message = version_mismatch_message(plugin.class_name, str(spec), plugin.version, available)
         if message:
             values[class_key].add_error_message(message)
             values[version_key].add_error_message(message)
@@ -410,6 +411,10 @@ def resolve_connector_class(plugins: Plugins, config: Mapping[str, Any]) -> Plug
     connector_class = config.get(CONNECTOR_CLASS_CONFIG)
     if connector_class is None or not str(connector_class).strip():
         raise BadRequestError(f"Connector config {java_map_string(config)} contains no connector type")
+    try:
+        return plugins.resolve_connector_of(config)
+    except UnknownPluginError:
+        pass  # no installed version meets connector.plugin.version: the version checks say so
     try:
         return plugins.resolve_connector(str(connector_class))
     except Exception as exc:

@@ -314,7 +314,7 @@ class WorkerTask:
         self.phase = Phase.CONNECTED
         self._connected_at = time.monotonic()
         self.host_pid, self.host_name = item.hello.pid, item.hello.host
-        log.info("Task %s-%s runs in Python worker pid %d on %s", *self.id, item.hello.pid, item.hello.host)
+        log.info("Task %s-%s runs in the task host of pid %d on %s", *self.id, item.hello.pid, item.hello.host)
 
     def _on_job_ended(self, item: JobEnded) -> None:
         if self._stopping.is_set() and self.phase in (Phase.LAUNCHED, Phase.WAITING_FOR_SLOT):
