@@ -15,6 +15,11 @@ each system, then runs each workload once on Kafka Connect and once on Sluice
 * (d) end-to-end latency at 5,000 lines/s for ``--latency-seconds``;
 * (e) a FileStreamSink on a 4-partition topic with ``tasks.max`` 1 and 2.
 
+With ``--java-plugins`` Sluice runs Kafka's own Java file connectors — the connect-file jar
+Kafka Connect runs, on Sluice's ``plugin.path``, picked with ``connector.plugin.version`` —
+instead of its built-ins: the task code is then the same on both, and the runs measure the
+runtime around it.
+
 Every run checks that its output holds every input line exactly once; a run that does
 not is reported as FAILED, with no figures, and the command exits with status 1.
 
@@ -109,6 +114,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="INFO",
         help="Sluice workers' --log-level (DEBUG logs every micro-batch; default INFO)",
     )
+    parser.add_argument(
+        "--java-plugins",
+        action="store_true",
+        help="Sluice runs Kafka's Java file connectors (connect-file) instead of its built-ins",
+    )
     parser.add_argument("--work-dir", type=Path, help="keep the brokers', workers' and runs' files here")
     parser.add_argument("--from-json", type=Path, help="only re-render --output (and its chart) from these results")
     args = parser.parse_args(argv)
@@ -151,6 +161,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             "idle_seconds": args.idle_seconds,
             "settle_seconds": args.settle_seconds,
             "json_name": args.output.with_suffix(".json").name,
+            "sluice_java_plugins": bool(args.java_plugins),
         },
         "workloads": [workload_dict(w) for w in workloads],
         "bounds": {},
@@ -168,6 +179,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             args.settle_seconds,
             log=_log,
             sluice_log_level=args.sluice_log_level,
+            java_plugins=jars.kafka_connect_classpath()[1] if args.java_plugins else None,
         )
         kinds = {w.kind for w in workloads}
         if kinds & {"a", "b", "c", "e"}:

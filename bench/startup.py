@@ -157,7 +157,7 @@ def log_timeline(events: list[tuple[float, int, str]], source: str, sink: str, t
         for name, prefix in ((source, "source"), (sink, "sink")):
             if message.startswith(f"Task {name}-0 launched"):
                 first(f"{prefix}_launched", at)
-            elif message.startswith(f"Task {name}-0 runs in Python worker pid"):
+            elif message.startswith(f"Task {name}-0 runs in the task host of pid"):
                 first(f"{prefix}_connected", at)
     out["rebalances"] = max(rebalances.values(), default=0)
     return out

@@ -40,9 +40,12 @@ from bench.harness.workers import CONNECT_LOG4J, SYSTEMS, BenchWorker, WorkerFai
 from sluice.jvm.java import java_executable
 from sluice_devtools.jars import kafka_broker_classpath
 from sluice_devtools.kafka import KafkaBroker
-from tests.integration.workers import write_properties
+from tests.integration.workers import TEST_PLUGINS, write_properties
 
 PROBE_LINES = 10
+# With Context.java_plugins: the version that picks Kafka's Java file connectors on Sluice.
+JAVA_VERSION_KEY = "connector.plugin.version"
+JAVA_FILE_VERSION = "4.3.1"
 LATENCY_RATE = 5_000
 
 
@@ -112,6 +115,8 @@ class Context:
     log: Callable[[str], None] = print
     sluice_log_level: str = "INFO"
     sluice_debug_loggers: tuple[str, ...] = ()  # Sluice loggers at DEBUG whatever sluice_log_level says
+    # Kafka's connect-file plugin directory: Sluice runs those Java connectors, not its built-ins
+    java_plugins: Path | None = None
     inputs: dict[int, InputFile] = field(default_factory=dict)
     filled: dict[tuple[str, int, int], str] = field(default_factory=dict)
     _counter: int = 0
@@ -214,17 +219,25 @@ def run_workload(
     ctx.broker.create_topic(probe_topic)
     probe_in = data.write_input(run_dir / "probe.in", PROBE_LINES)
     probe_out = run_dir / "probe.out"
+    java = system == "sluice" and ctx.java_plugins is not None
+    pinned = {JAVA_VERSION_KEY: JAVA_FILE_VERSION} if java else {}
     probe_files = [
         write_properties(
             run_dir / "probe-source.properties",
-            _connector("probe-source", "FileStreamSource", "string", file=probe_in.path, topic=probe_topic),
+            {
+                **_connector("probe-source", "FileStreamSource", "string", file=probe_in.path, topic=probe_topic),
+                **pinned,
+            },
         ),
         write_properties(
             run_dir / "probe-sink.properties",
-            _connector("probe-sink", "FileStreamSink", "string", file=probe_out, topics=probe_topic),
+            {**_connector("probe-sink", "FileStreamSink", "string", file=probe_out, topics=probe_topic), **pinned},
         ),
     ]
-    extra = {"extra": dict(wl.sluice_worker)} if system == "sluice" and wl.sluice_worker else {}
+    sluice_worker = dict(wl.sluice_worker) if system == "sluice" else {}
+    if java:
+        sluice_worker["plugin.path"] = f"{TEST_PLUGINS},{ctx.java_plugins}"
+    extra = {"extra": sluice_worker} if sluice_worker else {}
     worker = SYSTEMS[system](run_dir, ctx.bootstrap, system, **extra)  # type: ignore[call-arg]
     worker.log_level = ctx.sluice_log_level
     worker.debug_loggers = ctx.sluice_debug_loggers
@@ -232,6 +245,8 @@ def run_workload(
     prepared: Prepared | None = None
     try:
         prepared = _prepare(ctx, wl, run_dir, run_id, lines)
+        for config in prepared.connectors:
+            config.update(pinned)
         worker.launch(*probe_files)
         sampler = PeakRss(worker.pid)
         sampler.start()

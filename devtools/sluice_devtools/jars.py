@@ -45,6 +45,7 @@ __all__ = [
     "hdfs_minicluster_classpath",
     "kafka_broker_classpath",
     "kafka_connect_classpath",
+    "kafka_connect_test_plugins_classpath",
     "maven_archive",
     "opensearch_home",
     "s3proxy_classpath",
@@ -130,6 +131,16 @@ def kafka_connect_classpath() -> tuple[list[Path], Path]:
     return [*runtime, *test_plugins], plugin[0].parent
 
 
+def kafka_connect_test_plugins_classpath() -> list[Path]:
+    """What a worker's ``CLASSPATH`` needs for Kafka's test connectors (Mock, Verifiable):
+    their jar, and kafka-server-common (the Verifiable source's throttle), both of which a
+    Kafka distribution has in ``libs/``."""
+    classpath, _ = kafka_connect_classpath()
+    test_plugins = [p for p in classpath if p.name.startswith("connect-test-plugins-")]
+    server_common = [p for p in kafka_broker_classpath() if p.name.startswith("kafka-server-common-")]
+    return [*test_plugins, *server_common]
+
+
 def s3proxy_classpath() -> list[Path]:
     """The jars that run s3proxy (``org.gaul.s3proxy.Main``), fetched on first use."""
     return jar_set(f"s3proxy-{S3PROXY_VERSION}", S3PROXY_MODULES)
@@ -149,7 +160,7 @@ def fetch_quickstart() -> dict[str, list[Path]]:
 def fetch_all() -> dict[str, list[Path]]:
     """Fetch every jar set the project uses, side by side; a no-op (and offline) once cached."""
 
-    def kafka_connect() -> list[Path]:  # the benchmarks' reference
+    def kafka_connect() -> list[Path]:  # the benchmarks' reference, and Java plugins' tests
         classpath, plugins = kafka_connect_classpath()
         return [*classpath, plugins]
 

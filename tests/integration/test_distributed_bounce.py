@@ -4,18 +4,28 @@ rounds (Kafka's system test does three; two restart every original worker and ev
 started by the first round, in the suite's time), then once with SIGKILL. Per source task,
 the committed source seqnos and the sink's flushed seqnos have no gaps; after the clean
 rounds, no duplicates either.
+
+It runs twice: with Sluice's Python verifiable connectors (which write their reports to a
+file), and with Kafka's own Java ones from ``connect-test-plugins`` 4.3.1 (issue 32), whose
+tasks run in the JVM task host and print their reports to standard output, as in Kafka's
+system tests: the workers' logs hold them.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from confluent_kafka.admin import NewTopic
 
 from sluice.connectors.testing import read_report
+from sluice_devtools.jars import kafka_connect_test_plugins_classpath
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, start_together
 
@@ -36,9 +46,30 @@ SETTINGS = {
 TASKS = 3
 
 
-def _seqnos(report: Path, name: str, flag: str) -> dict[int, list[int]]:
+def _printed_reports(logs: Iterable[Path]) -> list[dict[str, Any]]:
+    """The JSON lines Kafka's Java verifiable tasks printed into the workers' logs."""
+    entries = []
+    for log in logs:
+        if not log.exists():
+            continue
+        for line in log.read_text(errors="replace").splitlines():
+            start = line.find('{"')
+            if start < 0 or '"seqno"' not in line:
+                continue
+            try:
+                entry = json.loads(line[start:])
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and "task" in entry:
+                # The sink prints the record's key and value, strings with StringConverter.
+                entry["task"], entry["seqno"] = int(entry["task"]), int(entry["seqno"])
+                entries.append(entry)
+    return entries
+
+
+def _seqnos(entries: Iterable[dict[str, Any]], name: str, flag: str) -> dict[int, list[int]]:
     by_task: dict[int, list[int]] = defaultdict(list)
-    for entry in read_report(report):
+    for entry in entries:
         if entry.get("name") == name and entry.get(flag):
             by_task[entry["task"]].append(entry["seqno"])
     return by_task
@@ -48,8 +79,16 @@ def _no_gaps(seqnos: list[int]) -> bool:
     return bool(seqnos) and sorted(set(seqnos)) == list(range(max(seqnos) + 1))
 
 
-def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
+@pytest.mark.parametrize("runtime", ["python", "java"])
+def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path, runtime):
     from confluent_kafka.admin import AdminClient
+
+    java = runtime == "java"
+    env: dict[str, str] = {}
+    plugin: dict[str, str] = {}
+    if java:
+        env["CLASSPATH"] = os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))
+        plugin["connector.plugin.version"] = "4.3.1"
 
     topic = f"{unique_name}-t"
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
@@ -60,11 +99,21 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
     def new_worker(slot: int) -> DistributedWorker:
         generation[0] += 1
         name = f"w{slot}-{generation[0]}"
-        return DistributedWorker(tmp_path / name, kafka_bootstrap, name, group, extra=SETTINGS)
+        worker = DistributedWorker(tmp_path / name, kafka_bootstrap, name, group, extra=SETTINGS, env=env)
+        everyone.append(worker)
+        return worker
 
+    everyone: list[DistributedWorker] = []
     workers = [new_worker(i) for i in range(3)]
     source_report, sink_report = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
     source, sink = f"{unique_name}-src", f"{unique_name}-sink"
+
+    def source_entries() -> list[dict[str, Any]]:
+        return _printed_reports(w.log_path for w in everyone) if java else read_report(source_report)
+
+    def sink_entries() -> list[dict[str, Any]]:
+        return _printed_reports(w.log_path for w in everyone) if java else read_report(sink_report)
+
     try:
         start_together(workers)
         httpx2.put(
@@ -76,6 +125,7 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
                 "topic": topic,
                 "throughput": "20",
                 "report.file": str(source_report),
+                **plugin,
             },
         ).raise_for_status()
         httpx2.put(
@@ -86,6 +136,7 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
                 "tasks.max": str(TASKS),
                 "topics": topic,
                 "report.file": str(sink_report),
+                **plugin,
             },
         ).raise_for_status()
 
@@ -103,7 +154,7 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
             return True
 
         def committed_progress() -> dict[int, int]:
-            return {t: max(s, default=-1) for t, s in _seqnos(source_report, source, "committed").items()}
+            return {t: max(s, default=-1) for t, s in _seqnos(source_entries(), source, "committed").items()}
 
         def bounce(slot: int, kill: bool) -> None:
             before = committed_progress()
@@ -126,29 +177,29 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path):
         for _ in range(2):
             for slot in range(3):
                 bounce(slot, kill=False)
-        clean_committed = _seqnos(source_report, source, "committed")
+        clean_committed = _seqnos(source_entries(), source, "committed")
         for task in range(TASKS):
             assert clean_committed[task] == list(range(len(clean_committed[task]))), f"source task {task}"
         top = {t: max(clean_committed[t]) for t in range(TASKS)}
         wait_until(
-            lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= top[t] for t in range(TASKS)),
+            lambda: all(max(_seqnos(sink_entries(), sink, "flushed").get(t, [-1])) >= top[t] for t in range(TASKS)),
             timeout=120,
             message="the sink flushed what the source committed",
         )
-        flushed = _seqnos(sink_report, sink, "flushed")
+        flushed = _seqnos(sink_entries(), sink, "flushed")
         for task in range(TASKS):
             upto = [s for s in flushed[task] if s <= top[task]]
             assert sorted(upto) == list(range(top[task] + 1)), f"sink, source task {task}: gaps or duplicates"
 
         bounce(1, kill=True)
-        committed = _seqnos(source_report, source, "committed")
+        committed = _seqnos(source_entries(), source, "committed")
         final = {t: max(committed[t]) for t in range(TASKS)}
         wait_until(
-            lambda: all(max(_seqnos(sink_report, sink, "flushed").get(t, [-1])) >= final[t] for t in range(TASKS)),
+            lambda: all(max(_seqnos(sink_entries(), sink, "flushed").get(t, [-1])) >= final[t] for t in range(TASKS)),
             timeout=120,
             message="the sink flushed what the source committed after the kill",
         )
-        flushed = _seqnos(sink_report, sink, "flushed")
+        flushed = _seqnos(sink_entries(), sink, "flushed")
         for task in range(TASKS):
             assert _no_gaps(committed[task]), f"source task {task} after SIGKILL"
             assert _no_gaps([s for s in flushed[task] if s <= final[task]]), f"sink, source task {task} after SIGKILL"

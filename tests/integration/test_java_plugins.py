@@ -11,6 +11,9 @@ picks the Java ones. Kafka's test connectors (``connect-test-plugins``) go on th
 from __future__ import annotations
 
 import json
+import os
+import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +22,9 @@ import httpx2
 import pytest
 
 from sluice import __version__ as sluice_version
-from sluice_devtools.jars import kafka_connect_classpath
+from sluice_devtools.jars import kafka_connect_classpath, kafka_connect_test_plugins_classpath
 from tests.helpers import wait_until
+from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 from tests.integration.workers import TEST_PLUGINS, StandaloneWorker
 
 pytestmark = pytest.mark.integration
@@ -28,23 +32,73 @@ pytestmark = pytest.mark.integration
 KAFKA_VERSION = "4.3.1"
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+VERSIONED = "demo.versioned.GreetingSourceConnector"
 
 
-def _java_worker(tmp: Path, bootstrap: str, name: str, extra: dict[str, str | None] | None = None) -> StandaloneWorker:
-    classpath, file_plugin_dir = kafka_connect_classpath()
-    test_plugins = next(p for p in classpath if p.name.startswith("connect-test-plugins-"))
+def _java_worker(
+    tmp: Path, bootstrap: str, name: str, extra: dict[str, str | None] | None = None, more_plugins: str = ""
+) -> StandaloneWorker:
+    _, file_plugin_dir = kafka_connect_classpath()
+    plugin_path = ",".join(p for p in (str(TEST_PLUGINS), str(file_plugin_dir), more_plugins) if p)
     return StandaloneWorker(
         tmp,
         bootstrap,
         name,
-        {"plugin.path": f"{TEST_PLUGINS},{file_plugin_dir}", **(extra or {})},
-        env={"CLASSPATH": str(test_plugins)},
+        {"plugin.path": plugin_path, **(extra or {})},
+        env={"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))},
     )
 
 
 @pytest.fixture(scope="module")
-def java_worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneWorker]:
-    worker = _java_worker(tmp_path_factory.mktemp("java-plugins"), kafka_bootstrap, "java")
+def built_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plugin.path directory of Java plugins compiled here: ``greeting-a`` and
+    ``greeting-b``, two connectors bundling two versions of one library class; and
+    ``versioned-1.0``/``versioned-2.0``, two versions of one connector class."""
+    classpath, _ = kafka_connect_classpath()
+    connect_api = [p for p in classpath if p.name.startswith(("connect-api-", "kafka-clients-"))]
+    plugins = tmp_path_factory.mktemp("built-plugins")
+    for pkg, answer in (("a", "one"), ("b", "two")):
+        directory = plugins / f"greeting-{pkg}"
+        directory.mkdir()
+        library = directory / f"greeting-lib-{answer}.jar"
+        _javac({"Greeting.java": _LIBRARY % answer}, [], library)
+        source = _PLUGIN % {"pkg": pkg, "version": f"1.0.{pkg}", "value": "demo.lib.Greeting.text()"}
+        _javac({"GreetingSourceConnector.java": source}, [*connect_api, library], directory / f"{pkg}.jar")
+    for version in ("1.0", "2.0"):
+        directory = plugins / f"versioned-{version}"
+        directory.mkdir()
+        source = _PLUGIN % {"pkg": "versioned", "version": version, "value": f'"runs {version}"'}
+        _javac({"GreetingSourceConnector.java": source}, connect_api, directory / "versioned.jar")
+    return plugins
+
+
+@pytest.fixture(scope="module")
+def java_worker(
+    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory, built_plugins: Path
+) -> Iterator[StandaloneWorker]:
+    worker = _java_worker(
+        tmp_path_factory.mktemp("java-plugins"), kafka_bootstrap, "java", more_plugins=str(built_plugins)
+    )
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+@pytest.fixture(scope="module")
+def kafka_connect(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectDistributedWorker]:
+    """Apache Kafka Connect 4.3.1 with the same connect-file jar on its plugin.path."""
+    suffix = uuid.uuid4().hex[:8]
+    worker = ConnectDistributedWorker(
+        tmp_path_factory.mktemp("kafka-connect"),
+        kafka_bootstrap,
+        group_id=f"java-plugins-kc-{suffix}",
+        config_topic=f"java-plugins-kc-configs-{suffix}",
+        offset_topic=f"java-plugins-kc-offsets-{suffix}",
+        status_topic=f"java-plugins-kc-status-{suffix}",
+    )
     worker.start()
     try:
         yield worker
@@ -89,7 +143,69 @@ def test_a_version_nobody_has_is_refused_naming_the_installed_ones(java_worker: 
     values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
     errors = values["connector.plugin.version"]["errors"]
     assert errors and "9.9.9" in errors[0]
-    assert sluice_version in errors[0] and KAFKA_VERSION in errors[0]
+    assert f"[{sluice_version}, {KAFKA_VERSION}]" in errors[0]
+
+
+def test_two_versions_of_one_java_plugin_run_side_by_side(
+    java_worker: StandaloneWorker, kafka_bootstrap: str, unique_name: str
+) -> None:
+    """Versions 1.0 and 2.0 of one connector class, each in its own plugin directory: each
+    connector runs the version it asks for (its status shows the instance's own
+    ``version()``), no version asked runs the latest, and an unknown one is refused.
+    (Kafka's own connect-file jars cannot show this: their ``version()`` is the version of
+    the kafka-clients they run with, so connect-file 4.2.0 on a 4.3.1 runtime says 4.3.1, on
+    Kafka Connect too.)"""
+    listed = {(p["class"], p.get("version")) for p in java_worker.get("/connector-plugins").json()}
+    assert {(VERSIONED, "1.0"), (VERSIONED, "2.0")} <= listed
+    config_of = f"{java_worker.url}/connector-plugins/{VERSIONED}/config"
+    assert {k["name"] for k in httpx2.get(config_of, params={"version": "1.0"}, timeout=60).json()} >= {"topic"}
+    assert httpx2.get(config_of, params={"version": "9.9.9"}, timeout=60).status_code == 404
+    assert httpx2.get(config_of, params={"version": "[1.0"}, timeout=60).status_code == 400
+    for version, asked in (("1.0", "1.0"), ("2.0", "[1.5,)"), ("2.0", None)):
+        name = f"versioned-{version}-{asked or 'latest'}".replace("[", "").replace(",", "").replace(")", "")
+        topic = f"{unique_name}-{name}"
+        config = {"connector.class": VERSIONED, "topic": topic, "value.converter": STRING_CONVERTER}
+        if asked is not None:
+            config["connector.plugin.version"] = asked
+        assert _put(java_worker, name, config).status_code == 201
+        versions = wait_until(lambda n=name: _running_versions(java_worker, n), timeout=90, message=f"{name} running")
+        assert set(versions) == {version}
+        assert _first_value(kafka_bootstrap, topic) == f"runs {version}".encode()
+        assert httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60).status_code == 204
+    refused = _put(
+        java_worker,
+        "versioned-missing",
+        {"connector.class": VERSIONED, "topic": "t", "connector.plugin.version": "3.0"},
+    )
+    assert refused.status_code == 400 and "available versions: [1.0, 2.0]" in refused.json()["message"]
+
+
+def test_a_python_only_converter_or_transform_is_refused_for_a_java_connector(java_worker: StandaloneWorker) -> None:
+    config = {
+        "connector.class": FILE_SOURCE,
+        "connector.plugin.version": KAFKA_VERSION,
+        "topic": "t",
+        "file": "/dev/null",
+        "value.converter": "io.confluent.connect.avro.AvroConverter",  # Sluice's, not a jar here
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",  # Kafka's own: fine
+        "transforms": "cast",
+        "transforms.cast.type": "sluice.transforms.cast.CastValue",  # a Python path
+        "transforms.cast.spec": "string",
+    }
+    answer = httpx2.put(
+        f"{java_worker.url}/connector-plugins/FileStreamSourceConnector/config/validate", json=config, timeout=60
+    )
+    values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
+    assert "is not a Java plugin" in " ".join(values["value.converter"]["errors"])
+    assert "is not a Java plugin" in " ".join(values["transforms.cast.type"]["errors"])
+    assert values["key.converter"]["errors"] == []
+    # the same config with Sluice's own FileStreamSource (no version asked) is fine on that account
+    del config["connector.plugin.version"]
+    answer = httpx2.put(
+        f"{java_worker.url}/connector-plugins/FileStreamSourceConnector/config/validate", json=config, timeout=60
+    )
+    values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
+    assert not [e for e in values["value.converter"]["errors"] if "Java" in e]
 
 
 def test_a_failing_java_task_is_failed_with_its_java_trace_and_restarts(java_worker: StandaloneWorker) -> None:
@@ -171,3 +287,166 @@ def test_java_file_pipeline_is_byte_identical_across_a_restart(
         )
     finally:
         worker.stop()
+
+
+# Keys whose recommended values list the installed plugins or versions, which differ between
+# the two workers (Sluice lists its built-ins too); their other fields are compared.
+_INSTALLED_LISTS = re.compile(r"^(key|value|header)\.converter(\.plugin\.version)?$|^connector\.plugin\.version$")
+# The framework's keys are described in Sluice's own words; a Java plugin's own keys in the
+# plugin's words, the same on both.
+_FRAMEWORK = re.compile(
+    r"^(name|connector\.class|connector\.plugin\.version|tasks\.max|tasks\.max\.enforce|"
+    r"(key|value|header)\.converter(\.plugin\.version)?|config\.action\.reload|transforms|predicates|"
+    r"errors\..*|topic\.creation\.groups|exactly\.once\.support|transaction\.boundary(\.interval\.ms)?|"
+    r"offsets\.storage\.topic|topics|topics\.regex)$"
+)
+
+
+def _by_key(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    keys = {}
+    for config in answer["configs"]:
+        definition, value = dict(config["definition"]), dict(config["value"])
+        name = definition["name"]
+        if _FRAMEWORK.match(name):
+            definition.pop("documentation", None)
+        if _INSTALLED_LISTS.match(name):
+            value.pop("recommended_values", None)
+            definition.pop("default_value", None)
+        keys[name] = {"definition": definition, "value": value}
+    return keys
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"connector.class": FILE_SOURCE, "topic": "t", "file": "/tmp/in.txt"},
+        {"connector.class": FILE_SOURCE, "file": "/tmp/in.txt", "batch.size": "many"},
+        {"connector.class": FILE_SINK, "topics": "t", "file": "/tmp/out.txt", "tasks.max": "0"},
+        {"connector.class": FILE_SINK, "topics": "t", "topics.regex": "t.*"},
+    ],
+    ids=["source-valid", "source-missing-topic-bad-batch", "sink-bad-tasks-max", "sink-topics-and-regex"],
+)
+def test_validation_of_a_java_plugin_answers_as_kafka_connect(
+    java_worker: StandaloneWorker, kafka_connect: ConnectDistributedWorker, config: dict[str, str]
+) -> None:
+    """The same config, validated by Sluice (Java plugin at 4.3.1) and by Kafka Connect
+    4.3.1: the same keys in the same groups and order, the same errors and values, the
+    same definitions (but the framework keys' documentation, and the lists of installed
+    plugins)."""
+    plugin = config["connector.class"].rpartition(".")[2]
+    body = {**config, "connector.plugin.version": KAFKA_VERSION}
+    ours = httpx2.put(f"{java_worker.url}/connector-plugins/{plugin}/config/validate", json=body, timeout=60)
+    theirs = kafka_connect.request("PUT", f"/connector-plugins/{plugin}/config/validate", json=body)
+    assert (ours.status_code, theirs.status_code) == (200, 200), (ours.text, theirs.text)
+    ours_json, theirs_json = ours.json(), theirs.json()
+    assert ours_json["error_count"] == theirs_json["error_count"]
+    assert ours_json["groups"] == theirs_json["groups"]
+    assert list(_by_key(ours_json)) == list(_by_key(theirs_json))
+    mine, reference = _by_key(ours_json), _by_key(theirs_json)
+    differences = {key: (mine[key], reference[key]) for key in reference if mine[key] != reference[key]}
+    assert not differences, json.dumps(differences, indent=1)
+
+
+_LIBRARY = """package demo.lib;
+public final class Greeting {
+    public static String text() { return "%s"; }
+}
+"""
+
+_PLUGIN = """package demo.%(pkg)s;
+import java.util.*;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.source.*;
+public class GreetingSourceConnector extends SourceConnector {
+    private Map<String, String> props;
+    public String version() { return "%(version)s"; }
+    public void start(Map<String, String> props) { this.props = props; }
+    public Class<? extends Task> taskClass() { return GreetingTask.class; }
+    public List<Map<String, String>> taskConfigs(int max) { return List.of(props); }
+    public void stop() { }
+    public ConfigDef config() {
+        return new ConfigDef().define("topic", ConfigDef.Type.STRING, ConfigDef.Importance.HIGH, "topic");
+    }
+    public static class GreetingTask extends SourceTask {
+        private String topic;
+        private boolean sent;
+        public String version() { return "%(version)s"; }
+        public void start(Map<String, String> props) { topic = props.get("topic"); }
+        public List<SourceRecord> poll() throws InterruptedException {
+            if (sent) { Thread.sleep(200); return null; }
+            sent = true;
+            return List.of(new SourceRecord(Map.of(), Map.of(), topic, Schema.STRING_SCHEMA, %(value)s));
+        }
+        public void stop() { }
+    }
+}
+"""
+
+
+def _javac(sources: dict[str, str], classpath: list[Path], jar: Path) -> None:
+    """Compile ``sources`` (file name -> text) into ``jar``."""
+    import subprocess
+    import zipfile
+
+    from sluice.jvm.java import java_executable
+
+    work = jar.parent / f".build-{jar.stem}"
+    (work / "classes").mkdir(parents=True)
+    for name, text in sources.items():
+        (work / name).write_text(text)
+    subprocess.run(
+        [
+            str(java_executable().parent / "javac"),
+            "-nowarn",
+            "--release",
+            "17",
+            "-cp",
+            ":".join(map(str, classpath)),
+            "-d",
+            str(work / "classes"),
+            *(str(work / name) for name in sources),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    with zipfile.ZipFile(jar, "w") as out:
+        for path in sorted((work / "classes").rglob("*.class")):
+            out.write(path, path.relative_to(work / "classes").as_posix())
+
+
+def test_plugins_bundling_conflicting_versions_of_a_library_run_in_one_worker(
+    java_worker: StandaloneWorker, kafka_bootstrap: str, unique_name: str
+) -> None:
+    """Two plugin directories, each with its connector and its own version of the library
+    class ``demo.lib.Greeting`` (same name, different answers): each connector's task sees
+    its own, in one worker and one JVM task host (Kafka's plugin isolation)."""
+    for pkg in ("a", "b"):
+        config = {
+            "connector.class": f"demo.{pkg}.GreetingSourceConnector",
+            "topic": f"{unique_name}-{pkg}",
+            "value.converter": STRING_CONVERTER,
+        }
+        assert _put(java_worker, f"greeting-{pkg}", config).status_code == 201
+    seen = {pkg: _first_value(kafka_bootstrap, f"{unique_name}-{pkg}") for pkg in ("a", "b")}
+    assert seen == {"a": b"one", "b": b"two"}
+    assert _status(java_worker, "greeting-a")["connector"]["version"] == "1.0.a"
+    for pkg in ("a", "b"):
+        assert httpx2.delete(f"{java_worker.url}/connectors/greeting-{pkg}", timeout=60).status_code == 204
+
+
+def _first_value(bootstrap: str, topic: str) -> bytes | None:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    try:
+
+        def value() -> bytes | None:
+            message = consumer.poll(0.5)
+            return message.value() if message is not None and message.error() is None else None
+
+        return wait_until(value, timeout=90, message=f"a record on {topic}")
+    finally:
+        consumer.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from sluice_devtools.jars import kafka_connect_classpath
 from sluice_devtools.spark_cluster import SparkStandaloneCluster
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, StandaloneWorker
@@ -128,6 +129,40 @@ def test_standalone_worker_runs_its_tasks_on_a_spark_standalone_cluster(
         assert worker.stop() == 0, worker.log()
     # a clean stop ends the application, which gives its cores back to the cluster
     wait_until(lambda: _app(spark_cluster, app_name) is None, timeout=30, message="application gone")
+
+
+def test_java_tasks_run_in_an_executors_jvm_on_a_spark_standalone_cluster(
+    spark_cluster, kafka_bootstrap, unique_name, tmp_path
+):
+    """Kafka's Java FileStream connectors: their JVM task host is a Spark task of one of the
+    cluster's executors (its pid an executor backend's), and the pipeline runs through it.
+    The runtime's jars are shipped with the job; plugin.path is read on the executor's
+    machine (this one)."""
+    _, file_plugin_dir = kafka_connect_classpath()
+    app_name = f"sluice-{unique_name}-java"
+    extra = {**_on_cluster(spark_cluster, app_name), "plugin.path": str(file_plugin_dir)}
+    worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "java-on-cluster", extra=extra)
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    source_file.write_text("".join(f"line {i}\n" for i in range(300)))
+    topic = f"{unique_name}-java"
+    worker.start()
+    try:
+        for name, config in {
+            f"{unique_name}-jsource": {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
+            f"{unique_name}-jsink": {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic},
+        }.items():
+            _create(worker.url, name, {**config, "connector.plugin.version": "4.3.1"})
+        wait_until(
+            lambda: sink_file.exists() and sink_file.read_bytes() == source_file.read_bytes(),
+            timeout=120,
+            message=lambda: f"the Java sink's file equal to the source's\n{worker.log()}",
+        )
+        host = re.search(r"A JVM task host is ready: pid (\d+) on", worker.log())
+        assert host is not None, worker.log()
+        command = Path(f"/proc/{host.group(1)}/cmdline").read_bytes().replace(b"\0", b" ")
+        assert b"CoarseGrainedExecutorBackend" in command, command
+    finally:
+        assert worker.stop() == 0, worker.log()
 
 
 def test_s3_sink_writes_parquet_from_the_clusters_executors(

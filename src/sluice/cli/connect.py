@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sluice.jvm.connect_runtime import java_plugin_locations
+from sluice.jvm.connect_runtime import runs_java_plugins
 from sluice.kafka.security import ClientSecurity
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
@@ -52,7 +52,7 @@ def _default_spark_factory(config: WorkerConfig) -> Callable[[], Any]:
             conf[TIMESTAMP_INTERCEPTOR_CONF] = SOURCE_TIMESTAMP_INTERCEPTOR
         except JvmArtifactError as exc:
             log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
-        if java_plugin_locations(resolved_plugin_path(config.plugin_path)):
+        if runs_java_plugins(resolved_plugin_path(config.plugin_path)):
             jars.append(str(boot_jar()))  # Java plugins: their task host starts from it
         return build_spark_session(conf, jars, resolved_plugin_path(config.plugin_path))
 
@@ -64,7 +64,7 @@ def worker_plugins(config: WorkerConfig, spark: Callable[[], Any]) -> Plugins:
     through Kafka Connect's runtime in the Spark driver's JVM, once the session is up)."""
     plugin_path = resolved_plugin_path(config.plugin_path)
     java = None
-    if java_plugin_locations(plugin_path):
+    if runs_java_plugins(plugin_path):
         java = JavaRuntime(plugin_path, str(config.raw.get("plugin.discovery") or "hybrid_warn"), spark)
     return Plugins(config.plugin_path, java=java)
 

@@ -13,8 +13,8 @@ Spark. Two jars of Sluice's own Java, compiled here once with ``javac`` into the
 * the *host* jar (``host/*.java``, against the runtime): the JVM task host and the driver's
   registry of Java plugins, loaded in the isolated loader with the runtime.
 
-:func:`java_plugin_locations` tells whether ``plugin.path`` holds any Java plugin at all: a
-worker without one never starts any of this.
+:func:`runs_java_plugins` tells whether ``plugin.path`` (or ``CLASSPATH``) holds any Java
+plugin at all: a worker without one never starts any of this.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "extra_classpath",
     "host_classpath",
     "java_plugin_locations",
+    "runs_java_plugins",
 ]
 
 #: The Kafka Connect release whose runtime runs Java plugins.
@@ -117,6 +118,12 @@ def java_plugin_locations(plugin_path: Iterable[str]) -> list[Path]:
             if entry.is_file() and entry.suffix in (".jar", ".zip") or entry.is_dir() and _holds_java(entry):
                 found.append(entry)
     return found
+
+
+def runs_java_plugins(plugin_path: Iterable[str], environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a worker needs Kafka Connect's runtime: Java plugins on ``plugin.path``, or
+    jars on ``CLASSPATH`` (where Kafka's own test connectors load from)."""
+    return bool(java_plugin_locations(plugin_path) or extra_classpath(environ))
 
 
 def _holds_java(directory: Path) -> bool:

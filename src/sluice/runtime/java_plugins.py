@@ -122,6 +122,17 @@ class JavaRuntime:
         """The config definition of a Java plugin (any kind) of ``version``."""
         return config_def_of(json.loads(self.call(self.facade().configDef, class_name, version)))
 
+    def knows(self, class_or_alias: str) -> bool:
+        """Whether Java tasks can load this converter, transformation or predicate: one of
+        Kafka's own (the runtime's) or a Java plugin on ``plugin.path``."""
+        return bool(self.call(self.facade().knows, class_or_alias))
+
+    def plugin_version(self, class_or_alias: str) -> str | None:
+        """The version of the converter, transformation or predicate Java tasks would load
+        for this name (Kafka's own report Kafka's version); None if none loads or it has none."""
+        version = self.call(self.facade().pluginVersion, class_or_alias)
+        return None if version is None else str(version)
+
     def listen(self, instance: str, context: ConnectorContext) -> None:
         self._contexts[instance] = context
 

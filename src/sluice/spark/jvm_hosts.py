@@ -14,12 +14,18 @@ first message differs (:class:`~sluice.taskhost.protocol.RunJavaTask`).
 One host serves all Java tasks: a JVM is there already, and a task in it costs its threads
 and Kafka clients, not a process. It is submitted when the first Java task is launched and
 kept while the worker runs; a host whose job ended is replaced when a task needs one.
+
+On a cluster, the runtime's jars (Kafka Connect's, from Sluice's cache, and the host's) are
+shipped to the executors with the job (``SparkContext.addFile``); the plugins are read from
+``plugin.path`` on the executors' machines, which must hold the same directories (a shared
+or copied path, as every Kafka Connect worker of a cluster needs its plugins).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -80,6 +86,10 @@ class JvmHostPool:
         self.server = server
         self.classpath = classpath
         self.runtime_settings = dict(runtime_settings)
+        if not str(spark.sparkContext.master).startswith("local"):
+            for jar in classpath.split(os.pathsep):
+                if jar:
+                    spark.sparkContext.addFile(jar)  # the host finds it with SparkFiles.get
         self._lock = threading.Lock()
         self._host: JvmHostJob | None = None  # submitted, maybe connected
         self._connected = False
@@ -138,6 +148,11 @@ class JvmHostPool:
             host.tasks.clear()
             self._running.discard(host)
             if host is self._host:
+                if error and not self._connected:
+                    # It never connected: the tasks waiting for it fail with the reason (a
+                    # host that cannot start would otherwise be submitted again and again).
+                    launches += self._waiting
+                    self._waiting = []
                 self._host, self._connected = None, False
             resubmit = bool(self._waiting) and not self._closed.is_set()
         for launch in launches:

@@ -350,7 +350,7 @@ class FakeHerder(Herder):
         self.offsets.pop(name, None)
         return "The offsets for this connector have been reset successfully"
 
-    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
+    def plugin_config(self, plugin: str, version: str | None = None) -> list[ConfigKeyInfo]:
         self._call("plugin_config", plugin)
         if plugin not in {p.class_name for p in self.plugins} and plugin != "FileStreamSink":
             raise NotFoundError(f"Unknown plugin {plugin}.")

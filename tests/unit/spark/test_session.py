@@ -15,7 +15,7 @@ def test_the_drivers_jvm_options_name_sluices_log4j2_configuration() -> None:
     config = Path(session._log4j2_config())
     assert config.is_file()
     text = config.read_text()
-    assert "appender.console.layout.pattern = %p %c: %enc{%m%n%ex}{CRLF}%n" in text
+    assert "appender.console.layout.pattern = %p %c: %X{connector.context}%enc{%m%n%ex}{CRLF}%n" in text
     assert "rootLogger.level = warn" in text
     assert "org.apache.hadoop.util.NativeCodeLoader" in text
 

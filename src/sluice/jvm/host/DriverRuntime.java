@@ -103,6 +103,31 @@ public final class DriverRuntime {
         return keys(def).toString();
     }
 
+    /** Whether the runtime can load a converter, header converter, transformation or predicate of that name (or alias). */
+    public boolean knows(String classOrAlias) {
+        try {
+            Object plugin = plugins.newPlugin(classOrAlias, null);
+            return plugin != null;
+        } catch (Throwable t) {
+            return false;
+        }
+    }
+
+    /** The version of the plugin the runtime loads for that name (null: none, or not versioned). */
+    public String pluginVersion(String classOrAlias) {
+        try {
+            Object plugin = plugins.newPlugin(classOrAlias, null);
+            if (plugin instanceof org.apache.kafka.connect.components.Versioned versioned) {
+                try (LoaderSwap swap = swap(plugin)) {
+                    return versioned.version();
+                }
+            }
+            return null;
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
     /** A new instance of a connector; answers its id, version and type. */
     public String newConnector(String className, String version) throws Exception {
         Connector connector = plugins.newConnector(className, PluginUtils.connectorVersionRequirement(version));

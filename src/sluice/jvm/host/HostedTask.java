@@ -55,6 +55,9 @@ final class HostedTask {
     private volatile String failure;
     /** Answers to the task's offsets go here straight from the reader: the task's own thread may be stopping the task, which waits for them. */
     private volatile TaskOffsetStore offsets;
+    /** The Kafka worker running the task, and its id, once it runs (for the heartbeat's metrics). */
+    private volatile Worker worker;
+    private volatile ConnectorTaskId id;
 
     HostedTask(String host, int port, JsonNode order, TaskRuntime runtime) {
         this.host = host;
@@ -91,8 +94,48 @@ final class HostedTask {
         }
     }
 
-    /** Adds this task's changed totals to a host heartbeat's (none yet: Kafka's metrics stay in its registry). */
+    /**
+     * Kafka's task metrics that Sluice's supervisors keep as totals (the names of
+     * {@code sluice.taskhost.metering.TaskMeter}), by Kafka's metric name. The supervisor
+     * makes rates and ratios of them as it does for Python tasks.
+     */
+    private static final Map<String, String> TOTALS = Map.ofEntries(
+            Map.entry("source-record-poll-total", "poll_total"),
+            Map.entry("source-record-write-total", "write_total"),
+            Map.entry("sink-record-read-total", "read_total"),
+            Map.entry("sink-record-send-total", "send_total"),
+            Map.entry("offset-commit-completion-total", "commit_successes"),
+            Map.entry("total-record-failures", "record_failures"),
+            Map.entry("total-record-errors", "record_errors"),
+            Map.entry("total-records-skipped", "records_skipped"),
+            Map.entry("total-retries", "retries"),
+            Map.entry("total-errors-logged", "errors_logged"),
+            Map.entry("deadletterqueue-produce-requests", "dlq_requests"),
+            Map.entry("deadletterqueue-produce-failures", "dlq_failures"),
+            Map.entry("last-error-timestamp", "last_error_ms"));
+
+    /** Adds this task's totals, read from its Kafka worker's metrics, to a host heartbeat's. */
     void heartbeatMetrics(ObjectNode metrics) {
+        Worker running = worker;
+        ConnectorTaskId task = id;
+        if (running == null || task == null) {
+            return;
+        }
+        ObjectNode totals = Channel.JSON.createObjectNode();
+        String number = Integer.toString(task.task());
+        running.metrics().metrics().metrics().forEach((name, metric) -> {
+            String total = TOTALS.get(name.name());
+            if (total != null && task.connector().equals(name.tags().get("connector"))
+                    && number.equals(name.tags().get("task"))) {
+                Object value = metric.metricValue();
+                if (value instanceof Number n && !Double.isNaN(n.doubleValue())) {
+                    totals.put(total, n.doubleValue());
+                }
+            }
+        });
+        if (!totals.isEmpty()) {
+            metrics.set(incarnation, totals);
+        }
     }
 
     private void run() {
@@ -186,6 +229,8 @@ final class HostedTask {
         Worker worker;
         try {
             worker = newWorker(launch, offsets, connector);
+            this.id = id;
+            this.worker = worker;
         } catch (Throwable t) {
             log.error("Task {}: could not set up Kafka Connect's worker for it", id, t);
             sendFailed(trace(t));
@@ -211,6 +256,7 @@ final class HostedTask {
                 sendFailed(failure);
             }
         } finally {
+            this.worker = null;
             offsets.close();
             try {
                 worker.stop();
@@ -247,6 +293,10 @@ final class HostedTask {
         Map<String, String> props = strings(launch.path("worker_config"));
         // The offsets of a task live in Sluice's stores; Kafka's standalone config asks for a file anyway.
         props.putIfAbsent(StandaloneConfig.OFFSET_STORAGE_FILE_FILENAME_CONFIG, "sluice-offsets-kept-by-the-worker");
+        // The task's metrics reach the worker in the host's heartbeats; the worker's reporters
+        // (Python classes, possibly) are the worker's to run, and JMX would see one Kafka
+        // worker per task register the same worker-level names.
+        props.put(WorkerConfig.METRIC_REPORTER_CLASSES_CONFIG, "");
         StandaloneConfig config = new StandaloneConfig(props);
         ConnectorClientConfigOverridePolicy policy = runtime.plugins.newPlugin(
                 config.getString(WorkerConfig.CONNECTOR_CLIENT_POLICY_CLASS_CONFIG), config,

@@ -414,10 +414,23 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "plugins",
         {
             200: _json_response("The plugin's keys.", {"type": "array", "items": ref("ConfigKeyInfo")}),
-            400: _error("The plugin is of a kind that has no configuration definition here."),
-            404: _error("No such plugin."),
+            400: _error(
+                "The plugin is of a kind that has no configuration definition here, or `version` is not a "
+                "version range."
+            ),
+            404: _error("No such plugin, or no installed version of it meets `version`."),
             500: _error("The plugin's own configuration definition failed (its `config()` raised)."),
         },
+        parameters=[
+            {
+                "name": "version",
+                "in": "query",
+                "required": False,
+                "description": "A version or Maven version range (KIP-891): the keys of the latest installed "
+                "version that meets it. Default: the version a config without `*.plugin.version` runs.",
+                "schema": {"type": "string", "examples": ["4.3.1", "[4.0,5.0)"]},
+            }
+        ],
     ),
     "validateConnectorConfig": _op(
         "Validate a connector configuration",

@@ -27,8 +27,9 @@ def plugin_routes(herder: Herder) -> list[Endpoint]:
         plugins = herder.connector_plugins(connectors_only=connectors_only)
         return json_response([plugin_info_json(p) for p in plugins])
 
-    def plugin_config(plugin: str) -> Response:
-        return json_response([config_key_info_json(k) for k in herder.plugin_config(plugin)])
+    def plugin_config(plugin: str, request: Request) -> Response:
+        version = request.query_params.get("version") or None
+        return json_response([config_key_info_json(k) for k in herder.plugin_config(plugin, version)])
 
     def validate_config(plugin: str, body: JsonBody) -> Response:
         config = parse_config_map(require_body(body))

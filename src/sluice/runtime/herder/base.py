@@ -307,8 +307,9 @@ class Herder(ABC):
         """Reset all offsets of a STOPPED connector; returns the success message."""
 
     @abstractmethod
-    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
-        """Config definitions of a plugin (``GET /connector-plugins/{plugin}/config``)."""
+    def plugin_config(self, plugin: str, version: str | None = None) -> list[ConfigKeyInfo]:
+        """Config definitions of a plugin (``GET /connector-plugins/{plugin}/config``), of
+        the installed version that meets ``version`` (KIP-891's ``?version=``) if given."""
 
     def metrics_text(self) -> str:
         """This worker's metrics in Prometheus' text format (``GET /metrics``)."""

@@ -24,6 +24,7 @@ computed with :func:`java_hash_map_order`. Password values are only ever rendere
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import re
 from collections.abc import Iterable, Mapping
@@ -45,6 +46,7 @@ from sluice.runtime.config import (
     PLUGIN_VERSION_SUFFIX,
     PREDICATES_CONFIG,
     PRODUCER_OVERRIDES_PREFIX,
+    SIMPLE_HEADER_CONVERTER,
     TOPIC_CREATION_GROUPS_CONFIG,
     TOPIC_CREATION_PREFIX,
     TOPICS_CONFIG,
@@ -65,6 +67,8 @@ from sluice.runtime.herder.base import (
     ConfigKeyInfo,
     ConfigValueInfo,
 )
+from sluice.runtime.java_plugins import JavaConnector, JavaRuntime
+from sluice.runtime.plugin_versions import VersionRange
 from sluice.runtime.plugins import PluginDesc, Plugins, UnknownPluginError
 
 __all__ = [
@@ -290,6 +294,54 @@ def _version_checks(
                     check(type_key, name, _resolve(plugins, type_value.value, (kind,)))
 
 
+def _java_plugin_checks(runtime: JavaRuntime, config: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
+    """A Java connector's tasks run in the JVM with Kafka Connect's converters, transforms
+    and predicates: one the JVM cannot load (a Python-only plugin) is an error on its key."""
+    keys = [class_key for class_key, _, _ in CONVERTER_KEYS]
+    keys += [
+        name
+        for name in config
+        if name.startswith((TRANSFORMS_CONFIG + ".", PREDICATES_CONFIG + ".")) and name.endswith(".type")
+    ]
+    for key in keys:
+        value, raw = values.get(key), config.get(key)
+        if value is None or _blank(raw) or value.error_messages:
+            continue
+        name = str(raw).strip()
+        if not runtime.knows(name):
+            value.add_error_message(
+                f"{name} is not a Java plugin: the tasks of a Java connector run in the JVM, with Kafka "
+                "Connect's converters, transformations and predicates or Java ones on plugin.path"
+            )
+
+
+def _java_converter_versions(
+    runtime: JavaRuntime,
+    config: Mapping[str, Any],
+    worker_config: WorkerConfig | None,
+    keys: dict[str, ConfigKey],
+    values: dict[str, ConfigValue],
+) -> None:
+    """A Java connector's converters are Kafka's (or Java plugins): the version keys the
+    config leaves unset show those converters' versions, as Kafka Connect shows them."""
+    for class_key, version_key, _ in CONVERTER_KEYS:
+        if not _blank(config.get(version_key)) or version_key not in values:
+            continue
+        name = config.get(class_key)
+        if _blank(name) and worker_config is not None:
+            name = worker_config.raw.get(class_key)
+        if _blank(name) and class_key == HEADER_CONVERTER_CLASS_CONFIG:
+            name = SIMPLE_HEADER_CONVERTER
+        if _blank(name) or values[class_key].error_messages:
+            continue
+        version = runtime.plugin_version(str(name).strip())
+        if version is None:
+            continue
+        values[version_key].value = version
+        if version_key in keys:
+            keys[version_key] = dataclasses.replace(keys[version_key], default_value=version)
+
+
 def _resolve(plugins: Plugins, name: Any, kinds: tuple[str, ...]) -> PluginDesc | None:
     try:
         return plugins.resolve(str(name), kinds)
@@ -439,6 +491,8 @@ def validate_connector_config(
     if desc.type == "sink":
         _sink_checks(config, values)
     _version_checks(config, values, plugins, desc)
+    if issubclass(desc.cls, JavaConnector):
+        _java_plugin_checks(desc.cls.runtime, config, values)
     if desc.type == "source":
         _topic_creation_checks(config, values, worker_config)
     for key, raw in config.items():
@@ -455,6 +509,8 @@ def validate_connector_config(
 
     keys = enriched.config_keys()
     keys.update(own_def.config_keys())  # the connector's definition wins, in the framework key's place
+    if issubclass(desc.cls, JavaConnector):
+        _java_converter_versions(desc.cls.runtime, config, worker_config, keys, values)
     groups = list(dict.fromkeys([*enriched.groups(), *own_def.groups()]))
 
     converters = {
@@ -542,7 +598,7 @@ def _is_other_plugin(name: str) -> bool:
         return False
 
 
-def plugin_config_info(plugins: Plugins, plugin_name: str) -> list[ConfigKeyInfo]:
+def plugin_config_info(plugins: Plugins, plugin_name: str, version: str | None = None) -> list[ConfigKeyInfo]:
     """``GET /connector-plugins/{plugin}/config``: the definitions of a plugin's keys.
 
     ``plugin_name`` is a class name or a unique alias. A connector lists its own keys
@@ -551,9 +607,16 @@ def plugin_config_info(plugins: Plugins, plugin_name: str) -> list[ConfigKeyInfo
     plugin and :class:`BadRequestError` (400) for a plugin of another kind (a config
     provider, an override policy).
     """
+    if version is not None:
+        try:
+            VersionRange(version)
+        except ValueError as exc:
+            raise BadRequestError(f"Invalid version range {version}: {exc}") from None
     try:
-        desc = plugins.resolve(plugin_name, PLUGIN_KINDS)
-    except UnknownPluginError:
+        desc = plugins.resolve(plugin_name, PLUGIN_KINDS, version)
+    except UnknownPluginError as exc:
+        if version is not None and plugins.versions(plugin_name, PLUGIN_KINDS):
+            raise NotFoundError(str(exc)) from None
         if _is_other_plugin(plugin_name.strip()):
             raise BadRequestError(
                 f"Invalid plugin class {plugin_name}. Valid types are {_VALID_PLUGIN_TYPES}."

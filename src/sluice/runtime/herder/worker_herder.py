@@ -390,10 +390,10 @@ class WorkerHerder(Herder):
 
     # -- plugins and loggers ----------------------------------------------------------
 
-    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
+    def plugin_config(self, plugin: str, version: str | None = None) -> list[ConfigKeyInfo]:
         from sluice.runtime.herder.validation import plugin_config_info
 
-        return plugin_config_info(self.worker.plugins, plugin)
+        return plugin_config_info(self.worker.plugins, plugin, version)
 
     def logger_levels(self) -> dict[str, LoggerLevel]:
         return self.loggers.all_levels()

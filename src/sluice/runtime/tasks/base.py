@@ -138,6 +138,8 @@ class WorkerTask:
     """Base: the supervisor thread, target state, status reporting."""
 
     kind = "task"
+    #: What hosts the task, as its failure reports name it.
+    HOST_KIND: ClassVar[str] = "Python worker"
 
     def __init__(
         self,
@@ -431,7 +433,7 @@ class WorkerTask:
         launch.cancel()
         where = f"pid {self.host_pid} on {self.host_name}" if self.host_pid else "unknown"
         text = (
-            f"The Python worker hosting task {self.id[0]}-{self.id[1]} ({where}) ended unexpectedly "
+            f"The {self.HOST_KIND} hosting task {self.id[0]}-{self.id[1]} ({where}) ended unexpectedly "
             f"(its control connection: {reason})"
         )
         return text + (f"\nSpark reported: {error}" if error else "")

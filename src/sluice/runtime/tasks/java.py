@@ -10,7 +10,7 @@ sink task commits its consumer offsets itself."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from sluice.runtime.tasks.base import WorkerTask
 from sluice.runtime.tasks.source import WorkerSourceTask
@@ -21,6 +21,8 @@ __all__ = ["JavaSinkTask", "JavaSourceTask"]
 
 class JavaSourceTask(WorkerSourceTask):
     """Supervises a Java source task: stores the offsets Kafka's offset writer flushes."""
+
+    HOST_KIND: ClassVar[str] = "JVM task host"
 
     def __init__(self, *args: Any, launch: RunJavaTask, **kw: Any) -> None:
         super().__init__(*args, kafka_options={}, **kw)
@@ -34,6 +36,7 @@ class JavaSinkTask(WorkerTask):
     """Supervises a Java sink task (its partitions and offsets are its consumer group's)."""
 
     kind = "sink"
+    HOST_KIND: ClassVar[str] = "JVM task host"
 
     def __init__(self, *args: Any, launch: RunJavaTask, **kw: Any) -> None:
         super().__init__(*args, **kw)
