@@ -234,9 +234,12 @@ def run_workload(
             {**_connector("probe-sink", "FileStreamSink", "string", file=probe_out, topics=probe_topic), **pinned},
         ),
     ]
-    sluice_worker = dict(wl.sluice_worker) if system == "sluice" else {}
+    sluice_worker: dict[str, str | None] = dict(wl.sluice_worker) if system == "sluice" else {}
     if java:
         sluice_worker["plugin.path"] = f"{TEST_PLUGINS},{ctx.java_plugins}"
+        # The Java tasks run in Spark's JVM: give it the JIT Kafka Connect's JVM has (the
+        # test suite's workers, whose settings these are, stop at C1 to start faster).
+        sluice_worker["spark.driver.extraJavaOptions"] = None
     extra = {"extra": sluice_worker} if sluice_worker else {}
     worker = SYSTEMS[system](run_dir, ctx.bootstrap, system, **extra)  # type: ignore[call-arg]
     worker.log_level = ctx.sluice_log_level

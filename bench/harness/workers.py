@@ -227,7 +227,7 @@ class SluiceWorker(BenchWorker):
     label = "Sluice"
     mode = "standalone"
 
-    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str] | None = None) -> None:
+    def __init__(self, work_dir: Path, bootstrap: str, name: str, extra: dict[str, str | None] | None = None) -> None:
         super().__init__(work_dir, name)
         # StandaloneWorker writes the worker properties and picks the REST port. Spark's
         # master is left at Sluice's default (more task slots than cores: tasks mostly wait).
