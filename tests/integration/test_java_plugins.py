@@ -208,14 +208,21 @@ def test_a_python_only_converter_or_transform_is_refused_for_a_java_connector(ja
     assert not [e for e in values["value.converter"]["errors"] if "Java" in e]
 
 
-def test_a_failing_java_task_is_failed_with_its_java_trace_and_restarts(java_worker: StandaloneWorker) -> None:
-    name = "java-mock-failure"
+@pytest.mark.parametrize(
+    ("kind", "where"),
+    [("Source", "MockSourceTask.poll"), ("Sink", "MockSinkTask.put")],
+)
+def test_a_failing_java_task_is_failed_with_its_java_trace_and_restarts(
+    java_worker: StandaloneWorker, unique_name: str, kind: str, where: str
+) -> None:
+    name = f"java-mock-{kind.lower()}-failure"
     config = {
-        "connector.class": "org.apache.kafka.connect.tools.MockSourceConnector",
+        "connector.class": f"org.apache.kafka.connect.tools.Mock{kind}Connector",
         "connector.plugin.version": KAFKA_VERSION,
         "mock_mode": "task-failure",
         "delay_ms": "500",
         "tasks.max": "1",
+        **({"topics": f"{unique_name}-in"} if kind == "Sink" else {}),
     }
     assert _put(java_worker, name, config).status_code == 201
 
@@ -225,7 +232,7 @@ def test_a_failing_java_task_is_failed_with_its_java_trace_and_restarts(java_wor
 
     trace = wait_until(failed_trace, timeout=90, message="the Java mock task FAILED")
     assert "java.lang.RuntimeException" in trace
-    assert "at sluice-connect-runtime//org.apache.kafka.connect.tools.MockSourceTask.poll" in trace
+    assert f"at sluice-connect-runtime//org.apache.kafka.connect.tools.{where}" in trace
     restarted = httpx2.post(f"{java_worker.url}/connectors/{name}/tasks/0/restart", timeout=60)
     assert restarted.status_code == 204
     wait_until(lambda: java_worker.task_state(name) == "RUNNING", timeout=60, message="the task running again")
