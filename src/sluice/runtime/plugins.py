@@ -266,6 +266,11 @@ class Plugins:
         self._java_lock = threading.Lock()
         self._discover()
 
+    def load_java(self) -> None:
+        """Read the Java plugins now (Kafka's scan of plugin.path, in the driver's JVM: a
+        few seconds), instead of on the first lookup that needs them."""
+        self._java_plugins()
+
     def _java_plugins(self) -> dict[str, list[PluginDesc]]:
         """Java plugins by class name (and unique simple name), loaded on first use."""
         if self.java is None:

@@ -324,6 +324,11 @@ class Worker:
             self.startup.begin("starting its Spark session")
             launcher = self.task_launcher()
             session_s = time.monotonic() - started
+            if self.java_runtime is not None:
+                # Kafka's scan of plugin.path takes seconds: done before the worker is ready,
+                # not on the first request that lists or names a plugin.
+                self.startup.begin("scanning the Java plugins on plugin.path")
+                self.plugins.load_java()
             self.startup.begin("waiting for its first task host to start on Spark")
             host_s = launcher.warm_up(TASK_HOST_WARM_UP_TIMEOUT_S, hosts=tasks_to_come)
         except BaseException as exc:  # the worker cannot run tasks: its herder reports it and stops
