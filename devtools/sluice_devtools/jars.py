@@ -25,7 +25,7 @@ from xml.sax.saxutils import quoteattr
 
 from sluice.jvm import JvmArtifactError
 from sluice.jvm.cache import jvm_dir
-from sluice.jvm.connect_runtime import CONNECT_MODULES
+from sluice.jvm.connect_runtime import CONNECT_MODULES, CONNECT_VERSION, LOG4J_VERSION
 from sluice.jvm.jars import COMPLETE_MARKER, Module, fetch_lock, jar_set, run_ivy, spark_kafka_jars
 
 __all__ = [
@@ -53,8 +53,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-KAFKA_VERSION = "4.3.1"
-LOG4J_VERSION = "2.25.4"
+# The project's Kafka release, broker and Connect alike, and the log4j2 backend both run with.
+KAFKA_VERSION = CONNECT_VERSION
 
 # The broker, its admin/perf tools (StorageTool, ProducerPerformance, ...) and a log4j2
 # backend for Kafka's SLF4J logging.

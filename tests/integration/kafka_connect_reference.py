@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,20 @@ class ConnectDistributedWorker:
         props.update(extra or {})
         self.worker_file = write_properties(work_dir / "connect-distributed.properties", props)
         self.process: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def of_its_own(cls, work_dir: Path, bootstrap: str, prefix: str) -> ConnectDistributedWorker:
+        """A worker in a group of its own, its group and internal topics named after
+        ``prefix`` and a random suffix."""
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        return cls(
+            work_dir,
+            bootstrap,
+            group_id=name,
+            config_topic=f"{name}-configs",
+            offset_topic=f"{name}-offsets",
+            status_topic=f"{name}-status",
+        )
 
     @property
     def worker_id(self) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,14 +89,8 @@ def java_worker(
 @pytest.fixture(scope="module")
 def kafka_connect(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectDistributedWorker]:
     """Apache Kafka Connect 4.3.1 with the same connect-file jar on its plugin.path."""
-    suffix = uuid.uuid4().hex[:8]
-    worker = ConnectDistributedWorker(
-        tmp_path_factory.mktemp("kafka-connect"),
-        kafka_bootstrap,
-        group_id=f"java-plugins-kc-{suffix}",
-        config_topic=f"java-plugins-kc-configs-{suffix}",
-        offset_topic=f"java-plugins-kc-offsets-{suffix}",
-        status_topic=f"java-plugins-kc-status-{suffix}",
+    worker = ConnectDistributedWorker.of_its_own(
+        tmp_path_factory.mktemp("kafka-connect"), kafka_bootstrap, "java-plugins"
     )
     worker.start()
     try:

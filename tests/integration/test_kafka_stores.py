@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -424,14 +423,8 @@ def test_status_round_trip_generations_and_listener(kafka_bootstrap: str, unique
 
 @pytest.fixture(scope="module")
 def java_worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectDistributedWorker]:
-    suffix = uuid.uuid4().hex[:10]
-    worker = ConnectDistributedWorker(
-        tmp_path_factory.mktemp("connect-distributed"),
-        kafka_bootstrap,
-        group_id=f"interop-{suffix}",
-        config_topic=f"interop-configs-{suffix}",
-        offset_topic=f"interop-offsets-{suffix}",
-        status_topic=f"interop-status-{suffix}",
+    worker = ConnectDistributedWorker.of_its_own(
+        tmp_path_factory.mktemp("connect-distributed"), kafka_bootstrap, "interop"
     )
     try:
         worker.start(timeout=120)

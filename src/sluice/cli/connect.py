@@ -36,7 +36,7 @@ MAX_HOSTS_WARMED_UP = 4
 __all__ = ["KafkaClusterId", "StandaloneConnect", "build_rest_server", "tasks_to_come"]
 
 
-def _default_spark_factory(config: WorkerConfig) -> Callable[[], Any]:
+def _default_spark_factory(config: WorkerConfig, java_plugins: bool) -> Callable[[], Any]:
     def build() -> Any:
         from sluice.jvm import JvmArtifactError
         from sluice.jvm.connect_runtime import boot_jar
@@ -52,21 +52,26 @@ def _default_spark_factory(config: WorkerConfig) -> Callable[[], Any]:
             conf[TIMESTAMP_INTERCEPTOR_CONF] = SOURCE_TIMESTAMP_INTERCEPTOR
         except JvmArtifactError as exc:
             log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
-        if runs_java_plugins(resolved_plugin_path(config.plugin_path)):
-            jars.append(str(boot_jar()))  # Java plugins: their task host starts from it
+        if java_plugins:
+            jars.append(str(boot_jar()))  # their task host and registry start from it
         return build_spark_session(conf, jars, resolved_plugin_path(config.plugin_path))
 
     return build
 
 
-def worker_plugins(config: WorkerConfig, spark: Callable[[], Any]) -> Plugins:
-    """The worker's plugins: Python ones, and Java ones when ``plugin.path`` holds any (read
-    through Kafka Connect's runtime in the Spark driver's JVM, once the session is up)."""
+def spark_and_plugins(config: WorkerConfig, spark_factory: Callable[[], Any] | None) -> tuple[SparkProvider, Plugins]:
+    """The worker's Spark session, already starting in the background (its JVM's start is
+    the longest part of the worker's), and its plugins: Python ones, and Java ones when
+    ``plugin.path`` or ``CLASSPATH`` holds any (read through Kafka Connect's runtime in the
+    Spark driver's JVM, whose session then carries the runtime's bootstrap jar)."""
     plugin_path = resolved_plugin_path(config.plugin_path)
+    java_plugins = runs_java_plugins(plugin_path)
+    spark = SparkProvider(spark_factory or _default_spark_factory(config, java_plugins))
+    spark.prepare()
     java = None
-    if runs_java_plugins(plugin_path):
+    if java_plugins:
         java = JavaRuntime(plugin_path, str(config.raw.get("plugin.discovery") or "hybrid_warn"), spark)
-    return Plugins(config.plugin_path, java=java)
+    return spark, Plugins(config.plugin_path, java=java)
 
 
 def rest_listeners(config: WorkerConfig) -> list[str]:
@@ -171,10 +176,7 @@ class StandaloneConnect:
         spark_factory: Callable[[], Any] | None = None,
     ) -> None:
         self.config = WorkerConfig.standalone(worker_props)
-        # The Spark session starts first: its JVM's start is the longest part of the worker's.
-        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config))
-        self.spark.prepare()
-        self.plugins = worker_plugins(self.config, self.spark)
+        self.spark, self.plugins = spark_and_plugins(self.config, spark_factory)  # Spark first
         offsets_file = self.config.get("offset.storage.file.filename")
         configs_file = self.config.get("sluice.config.storage.file.filename") or f"{offsets_file}.connectors.json"
         self.offset_store = FileOffsetBackingStore(offsets_file)

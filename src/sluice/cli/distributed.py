@@ -13,13 +13,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sluice.cli.connect import KafkaClusterId, _default_spark_factory, build_rest_server, worker_plugins
+from sluice.cli.connect import KafkaClusterId, build_rest_server, spark_and_plugins
 from sluice.kafka.security import ClientSecurity, check_authentication
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
-from sluice.runtime.worker import SparkProvider, Worker
+from sluice.runtime.worker import Worker
 from sluice.storage.kafka_config import KafkaConfigBackingStore
 from sluice.storage.kafka_offsets import KafkaOffsetBackingStore
 from sluice.storage.kafka_status import KafkaStatusBackingStore
@@ -48,10 +48,7 @@ class DistributedConnect:
         # The worker's own clients (internal topics, group membership) use its top-level
         # security settings, as Kafka's do; an untranslatable one stops the start here.
         self.security = ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients")
-        # The Spark session starts next: its JVM's start is the longest part of the worker's.
-        self.spark = SparkProvider(spark_factory or _default_spark_factory(self.config))
-        self.spark.prepare()
-        self.plugins = worker_plugins(self.config, self.spark)
+        self.spark, self.plugins = spark_and_plugins(self.config, spark_factory)  # Spark next
         client = self._client = {"bootstrap.servers": self.config.bootstrap_servers, **self.security.librdkafka()}
         group = self.config.get("group.id")
         self.config_store = KafkaConfigBackingStore(

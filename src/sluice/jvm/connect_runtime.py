@@ -28,8 +28,9 @@ from sluice.jvm.java_build import compiled_sources_jar
 
 __all__ = [
     "CONNECT_MODULES",
-    "EXTRA_CLASSPATH_SETTING",
     "CONNECT_VERSION",
+    "EXTRA_CLASSPATH_SETTING",
+    "LOG4J_VERSION",
     "boot_jar",
     "connect_runtime_jars",
     "extra_classpath",

@@ -22,7 +22,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from sluice.api.config import (
     NO_DEFAULT,
@@ -38,11 +38,12 @@ from sluice.api.connector import Connector, ConnectorContext, Task
 from sluice.api.errors import ConnectError
 from sluice.api.sink import SinkConnector
 from sluice.api.source import SourceConnector
+from sluice.jvm.connect_runtime import EXTRA_CLASSPATH_SETTING, classpath_string, extra_classpath, host_classpath
 from sluice.runtime.plugins import PluginDesc
 
 log = logging.getLogger(__name__)
 
-__all__ = ["JavaConnector", "JavaPlugin", "JavaPluginError", "JavaRuntime", "java_connector_class", "java_plugin_class"]
+__all__ = ["JavaConnector", "JavaPlugin", "JavaPluginError", "JavaRuntime", "java_connector_class"]
 
 DRIVER_RUNTIME = "sluice.jvmhost.DriverRuntime"
 ISOLATED_RUNTIME = "sluice.jvmhost.boot.IsolatedRuntime"
@@ -57,8 +58,6 @@ class JavaRuntime:
     up): the Java plugins it found, and the Java connector instances it holds."""
 
     def __init__(self, plugin_path: list[str], discovery: str, spark: Callable[[], Any]) -> None:
-        from sluice.jvm.connect_runtime import EXTRA_CLASSPATH_SETTING, classpath_string, extra_classpath
-
         self.settings = {
             "plugin.path": ",".join(plugin_path),
             "plugin.discovery": discovery,
@@ -76,8 +75,6 @@ class JavaRuntime:
     def classpath(self) -> str:
         """The isolated runtime's class path (the host jar built on first use)."""
         if self._classpath is None:
-            from sluice.jvm.connect_runtime import classpath_string, host_classpath
-
             self._classpath = classpath_string(host_classpath())
         return self._classpath
 
@@ -102,9 +99,13 @@ class JavaRuntime:
         except JavaCallError as exc:
             raise JavaPluginError(str(exc)) from None
 
+    def invoke(self, method: str, *args: Any) -> Any:
+        """Call ``method`` of the driver's ``DriverRuntime`` (:meth:`call`'s errors)."""
+        return self.call(getattr(self.facade(), method), *args)
+
     def plugins(self) -> list[dict[str, str]]:
         """The Java plugins found on ``plugin.path``: class, type, version, location."""
-        return list(json.loads(self.call(self.facade().plugins)))
+        return list(json.loads(self.invoke("plugins")))
 
     def java_descs(self) -> list[PluginDesc]:
         """The Java plugins as the worker's plugin registry lists them (every version)."""
@@ -114,24 +115,23 @@ class JavaRuntime:
             if kind in ("source", "sink"):
                 cls: type[Any] = java_connector_class(self, name, version, kind)
             else:
-                cls = java_plugin_class(self, name, version)
+                cls = _standing_for(JavaPlugin, self, name, version)
             descs.append(PluginDesc(name, name, kind, version, cls))
         return descs
 
     def config_def(self, class_name: str, version: str | None) -> ConfigDef:
         """The config definition of a Java plugin (any kind) of ``version``."""
-        return config_def_of(json.loads(self.call(self.facade().configDef, class_name, version)))
+        return config_def_of(json.loads(self.invoke("configDef", class_name, version)))
 
-    def knows(self, class_or_alias: str) -> bool:
-        """Whether Java tasks can load this converter, transformation or predicate: one of
-        Kafka's own (the runtime's) or a Java plugin on ``plugin.path``."""
-        return bool(self.call(self.facade().knows, class_or_alias))
-
-    def plugin_version(self, class_or_alias: str) -> str | None:
-        """The version of the converter, transformation or predicate Java tasks would load
-        for this name (Kafka's own report Kafka's version); None if none loads or it has none."""
-        version = self.call(self.facade().pluginVersion, class_or_alias)
-        return None if version is None else str(version)
+    def plugin_info(self, class_or_alias: str) -> tuple[bool, str | None]:
+        """Whether Java tasks can load this converter, transformation or predicate — one of
+        Kafka's own (the runtime's) or a Java plugin on ``plugin.path`` — and its version
+        (Kafka's own report Kafka's version; None when it has none)."""
+        answer = self.invoke("pluginInfo", class_or_alias)
+        if answer is None:
+            return False, None
+        version = json.loads(answer).get("version")
+        return True, None if version is None else str(version)
 
     def listen(self, instance: str, context: ConnectorContext) -> None:
         self._contexts[instance] = context
@@ -218,8 +218,7 @@ class JavaConnector(Connector):
 
     def _id(self) -> str:
         if self._instance is None:
-            facade = self.runtime.facade()
-            made = json.loads(self.runtime.call(facade.newConnector, self.java_class, self.java_version))
+            made = json.loads(self.runtime.invoke("newConnector", self.java_class, self.java_version))
             self._instance, self._version = made["id"], made.get("version")
             weakref.finalize(self, self.runtime.release, self._instance)
         return self._instance
@@ -232,29 +231,27 @@ class JavaConnector(Connector):
         super().initialize(context)
         instance = self._id()
         self.runtime.listen(instance, context)
-        self.runtime.call(self.runtime.facade().initialize, instance)
+        self.runtime.invoke("initialize", instance)
 
     def start(self, props: dict[str, str]) -> None:
-        self.runtime.call(self.runtime.facade().start, self._id(), json.dumps(props))
+        self.runtime.invoke("start", self._id(), json.dumps(props))
 
     def task_class(self) -> type[Task]:
         raise JavaPluginError(f"{self.java_class} is a Java connector: its tasks are Java classes")
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        answer = json.loads(self.runtime.call(self.runtime.facade().taskConfigs, self._id(), max_tasks))
+        answer = json.loads(self.runtime.invoke("taskConfigs", self._id(), max_tasks))
         self.java_task_class = answer["task_class"]
         return [dict(config) for config in answer["configs"]]
 
     def stop(self) -> None:
-        self.runtime.call(self.runtime.facade().stop, self._id())
+        self.runtime.invoke("stop", self._id())
 
     def config(self) -> ConfigDef:
-        return config_def_of(json.loads(self.runtime.call(self.runtime.facade().connectorConfigDef, self._id())))
+        return config_def_of(json.loads(self.runtime.invoke("connectorConfigDef", self._id())))
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
-        answer = json.loads(
-            self.runtime.call(self.runtime.facade().validate, self._id(), json.dumps(connector_configs))
-        )
+        answer = json.loads(self.runtime.invoke("validate", self._id(), json.dumps(connector_configs)))
         return Config(
             [
                 ConfigValue(v["name"], v["value"], list(v["recommended_values"]), list(v["errors"]), bool(v["visible"]))
@@ -278,28 +275,20 @@ class JavaPlugin:
         return self.java_version or "undefined"
 
 
-def java_plugin_class(runtime: JavaRuntime, class_name: str, version: str | None) -> type[JavaPlugin]:
-    """A Python class standing for Java plugin ``class_name`` at ``version`` (not a connector)."""
+P = TypeVar("P", JavaConnector, JavaPlugin)
+
+
+def _standing_for(
+    base: type[P], runtime: JavaRuntime, class_name: str, version: str | None, *more: type[Any]
+) -> type[P]:
+    """A Python class standing for Java class ``class_name`` at ``version``."""
     simple = class_name.rpartition(".")[2]
-    return type(
-        simple,
-        (JavaPlugin,),
-        {"runtime": runtime, "java_class": class_name, "java_version": version, "__qualname__": simple},
-    )
+    namespace = {"runtime": runtime, "java_class": class_name, "java_version": version, "__qualname__": simple}
+    return type(simple, (base, *more), namespace)
 
 
 def java_connector_class(runtime: JavaRuntime, class_name: str, version: str | None, kind: str) -> type[JavaConnector]:
     """A Python class standing for Java connector ``class_name`` at ``version``."""
-    base: type[Connector] = SinkConnector if kind == "sink" else SourceConnector
-    simple = class_name.rpartition(".")[2]
-    return type(
-        simple,
-        (JavaConnector, base),
-        {
-            "runtime": runtime,
-            "java_class": class_name,
-            "java_version": version,
-            "__module__": "sluice.runtime.java_plugins",
-            "__qualname__": simple,
-        },
+    return _standing_for(
+        JavaConnector, runtime, class_name, version, SinkConnector if kind == "sink" else SourceConnector
     )

@@ -169,6 +169,17 @@ _SUFFIXES = {
 }
 
 
+def _aliases(simple: str, kinds: list[str] | tuple[str, ...]) -> set[str]:
+    """The aliases Kafka accepts for a plugin: its simple name, and that name without its
+    type's suffix (``FileStreamSource`` for ``FileStreamSourceConnector``)."""
+    aliases = {simple}
+    for kind in kinds:
+        cut = simple.rfind(_SUFFIXES[kind])
+        if cut > 0:
+            aliases.add(simple[:cut])
+    return aliases
+
+
 def _version_key(version: str | None) -> Any:
     return sort_key(version or "")
 
@@ -272,22 +283,20 @@ class Plugins:
         self._java_plugins()
 
     def _java_plugins(self) -> dict[str, list[PluginDesc]]:
-        """Java plugins by class name (and unique simple name), loaded on first use."""
+        """Java plugins by class name and unique alias, each name's oldest version first;
+        loaded on first use."""
         if self.java is None:
             return {}
         with self._java_lock:
             if self._java is None:
                 by_name: dict[str, list[PluginDesc]] = {}
-                simple: dict[str, set[str]] = {}
-                for desc in self.java.java_descs():
+                by_alias: dict[str, set[str]] = {}
+                for desc in sorted(self.java.java_descs(), key=lambda d: _version_key(d.version)):
                     by_name.setdefault(desc.class_name, []).append(desc)
-                    short = desc.class_name.rpartition(".")[2]
-                    simple.setdefault(short, set()).add(desc.class_name)
-                    cut = short.rfind(_SUFFIXES[desc.type])
-                    if cut > 0:
-                        simple.setdefault(short[:cut], set()).add(desc.class_name)
-                for alias, names in simple.items():
-                    if len(names) == 1 and alias not in by_name:
+                    for alias in _aliases(desc.class_name.rpartition(".")[2], (desc.type,)):
+                        by_alias.setdefault(alias, set()).add(desc.class_name)
+                for alias, names in by_alias.items():
+                    if len(names) == 1 and alias not in by_name:  # claimed by two classes: dropped
                         by_name[alias] = by_name[next(iter(names))]
                 self._java = by_name
             return self._java
@@ -337,13 +346,7 @@ class Plugins:
         descs = {kind: PluginDesc(class_name, path, kind, version, cls) for kind in kinds}
         self._by_name[class_name] = descs
         self._by_name[path] = descs
-        simple = cls.__name__
-        aliases = {simple}
-        for kind in kinds:
-            cut = simple.rfind(_SUFFIXES[kind])
-            if cut > 0:
-                aliases.add(simple[:cut])
-        for alias in aliases:
+        for alias in _aliases(cls.__name__, kinds):
             if alias in self._aliases and self._aliases[alias] is not descs:
                 self._aliases[alias] = None  # claimed by two classes: dropped, as in Kafka
             else:
@@ -375,8 +378,8 @@ class Plugins:
         built-in or Python plugin, else the latest Java one. Raises
         :class:`UnknownPluginError` when none does (:meth:`versions` says which there are)."""
         name = name.strip()
-        python = self._resolve_python(name, kinds)
         if version is None or not version.strip():
+            python = self._resolve_python(name, kinds)
             if python is not None:
                 return python
             java = self._java_candidates(name, kinds)
@@ -387,8 +390,7 @@ class Plugins:
             wanted = VersionRange(version)
         except ValueError as exc:
             raise UnknownPluginError(f"Invalid version requirement {version!r} for {name}: {exc}") from None
-        java_name = python.class_name if python is not None else name
-        candidates = [*([python] if python is not None else []), *self._java_candidates(java_name, kinds)]
+        candidates = self._candidates(name, kinds)
         if not candidates:
             raise UnknownPluginError(self._unknown_message(name, kinds))
         meeting = [d for d in candidates if d.version is not None and wanted.contains(d.version)]
@@ -402,10 +404,15 @@ class Plugins:
 
     def versions(self, name: str, kinds: tuple[str, ...]) -> list[str]:
         """Every installed version of the plugin ``name`` designates."""
-        python = self._resolve_python(name.strip(), kinds)
-        java_name = python.class_name if python is not None else name.strip()
-        found = [*([python] if python is not None else []), *self._java_candidates(java_name, kinds)]
-        return [d.version or "undefined" for d in found]
+        return [d.version or "undefined" for d in self._candidates(name.strip(), kinds)]
+
+    def _candidates(self, name: str, kinds: tuple[str, ...]) -> list[PluginDesc]:
+        """Every plugin ``name`` designates: the Python one (a built-in, say) first, then
+        the Java ones of its class name, oldest version first."""
+        python = self._resolve_python(name, kinds)
+        if python is None:
+            return self._java_candidates(name, kinds)
+        return [python, *self._java_candidates(python.class_name, kinds)]
 
     def _resolve_python(self, name: str, kinds: tuple[str, ...]) -> PluginDesc | None:
         descs = self._by_name.get(name) or self._aliases.get(name)
@@ -418,8 +425,7 @@ class Plugins:
 
     def _java_candidates(self, name: str, kinds: tuple[str, ...]) -> list[PluginDesc]:
         """Java plugins of ``kinds`` named ``name``, oldest version first."""
-        found = [d for d in self._java_plugins().get(name, []) if d.type in kinds]
-        return sorted(found, key=lambda d: _version_key(d.version))
+        return [d for d in self._java_plugins().get(name, []) if d.type in kinds]
 
     def resolve_connector(self, name: str, version: str | None = None) -> PluginDesc:
         return self.resolve(name, ("source", "sink"), version)

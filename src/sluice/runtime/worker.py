@@ -61,6 +61,8 @@ PLUGIN_PATH_TASK_KEY = "__sluice.plugin.path"
 #: its Python daemon's start, the task host's imports: seconds; minutes on a cluster
 #: that is still granting executors).
 TASK_HOST_WARM_UP_TIMEOUT_S = 300.0
+#: A Java task's converters in its TaskSpec: the JVM task host builds them, and reads none.
+_BUILT_IN_THE_JVM = PluginSpec("")
 
 
 def _trace(exc: BaseException) -> str:
@@ -590,14 +592,10 @@ class Worker:
             task_class=task_config.get("task.class", ""),
             task_config=task_config,
             incarnation=new_incarnation(),
-            key_converter=PluginSpec(connector_config.get("key.converter") or self.config.raw.get("key.converter", "")),
-            value_converter=PluginSpec(
-                connector_config.get("value.converter") or self.config.raw.get("value.converter", "")
-            ),
-            header_converter=PluginSpec(
-                connector_config.get("header.converter")
-                or self.config.raw.get("header.converter", SIMPLE_HEADER_CONVERTER)
-            ),
+            # Kafka's classes make a Java task's converters from the configs in its launch.
+            key_converter=_BUILT_IN_THE_JVM,
+            value_converter=_BUILT_IN_THE_JVM,
+            header_converter=_BUILT_IN_THE_JVM,
         )
         launch = RunJavaTask(
             task=spec,

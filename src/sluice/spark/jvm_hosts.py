@@ -30,11 +30,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from sluice.spark.inbox import Connected, Inbox, JobEnded
-from sluice.spark.launcher import HOST_RETRY_S, HostJob, Launch, spark_error
+from sluice.spark.inbox import Inbox, JobEnded
+from sluice.spark.launcher import HOST_RETRY_S, HostJob, Launch
 from sluice.spark.session import java_spark_context, jvm_view
-from sluice.taskhost.protocol import Hello, RunJavaTask
-from sluice.taskhost.wire import ChannelClosed, WorkerChannel
+from sluice.taskhost.protocol import RunJavaTask
 
 log = logging.getLogger(__name__)
 
@@ -51,31 +50,23 @@ class JvmHostJob(HostJob):
         self.pool = pool
         self.job_group = f"sluice:jvm-host:{self.bootstrap.incarnation}"
 
-    def _run_job(self) -> None:
-        pool = self.pool
-        bootstrap = self.bootstrap
-        error: str | None = None
-        try:
-            context = pool.spark.sparkContext
-            context.setJobGroup(self.job_group, "Sluice JVM task host", interruptOnCancel=True)
-            jvm = jvm_view(pool.spark)
-            rows = jvm.java.util.ArrayList()
-            rows.add(0)
-            spec = {
-                "address": list(bootstrap.address),
-                "incarnation": bootstrap.incarnation,
-                "secret": bootstrap.secret,
-                "heartbeat_interval_ms": bootstrap.heartbeat_interval_ms,
-                "runtime": dict(pool.runtime_settings),
-            }
-            function = getattr(jvm, HOST_FUNCTION)(pool.classpath, json.dumps(spec))
-            java_spark_context(pool.spark).parallelize(rows, 1).foreachPartition(function)
-        except BaseException as exc:  # noqa: BLE001 - the hosted tasks' supervisors report it
-            error = spark_error(exc)
-        finally:
-            pool.server.unregister(bootstrap.incarnation)
-            self.job_ended.set()
-            pool.host_ended(self, error)
+    DESCRIPTION = "Sluice JVM task host"
+
+    def _host_job(self) -> None:
+        """Run the host's Spark job until it ends: a JVM task host, whose function is Java."""
+        pool, bootstrap = self.pool, self.bootstrap
+        jvm = jvm_view(pool.spark)
+        rows = jvm.java.util.ArrayList()
+        rows.add(0)
+        spec = {
+            "address": list(bootstrap.address),
+            "incarnation": bootstrap.incarnation,
+            "secret": bootstrap.secret,
+            "heartbeat_interval_ms": bootstrap.heartbeat_interval_ms,
+            "runtime": dict(pool.runtime_settings),
+        }
+        function = getattr(jvm, HOST_FUNCTION)(pool.classpath, json.dumps(spec))
+        java_spark_context(pool.spark).parallelize(rows, 1).foreachPartition(function)
 
 
 class JvmHostPool:
@@ -100,23 +91,26 @@ class JvmHostPool:
     def launch(self, task: RunJavaTask, inbox: Inbox) -> Launch:
         """Run ``task`` in the JVM host: at once when it is connected, else once it is."""
         launch = Launch(self, task, inbox, dedicated=False)
-        submit = False
         with self._lock:
             host = self._host if self._connected else None
             if host is not None:
                 self._attach(launch, host)
             else:
                 self._waiting.append(launch)
-                submit = self._host is None and not self._closed.is_set()
-                if submit:
-                    self._host = JvmHostJob(self)
-                    self._running.add(self._host)
-                    starting = self._host
         if host is not None:
-            self._hand_over(launch, host)
-        if submit:
-            starting.start()
+            launch.hand_to(host, self._lock)
+        else:
+            self._submit_if_needed()
         return launch
+
+    def _submit_if_needed(self) -> None:
+        """Submit a host when tasks wait for one and none is starting or up."""
+        with self._lock:
+            if self._host is not None or not self._waiting or self._closed.is_set():
+                return
+            host = self._host = JvmHostJob(self)
+            self._running.add(host)
+        host.start()
 
     def tasks_of(self, host: HostJob) -> list[Launch]:
         with self._lock:
@@ -139,7 +133,7 @@ class JvmHostPool:
         assert hello is not None
         log.info("A JVM task host is ready: pid %d on %s", hello.pid, hello.host)
         for launch in taken:
-            self._hand_over(launch, host)
+            launch.hand_to(host, self._lock)
 
     def host_ended(self, host: HostJob, error: str | None) -> None:
         """The host's job ended: its tasks hear why; tasks still waiting get a new host."""
@@ -160,16 +154,8 @@ class JvmHostPool:
             launch.inbox.put(JobEnded(error))
         if error and launches:
             log.warning("A JVM task host's Spark job ended: %s", error)
-        if resubmit:
-            if error and self._closed.wait(HOST_RETRY_S):
-                return
-            with self._lock:
-                if self._host is not None or not self._waiting or self._closed.is_set():
-                    return
-                self._host = JvmHostJob(self)
-                self._running.add(self._host)
-                starting = self._host
-            starting.start()
+        if resubmit and not (error and self._closed.wait(HOST_RETRY_S)):
+            self._submit_if_needed()
 
     def task_left(self, launch: Launch) -> None:
         """A task's connection ended: it no longer runs in the host (which stays)."""
@@ -211,22 +197,3 @@ class JvmHostPool:
         """(Lock held.)"""
         launch.host = host
         host.tasks.add(launch)
-
-    def _hand_over(self, launch: Launch, host: HostJob) -> None:
-        self.server.register(
-            launch.incarnation, launch.secret, lambda channel, hello: self._task_connected(launch, channel, hello)
-        )
-        host.tell(launch)
-
-    def _task_connected(self, launch: Launch, channel: WorkerChannel, hello: Hello) -> None:
-        with self._lock:
-            withdrawn = launch.withdrawn
-        if withdrawn:
-            channel.close()
-            return
-        try:
-            channel.send(launch.task)
-        except ChannelClosed as exc:
-            log.debug("Task %s-%s: its connection closed as it got the task: %s", *launch.task.task.host_key, exc)
-        launch.connection.attach(channel, hello)
-        launch.inbox.put(Connected(hello))

@@ -157,26 +157,31 @@ class HostJob:
             for launch in self.launcher.tasks_of(self):
                 launch.inbox.host_heartbeat(message.metrics.get(launch.incarnation))
 
+    #: The job group's description, as Spark shows it.
+    DESCRIPTION = "Sluice task host"
+
     def _run_job(self) -> None:
-        spark = self.launcher.spark
-        bootstrap = self.bootstrap
         error: str | None = None
+        try:
+            self.launcher.spark.sparkContext.setJobGroup(self.job_group, self.DESCRIPTION, interruptOnCancel=True)
+            self._host_job()
+        except BaseException as exc:  # noqa: BLE001 - the hosted tasks' supervisors (or the launcher) report it
+            error = _spark_error(exc)
+        finally:
+            self.launcher.server.unregister(self.bootstrap.incarnation)
+            self.job_ended.set()
+            self.launcher.host_ended(self, error)
+
+    def _host_job(self) -> None:
+        """Run the host's Spark job until it ends: a Python task host."""
+        bootstrap = self.bootstrap
 
         def host(rows: Iterator[Any]) -> Iterator[Any]:
             for _ in rows:  # the partition's single driving row
                 pass
             yield from run_host(bootstrap)
 
-        try:
-            context = spark.sparkContext
-            context.setJobGroup(self.job_group, "Sluice task host", interruptOnCancel=True)
-            context.parallelize([0], 1).mapPartitions(host).collect()
-        except BaseException as exc:  # noqa: BLE001 - the hosted tasks' supervisors (or the launcher) report it
-            error = spark_error(exc)
-        finally:
-            self.launcher.server.unregister(bootstrap.incarnation)
-            self.job_ended.set()
-            self.launcher.host_ended(self, error)
+        self.launcher.spark.sparkContext.parallelize([0], 1).mapPartitions(host).collect()
 
     def tell(self, launch: Launch) -> None:
         """Tell the host to run ``launch``'s task (it connects back for it)."""
@@ -223,6 +228,28 @@ class Launch:
     def _left(self) -> None:
         self.launcher.task_left(self)
 
+    def hand_to(self, host: HostJob, lock: threading.Lock) -> None:
+        """Tell ``host`` of the task; its connection, when it comes, gets the task to run
+        (unless the task was withdrawn meanwhile: ``lock`` is the owner's, which guards
+        :attr:`withdrawn`)."""
+        self.launcher.server.register(
+            self.incarnation, self.secret, lambda channel, hello: self._connected(channel, hello, lock)
+        )
+        host.tell(self)
+
+    def _connected(self, channel: WorkerChannel, hello: Hello, lock: threading.Lock) -> None:
+        with lock:
+            withdrawn = self.withdrawn
+        if withdrawn:
+            channel.close()
+            return
+        try:
+            channel.send(self.task)  # the task connection's first message: the task to run
+        except ChannelClosed as exc:
+            log.debug("Task %s-%s: its connection closed as it got the task: %s", *self.task.task.host_key, exc)
+        self.connection.attach(channel, hello)
+        self.inbox.put(Connected(hello))
+
     def cancel(self) -> None:
         """Abandon the task, e.g. one that did not stop in time: a task still waiting for
         a host no longer waits; a task in a host of its own has it killed; a task in a
@@ -231,7 +258,7 @@ class Launch:
         self.connection.close()
 
 
-def spark_error(exc: BaseException) -> str:
+def _spark_error(exc: BaseException) -> str:
     """Spark's error, without the JVM stack traces py4j appends to it."""
     text = str(exc).strip() or type(exc).__name__
     lines = text.splitlines()
@@ -332,7 +359,7 @@ class SparkTaskLauncher:
                 self._waiting.append(launch)
         if host is not None:
             log.debug("Task %s-%s goes to a task host with %d other tasks", *task.task.host_key, len(host.tasks) - 1)
-            self._hand_over(launch, host)
+            launch.hand_to(host, self._lock)
         self._submit_needed()
         return launch
 
@@ -396,7 +423,7 @@ class SparkTaskLauncher:
             else:
                 self._connected.append(host)
         for launch in taken:
-            self._hand_over(launch, host)
+            launch.hand_to(host, self._lock)
         if surplus:
             host.let_go()
         elif not taken:
@@ -515,26 +542,6 @@ class SparkTaskLauncher:
         up the spread with the shared hosts that have tasks."""
         busy = sum(1 for h in self._connected if h.shared and h.tasks)
         return max(0, self.spread - busy) if self._warm else 0
-
-    def _hand_over(self, launch: Launch, host: HostJob) -> None:
-        """Tell ``host`` of the task; its connection arrives at :meth:`_task_connected`."""
-        self.server.register(
-            launch.incarnation, launch.secret, lambda channel, hello: self._task_connected(launch, channel, hello)
-        )
-        host.tell(launch)
-
-    def _task_connected(self, launch: Launch, channel: WorkerChannel, hello: Hello) -> None:
-        with self._lock:
-            withdrawn = launch.withdrawn
-        if withdrawn:
-            channel.close()
-            return
-        try:
-            channel.send(launch.task)  # the task connection's first message: the task to run
-        except ChannelClosed as exc:
-            log.debug("Task %s-%s: its connection closed as it got the task: %s", *launch.task.task.host_key, exc)
-        launch.connection.attach(channel, hello)
-        launch.inbox.put(Connected(hello))
 
     def _submit_needed(self) -> None:
         """Submit as many hosts as the waiting tasks and the standby need, counting those

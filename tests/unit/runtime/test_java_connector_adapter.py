@@ -111,11 +111,8 @@ class FakeDriverRuntime:
             ]
         )
 
-    def knows(self, name: str) -> bool:
-        return name.startswith("org.apache.kafka.")
-
-    def pluginVersion(self, name: str) -> str | None:
-        return "4.3.1" if self.knows(name) else None
+    def pluginInfo(self, name: str) -> str | None:
+        return json.dumps({"version": "4.3.1"}) if name.startswith("org.apache.kafka.") else None
 
     def release(self, instance: str) -> None:
         self.calls.append(("release", (instance,)))

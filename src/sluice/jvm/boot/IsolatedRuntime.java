@@ -2,7 +2,6 @@ package sluice.jvmhost.boot;
 
 import java.io.File;
 import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.net.MalformedURLException;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -36,36 +35,32 @@ public final class IsolatedRuntime {
     /** Calls {@code className.method(argument)}, a static method of the runtime, and returns its result. */
     public static Object callStatic(String classpath, String className, String method, String argument)
             throws Exception {
-        ClassLoader loader = loader(classpath);
-        Thread thread = Thread.currentThread();
-        ClassLoader previous = thread.getContextClassLoader();
-        thread.setContextClassLoader(loader);
-        try {
-            Method target = Class.forName(className, true, loader).getMethod(method, String.class);
-            return target.invoke(null, argument);
-        } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof Exception) {
-                throw (Exception) cause;
-            }
-            throw e;
-        } finally {
-            thread.setContextClassLoader(previous);
-        }
+        return inRuntime(classpath, className, type -> type.getMethod(method, String.class).invoke(null, argument));
     }
 
     /** A new instance of the runtime's {@code className}, made with its one-string constructor. */
     public static Object create(String classpath, String className, String argument) throws Exception {
+        return inRuntime(classpath, className, type -> type.getConstructor(String.class).newInstance(argument));
+    }
+
+    private interface Reflective {
+        Object apply(Class<?> type) throws ReflectiveOperationException;
+    }
+
+    /**
+     * {@code action} on the runtime's class {@code className}, with the runtime's loader as the
+     * thread's context loader; what the called code throws is thrown as it is.
+     */
+    private static Object inRuntime(String classpath, String className, Reflective action) throws Exception {
         ClassLoader loader = loader(classpath);
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);
         try {
-            return Class.forName(className, true, loader).getConstructor(String.class).newInstance(argument);
+            return action.apply(Class.forName(className, true, loader));
         } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof Exception) {
-                throw (Exception) cause;
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
             }
             throw e;
         } finally {

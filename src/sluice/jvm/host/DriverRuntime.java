@@ -1,9 +1,7 @@
 package sluice.jvmhost;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -97,35 +95,34 @@ public final class DriverRuntime {
     public String configDef(String className, String version) throws Exception {
         Object plugin = plugins.newPlugin(className, PluginUtils.connectorVersionRequirement(version));
         ConfigDef def;
-        try (LoaderSwap swap = plugins.withClassLoader(plugin.getClass().getClassLoader())) {
+        try (LoaderSwap swap = swap(plugin)) {
             def = configDefOf(plugin);
         }
         return keys(def).toString();
     }
 
-    /** Whether the runtime can load a converter, header converter, transformation or predicate of that name (or alias). */
-    public boolean knows(String classOrAlias) {
+    /**
+     * What the runtime loads for a converter, header converter, transformation or predicate
+     * of that name (or alias): null when it loads none, else its version (null when it has none).
+     */
+    public String pluginInfo(String classOrAlias) {
+        Object plugin;
         try {
-            Object plugin = plugins.newPlugin(classOrAlias, null);
-            return plugin != null;
+            plugin = plugins.newPlugin(classOrAlias, null);
         } catch (Throwable t) {
-            return false;
+            return null;
         }
-    }
-
-    /** The version of the plugin the runtime loads for that name (null: none, or not versioned). */
-    public String pluginVersion(String classOrAlias) {
-        try {
-            Object plugin = plugins.newPlugin(classOrAlias, null);
-            if (plugin instanceof org.apache.kafka.connect.components.Versioned versioned) {
-                try (LoaderSwap swap = swap(plugin)) {
-                    return versioned.version();
-                }
+        ObjectNode answer = Channel.JSON.createObjectNode();
+        if (plugin instanceof org.apache.kafka.connect.components.Versioned versioned) {
+            try (LoaderSwap swap = swap(plugin)) {
+                answer.put("version", versioned.version());
+            } catch (RuntimeException e) {
+                answer.putNull("version");
             }
-            return null;
-        } catch (Throwable t) {
-            return null;
+        } else {
+            answer.putNull("version");
         }
+        return answer.toString();
     }
 
     /** A new instance of a connector; answers its id, version and type. */
@@ -297,16 +294,19 @@ public final class DriverRuntime {
         events.add(event.toString());
     }
 
-    private class SourceContext implements SourceConnectorContext {
+    /** What a connector instance's context does: its requests go to the worker's queue. */
+    private abstract class Context implements ConnectorContext {
         private final String id;
+        private final PluginMetrics pluginMetrics;
 
-        SourceContext(String id) {
+        Context(String id) {
             this.id = id;
+            this.pluginMetrics = new PluginMetricsImpl(metrics, Map.of("connector", id));
         }
 
         @Override
         public PluginMetrics pluginMetrics() {
-            return new PluginMetricsImpl(metrics, Map.of("connector", id));
+            return pluginMetrics;
         }
 
         @Override
@@ -317,6 +317,12 @@ public final class DriverRuntime {
         @Override
         public void raiseError(Exception e) {
             event(id, "error", e);
+        }
+    }
+
+    private final class SourceContext extends Context implements SourceConnectorContext {
+        SourceContext(String id) {
+            super(id);
         }
 
         @Override
@@ -325,26 +331,9 @@ public final class DriverRuntime {
         }
     }
 
-    private class SinkContext implements SinkConnectorContext {
-        private final String id;
-
+    private final class SinkContext extends Context implements SinkConnectorContext {
         SinkContext(String id) {
-            this.id = id;
-        }
-
-        @Override
-        public PluginMetrics pluginMetrics() {
-            return new PluginMetricsImpl(metrics, Map.of("connector", id));
-        }
-
-        @Override
-        public void requestTaskReconfiguration() {
-            event(id, "reconfigure", null);
-        }
-
-        @Override
-        public void raiseError(Exception e) {
-            event(id, "error", e);
+            super(id);
         }
     }
 
@@ -360,10 +349,4 @@ public final class DriverRuntime {
             return new java.util.HashMap<>();
         }
     };
-
-    static List<String> list(JsonNode array) {
-        List<String> items = new ArrayList<>();
-        array.forEach(item -> items.add(item.asText()));
-        return items;
-    }
 }

@@ -1,13 +1,11 @@
 package sluice.jvmhost;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
@@ -114,7 +112,14 @@ final class HostedTask {
             Map.entry("deadletterqueue-produce-failures", "dlq_failures"),
             Map.entry("last-error-timestamp", "last_error_ms"));
 
-    /** Adds this task's totals, read from its Kafka worker's metrics, to a host heartbeat's. */
+    /** The totals last sent in a heartbeat (only the heartbeat thread reads and writes it). */
+    private final Map<String, Double> sent = new HashMap<>();
+
+    /**
+     * Adds this task's totals that changed since its last heartbeat, read from its Kafka
+     * worker's metrics, to a host heartbeat's; a task with none changed is left out, as the
+     * protocol's {@code HostHeartbeat} says.
+     */
     void heartbeatMetrics(ObjectNode metrics) {
         Worker running = worker;
         ConnectorTaskId task = id;
@@ -128,7 +133,8 @@ final class HostedTask {
             if (total != null && task.connector().equals(name.tags().get("connector"))
                     && number.equals(name.tags().get("task"))) {
                 Object value = metric.metricValue();
-                if (value instanceof Number n && !Double.isNaN(n.doubleValue())) {
+                if (value instanceof Number n && !Double.isNaN(n.doubleValue())
+                        && !Double.valueOf(n.doubleValue()).equals(sent.put(total, n.doubleValue()))) {
                     totals.put(total, n.doubleValue());
                 }
             }
@@ -228,7 +234,7 @@ final class HostedTask {
         this.offsets = offsets;
         Worker worker;
         try {
-            worker = newWorker(launch, offsets, connector);
+            worker = newWorker(launch, offsets);
             this.id = id;
             this.worker = worker;
         } catch (Throwable t) {
@@ -289,7 +295,7 @@ final class HostedTask {
         }
     }
 
-    private Worker newWorker(JsonNode launch, TaskOffsetStore offsets, String connector) throws Exception {
+    private Worker newWorker(JsonNode launch, TaskOffsetStore offsets) throws Exception {
         Map<String, String> props = strings(launch.path("worker_config"));
         // The offsets of a task live in Sluice's stores; Kafka's standalone config asks for a file anyway.
         props.putIfAbsent(StandaloneConfig.OFFSET_STORAGE_FILE_FILENAME_CONFIG, "sluice-offsets-kept-by-the-worker");
@@ -322,9 +328,7 @@ final class HostedTask {
 
     static Map<String, String> strings(JsonNode object) {
         Map<String, String> result = new HashMap<>();
-        Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
-        while (fields.hasNext()) {
-            Map.Entry<String, JsonNode> field = fields.next();
+        for (Map.Entry<String, JsonNode> field : object.properties()) {
             result.put(field.getKey(), field.getValue().isNull() ? null : field.getValue().asText());
         }
         return result;
@@ -371,9 +375,5 @@ final class HostedTask {
                 events.add(GONE);
             }
         }
-    }
-
-    static ArrayNode array() {
-        return Channel.JSON.createArrayNode();
     }
 }

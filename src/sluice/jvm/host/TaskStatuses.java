@@ -5,6 +5,7 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.connect.runtime.Herder;
@@ -68,19 +69,12 @@ final class TaskStatuses {
         return type.cast(instance);
     }
 
+    /** What a proxy answers for a call it does not serve: null, or a primitive's zero. */
+    private static final Map<Class<?>, Object> ZEROS = Map.of(
+            boolean.class, false, byte.class, (byte) 0, short.class, (short) 0, int.class, 0,
+            long.class, 0L, float.class, 0.0f, double.class, 0.0, char.class, '\0');
+
     private static Object empty(Class<?> type) {
-        if (type == boolean.class) {
-            return false;
-        }
-        if (type == int.class || type == long.class || type == short.class || type == byte.class) {
-            return type == long.class ? (Object) 0L : type == int.class ? (Object) 0 : type == short.class ? (Object) (short) 0 : (Object) (byte) 0;
-        }
-        if (type == double.class || type == float.class) {
-            return type == double.class ? (Object) 0.0 : (Object) 0.0f;
-        }
-        if (type == List.class) {
-            return List.of();
-        }
-        return null;
+        return type == List.class ? List.of() : ZEROS.get(type);
     }
 }

@@ -294,52 +294,46 @@ def _version_checks(
                     check(type_key, name, _resolve(plugins, type_value.value, (kind,)))
 
 
-def _java_plugin_checks(runtime: JavaRuntime, config: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
-    """A Java connector's tasks run in the JVM with Kafka Connect's converters, transforms
-    and predicates: one the JVM cannot load (a Python-only plugin) is an error on its key."""
-    keys = [class_key for class_key, _, _ in CONVERTER_KEYS]
-    keys += [
-        name
-        for name in config
-        if name.startswith((TRANSFORMS_CONFIG + ".", PREDICATES_CONFIG + ".")) and name.endswith(".type")
-    ]
-    for key in keys:
-        value, raw = values.get(key), config.get(key)
-        if value is None or _blank(raw) or value.error_messages:
-            continue
-        name = str(raw).strip()
-        if not runtime.knows(name):
-            value.add_error_message(
-                f"{name} is not a Java plugin: the tasks of a Java connector run in the JVM, with Kafka "
-                "Connect's converters, transformations and predicates or Java ones on plugin.path"
-            )
-
-
-def _java_converter_versions(
+def _java_plugin_checks(
     runtime: JavaRuntime,
     config: Mapping[str, Any],
     worker_config: WorkerConfig | None,
     keys: dict[str, ConfigKey],
     values: dict[str, ConfigValue],
 ) -> None:
-    """A Java connector's converters are Kafka's (or Java plugins): the version keys the
-    config leaves unset show those converters' versions, as Kafka Connect shows them."""
+    """A Java connector's tasks run in the JVM with Kafka Connect's converters, transforms
+    and predicates (or Java ones on plugin.path): one the JVM cannot load (a Python-only
+    plugin) named in the config is an error on its key; the converter version keys the
+    config leaves unset show the Java converters' versions, as Kafka Connect shows them."""
     for class_key, version_key, _ in CONVERTER_KEYS:
-        if not _blank(config.get(version_key)) or version_key not in values:
-            continue
-        name = config.get(class_key)
-        if _blank(name) and worker_config is not None:
-            name = worker_config.raw.get(class_key)
+        named = config.get(class_key)
+        name = named if not _blank(named) else worker_config.raw.get(class_key) if worker_config else None
         if _blank(name) and class_key == HEADER_CONVERTER_CLASS_CONFIG:
             name = SIMPLE_HEADER_CONVERTER
-        if _blank(name) or values[class_key].error_messages:
+        if _blank(name) or class_key not in values or values[class_key].error_messages:
             continue
-        version = runtime.plugin_version(str(name).strip())
-        if version is None:
+        loads, version = runtime.plugin_info(str(name).strip())
+        if not loads and not _blank(named):
+            values[class_key].add_error_message(_not_java_message(str(name).strip()))
+        elif version is not None and _blank(config.get(version_key)) and version_key in values:
+            values[version_key].value = version
+            if version_key in keys:
+                keys[version_key] = dataclasses.replace(keys[version_key], default_value=version)
+    for key, raw in config.items():
+        if not (key.startswith((TRANSFORMS_CONFIG + ".", PREDICATES_CONFIG + ".")) and key.endswith(".type")):
             continue
-        values[version_key].value = version
-        if version_key in keys:
-            keys[version_key] = dataclasses.replace(keys[version_key], default_value=version)
+        value = values.get(key)
+        if value is None or _blank(raw) or value.error_messages:
+            continue
+        if not runtime.plugin_info(str(raw).strip())[0]:
+            value.add_error_message(_not_java_message(str(raw).strip()))
+
+
+def _not_java_message(name: str) -> str:
+    return (
+        f"{name} is not a Java plugin: the tasks of a Java connector run in the JVM, with Kafka "
+        "Connect's converters, transformations and predicates or Java ones on plugin.path"
+    )
 
 
 def _resolve(plugins: Plugins, name: Any, kinds: tuple[str, ...]) -> PluginDesc | None:
@@ -491,8 +485,6 @@ def validate_connector_config(
     if desc.type == "sink":
         _sink_checks(config, values)
     _version_checks(config, values, plugins, desc)
-    if issubclass(desc.cls, JavaConnector):
-        _java_plugin_checks(desc.cls.runtime, config, values)
     if desc.type == "source":
         _topic_creation_checks(config, values, worker_config)
     for key, raw in config.items():
@@ -510,7 +502,7 @@ def validate_connector_config(
     keys = enriched.config_keys()
     keys.update(own_def.config_keys())  # the connector's definition wins, in the framework key's place
     if issubclass(desc.cls, JavaConnector):
-        _java_converter_versions(desc.cls.runtime, config, worker_config, keys, values)
+        _java_plugin_checks(desc.cls.runtime, config, worker_config, keys, values)
     groups = list(dict.fromkeys([*enriched.groups(), *own_def.groups()]))
 
     converters = {
