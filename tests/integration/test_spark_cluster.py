@@ -11,7 +11,9 @@ write them all to its file.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -131,36 +133,85 @@ def test_standalone_worker_runs_its_tasks_on_a_spark_standalone_cluster(
     wait_until(lambda: _app(spark_cluster, app_name) is None, timeout=30, message="application gone")
 
 
-def test_java_tasks_run_in_an_executors_jvm_on_a_spark_standalone_cluster(
+def _offsets(worker: StandaloneWorker, connector: str) -> list[dict]:
+    return worker.get(f"/connectors/{connector}/offsets").json().get("offsets", [])
+
+
+def test_java_tasks_run_in_a_cluster_executors_jvm_and_fail_when_it_dies(
     spark_cluster, kafka_bootstrap, unique_name, tmp_path
 ):
     """Kafka's Java FileStream connectors: their JVM task host is a Spark task of one of the
     cluster's executors (its pid an executor backend's), and the pipeline runs through it.
     The runtime's jars are shipped with the job; plugin.path is read on the executor's
-    machine (this one)."""
+    machine (this one). When that executor dies, both Java tasks are FAILED naming the lost
+    host, as Python tasks are; restarted, they run in a new executor and, their offsets
+    committed before the death, deliver the lines written since, none lost or repeated."""
     _, file_plugin_dir = kafka_connect_classpath()
     app_name = f"sluice-{unique_name}-java"
-    extra = {**_on_cluster(spark_cluster, app_name), "plugin.path": str(file_plugin_dir)}
+    extra = {
+        **_on_cluster(spark_cluster, app_name),
+        "plugin.path": str(file_plugin_dir),
+        "offset.flush.interval.ms": "500",
+    }
     worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "java-on-cluster", extra=extra)
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
     source_file.write_text("".join(f"line {i}\n" for i in range(300)))
     topic = f"{unique_name}-java"
+    source, sink = f"{unique_name}-jsource", f"{unique_name}-jsink"
     worker.start()
     try:
         for name, config in {
-            f"{unique_name}-jsource": {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
-            f"{unique_name}-jsink": {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic},
+            source: {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
+            sink: {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic},
         }.items():
             _create(worker.url, name, {**config, "connector.plugin.version": "4.3.1"})
+
+        def pipeline_caught_up() -> bool:
+            return sink_file.exists() and sink_file.read_bytes() == source_file.read_bytes()
+
         wait_until(
-            lambda: sink_file.exists() and sink_file.read_bytes() == source_file.read_bytes(),
+            pipeline_caught_up,
             timeout=120,
             message=lambda: f"the Java sink's file equal to the source's\n{worker.log()}",
         )
         host = re.search(r"A JVM task host is ready: pid (\d+) on", worker.log())
         assert host is not None, worker.log()
-        command = Path(f"/proc/{host.group(1)}/cmdline").read_bytes().replace(b"\0", b" ")
+        pid = int(host.group(1))
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
         assert b"CoarseGrainedExecutorBackend" in command, command
+        app = _app(spark_cluster, app_name)
+        assert app is not None and f"--app-id {app['id']} ".encode() in command, (app, command)
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert parent == spark_cluster.worker_pid, (parent, spark_cluster.worker_pid)  # our cluster's executor
+
+        # a quiet moment: the source's position and the sink's consumed offset committed
+        wait_until(
+            lambda: (
+                [o["offset"]["position"] for o in _offsets(worker, source)] == [source_file.stat().st_size]
+                and [o["offset"]["kafka_offset"] for o in _offsets(worker, sink)] == [300]
+            ),
+            timeout=60,
+            message=lambda: f"offsets committed: {_offsets(worker, source)} {_offsets(worker, sink)}",
+        )
+        os.kill(pid, signal.SIGKILL)
+        for name in (source, sink):
+            wait_until(lambda n=name: worker.task_state(n) == "FAILED", timeout=90, message=f"{name} FAILED")
+            trace = worker.get(f"/connectors/{name}/tasks/0/status").json()["trace"]
+            assert f"JVM task host hosting task {name}-0 (pid {pid} on" in trace, trace
+            assert "ended unexpectedly" in trace, trace
+
+        with source_file.open("a") as f:
+            f.write("".join(f"line {i}\n" for i in range(300, 400)))
+        for name in (source, sink):
+            r = httpx2.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=30)
+            assert r.status_code == 204, r.text
+        wait_until(
+            pipeline_caught_up,
+            timeout=120,
+            message=lambda: f"the new lines delivered once after the restart\n{worker.log()}",
+        )
+        new_host = re.findall(r"A JVM task host is ready: pid (\d+) on", worker.log())[-1]
+        assert int(new_host) != pid
     finally:
         assert worker.stop() == 0, worker.log()
 

@@ -135,6 +135,14 @@ class JvmHostPool:
         for launch in taken:
             launch.hand_to(host, self._lock)
 
+    def host_lost(self, host: HostJob) -> None:
+        """The host's connection ended without the worker ending it: tasks launched from now
+        on wait for a new host (its tasks hear of it from their own connections)."""
+        with self._lock:
+            if host is self._host:
+                self._host, self._connected = None, False
+        self._submit_if_needed()
+
     def host_ended(self, host: HostJob, error: str | None) -> None:
         """The host's job ended: its tasks hear why; tasks still waiting get a new host."""
         with self._lock:

@@ -93,6 +93,8 @@ class HostOwner(Protocol):
 
     def host_connected(self, host: HostJob) -> None: ...
 
+    def host_lost(self, host: HostJob) -> None: ...
+
     def host_ended(self, host: HostJob, error: str | None) -> None: ...
 
     def task_left(self, launch: Launch) -> None: ...
@@ -122,6 +124,7 @@ class HostJob:
         self.tasks: set[Launch] = set()  # the tasks it runs (or is about to)
         self.dedicated = False  # it runs one task of a connector that wants a host of its own
         self.retired = False  # a task of it was abandoned: it takes no new one
+        self._released = False  # the worker ended (or cancelled) it: its connection's end is no loss
         self._thread = threading.Thread(target=self._run_job, name="sluice-task-host-job", daemon=True)
 
     @property
@@ -147,15 +150,20 @@ class HostJob:
             try:
                 message = channel.recv()
             except ChannelClosed:
-                return
+                break
             except ProtocolError as exc:
                 log.warning("Unreadable message on a task host's connection; no more are read from it: %s", exc)
-                return
+                break
             if not isinstance(message, HostHeartbeat):
                 log.warning("Unexpected message on a task host's connection: %r", message)
                 continue
             for launch in self.launcher.tasks_of(self):
                 launch.inbox.host_heartbeat(message.metrics.get(launch.incarnation))
+        if not self._released:
+            # The host is gone (its process or executor died) though its job may not have
+            # ended: on a cluster Spark retries it, and the retry, refused, ends it later.
+            # No task may be placed in it meanwhile.
+            self.launcher.host_lost(self)
 
     #: The job group's description, as Spark shows it.
     DESCRIPTION = "Sluice task host"
@@ -195,11 +203,13 @@ class HostJob:
     def let_go(self) -> None:
         """End a host: it sees its connection close and, once its tasks have ended, ends
         its job normally (cancelling the job would have Spark log the interruption)."""
+        self._released = True
         if self.channel is not None:
             self.channel.close()
 
     def cancel(self) -> None:
         """Stop the Spark job (its Python worker is killed, with every task in it)."""
+        self._released = True
         self.launcher.server.unregister(self.bootstrap.incarnation)
         if not self.job_ended.is_set():
             with contextlib.suppress(Exception):  # Spark stopping or stopped: the job is gone with it
@@ -430,6 +440,14 @@ class SparkTaskLauncher:
             hello = host.hello
             assert hello is not None  # it connected
             log.debug("A standby task host is ready: pid %d on %s", hello.pid, hello.host)
+        self._submit_needed()
+
+    def host_lost(self, host: HostJob) -> None:
+        """A host's connection ended without the worker ending it: the host takes no more
+        tasks (those it had hear of it from their own connections), and a standby it was is
+        replaced."""
+        with self._lock:
+            self._forget(host)
         self._submit_needed()
 
     def host_ended(self, host: HostJob, error: str | None) -> None:

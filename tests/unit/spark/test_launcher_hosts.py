@@ -319,6 +319,22 @@ def test_a_host_ending_tells_exactly_its_own_tasks(make_launcher) -> None:
     _untouched(second_inbox)
 
 
+def test_a_host_whose_connection_drops_takes_no_new_task(make_launcher) -> None:
+    """A host gone without the worker ending it (its executor died) may have a job that has
+    not ended yet (Spark retries it on a cluster): a task launched meanwhile goes to another
+    host, and a standby replaces the lost one."""
+    launcher, _ = make_launcher(8, hosts=1)
+    launcher.warm_up(10, hosts=1)
+    first, _ = _launch(launcher, 0)
+    lost = first.host
+    assert lost is not None and lost.channel is not None
+    lost.channel.close()  # the connection ends, as when the host's process dies
+    wait_until(lambda: launcher.hosts() == [(0, False, False)], timeout=10, message=lambda: f"{launcher.hosts()}")
+    second, second_inbox = _launch(launcher, 1)
+    assert second.host is not None and second.host is not lost
+    _untouched(second_inbox)
+
+
 def test_warming_up_waits_for_the_hosts_of_the_tasks_to_come(make_launcher) -> None:
     """A standalone worker with three tasks to start and three hosts to spread over waits
     for all three: each task then takes one as it comes."""
