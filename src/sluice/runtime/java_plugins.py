@@ -154,9 +154,12 @@ class JavaRuntime:
             try:
                 event = self._facade.nextEvent(1000)
             except Exception:
-                if not self._closed.is_set():
-                    log.debug("Stopped reading Java connectors' requests", exc_info=True)
-                return
+                if self._closed.is_set():
+                    return
+                # A request lost here is a reconfiguration a connector never gets: keep reading.
+                log.warning("Reading the Java connectors' requests failed; reading on", exc_info=True)
+                self._closed.wait(1.0)
+                continue
             if event is None:
                 continue
             request = json.loads(event)
