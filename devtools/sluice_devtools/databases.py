@@ -22,7 +22,8 @@ never used or touched. Each start:
    socket), records pid and port in ``work_dir/state.json`` and waits until it accepts
    connections (the error shows the server log's last lines).
 4. creates the database ``sluice`` and the user ``sluice`` (password ``sluice``), with
-   every right on that database (PostgreSQL: its owner, plus ``CREATEDB``; MariaDB:
+   every right on that database (PostgreSQL: its owner, plus ``CREATEDB`` and
+   ``REPLICATION`` for change data capture; MariaDB:
    ``GRANT ALL ON sluice.*``). Administration goes over the unix socket as the
    superuser (``postgres`` / ``root``), which has no password and cannot log in over TCP.
 
@@ -48,7 +49,8 @@ Restarting on the same ``work_dir`` keeps the data.
 
 **Settings** favour test speed over crash safety of the database itself (the server is
 a test and development fixture): PostgreSQL runs with ``fsync=off``,
-``synchronous_commit=off`` and ``full_page_writes=off``; MariaDB with
+``synchronous_commit=off`` and ``full_page_writes=off``, and with ``wal_level=logical``
+(and replication slots and WAL senders) for change data capture; MariaDB with
 ``innodb_flush_log_at_trx_commit=2``, ``utf8mb4`` and ``skip-name-resolve``. ``settings=``
 overrides or adds server settings (``{"max_connections": "300"}``).
 
@@ -760,6 +762,11 @@ class PostgresServer(_LocalDatabase):
         "fsync": "off",
         "synchronous_commit": "off",
         "full_page_writes": "off",
+        # Logical decoding, for change data capture (Debezium's pgoutput plugin): set before
+        # start, as the server reads these only then.
+        "wal_level": "logical",
+        "max_replication_slots": "10",
+        "max_wal_senders": "10",
     }
 
     def _binaries(self) -> PostgresBinaries:
@@ -832,7 +839,7 @@ class PostgresServer(_LocalDatabase):
         with self._admin() as conn:
             exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.user,)).fetchone()
             conn.execute(
-                sql.SQL("{} ROLE {} LOGIN CREATEDB PASSWORD {}").format(
+                sql.SQL("{} ROLE {} LOGIN CREATEDB REPLICATION PASSWORD {}").format(
                     sql.SQL("ALTER" if exists else "CREATE"), sql.Identifier(self.user), sql.Literal(self.password)
                 )
             )

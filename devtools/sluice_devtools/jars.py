@@ -29,6 +29,7 @@ from sluice.jvm.connect_runtime import CONNECT_MODULES, CONNECT_VERSION, LOG4J_V
 from sluice.jvm.jars import COMPLETE_MARKER, Module, fetch_lock, jar_set, run_ivy, spark_kafka_jars
 
 __all__ = [
+    "DEBEZIUM_VERSION",
     "ELASTICSEARCH_VERSION",
     "HADOOP_VERSION",
     "HDFS_MINICLUSTER_MODULES",
@@ -39,6 +40,7 @@ __all__ = [
     "OPENSEARCH_VERSION",
     "S3PROXY_MODULES",
     "S3PROXY_VERSION",
+    "debezium_postgres_plugin",
     "elasticsearch_home",
     "fetch_all",
     "fetch_archives",
@@ -47,6 +49,7 @@ __all__ = [
     "kafka_connect_classpath",
     "kafka_connect_test_plugins_classpath",
     "maven_archive",
+    "mirror_maker_plugin",
     "opensearch_home",
     "s3proxy_classpath",
 ]
@@ -79,6 +82,19 @@ KAFKA_CONNECT_FILE_MODULE: Module = ("org.apache.kafka", "connect-file", KAFKA_V
 # go on the worker's classpath: Connect loads org.apache.kafka.connect.tools classes from
 # its own class loader, never from a plugin.path directory.
 KAFKA_CONNECT_TEST_PLUGINS_MODULE: Module = ("org.apache.kafka", "connect-test-plugins", KAFKA_VERSION)
+
+# Debezium's PostgreSQL connector, a Java plugin as users install it: the connector's jars
+# and their dependencies (Debezium's core, the PostgreSQL driver, protobuf), not Kafka's
+# own (Debezium declares those "provided": the worker has them).
+DEBEZIUM_VERSION = "3.6.1.Final"
+DEBEZIUM_POSTGRES_MODULE: Module = ("io.debezium", "debezium-connector-postgres", DEBEZIUM_VERSION)
+
+# MirrorMaker 2's connectors (MirrorSource, MirrorCheckpoint, MirrorHeartbeat), a Java
+# plugin: connect-mirror and its client library; the rest of their closure is Connect's.
+MIRROR_MODULES: tuple[Module, ...] = (
+    ("org.apache.kafka", "connect-mirror", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-mirror-client", KAFKA_VERSION),
+)
 
 # The S3 API server of sluice_devtools.storage_servers (Java 17).
 S3PROXY_VERSION = "4.0.0"
@@ -141,6 +157,32 @@ def kafka_connect_test_plugins_classpath() -> list[Path]:
     return [*test_plugins, *server_common]
 
 
+# What the worker gives every plugin (Kafka's API and clients, logging) and kafka-clients'
+# compression libraries, which come with it: not part of a plugin's directory.
+_WORKER_OWN = ("kafka-", "connect-", "slf4j-", "log4j")
+_KAFKA_CLIENTS_OWN = frozenset({"lz4-java", "snappy-java", "zstd-jni"})
+
+
+def debezium_postgres_plugin() -> Path:
+    """A directory of Debezium's PostgreSQL connector jars, fetched on first use: one plugin,
+    to be linked or copied into a directory on ``plugin.path`` (the cache itself is not one)."""
+    jars = jar_set(
+        f"debezium-connector-postgres-{DEBEZIUM_VERSION}",
+        (DEBEZIUM_POSTGRES_MODULE,),
+        keep=lambda artifact: artifact not in _KAFKA_CLIENTS_OWN and not artifact.startswith(_WORKER_OWN),
+    )
+    return jars[0].parent
+
+
+def mirror_maker_plugin() -> Path:
+    """A directory of MirrorMaker 2's connector jars (Kafka's ``connect-mirror`` and
+    ``connect-mirror-client``), fetched on first use: one plugin, to be linked or copied into
+    a directory on ``plugin.path``."""
+    wanted = {artifact for _, artifact, _ in MIRROR_MODULES}
+    jars = jar_set(f"connect-mirror-{KAFKA_VERSION}", MIRROR_MODULES, keep=lambda artifact: artifact in wanted)
+    return jars[0].parent
+
+
 def s3proxy_classpath() -> list[Path]:
     """The jars that run s3proxy (``org.gaul.s3proxy.Main``), fetched on first use."""
     return jar_set(f"s3proxy-{S3PROXY_VERSION}", S3PROXY_MODULES)
@@ -169,6 +211,8 @@ def fetch_all() -> dict[str, list[Path]]:
             "kafka-broker": kafka_broker_classpath,
             "spark-kafka": spark_kafka_jars,
             "kafka-connect": kafka_connect,
+            "debezium-postgres": lambda: [debezium_postgres_plugin()],
+            "connect-mirror": lambda: [mirror_maker_plugin()],
             "s3proxy": s3proxy_classpath,
             "hdfs-minicluster": hdfs_minicluster_classpath,
         }
