@@ -8,7 +8,8 @@ Starts one Kafka broker with the project's tooling, fetches Apache Kafka Connect
 (``connect-runtime``, ``connect-json``, ``connect-file``) into the cache on first use,
 measures Kafka's own producer and consumer performance tools as the upper bound, warms up
 each system, then runs each workload once on Kafka Connect and once on Sluice
-(alternating which goes first), each on a fresh worker process, fresh topics and files:
+(alternating which goes first) — ``--rounds`` times, the report giving the medians — each on
+a fresh worker process, fresh topics and files:
 
 * (a) FileStreamSource → topic; (b) topic → FileStreamSink from a pre-filled topic;
   (c) both at once, end to end — each with JsonConverter (schemas off) and StringConverter;
@@ -119,6 +120,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="Sluice runs Kafka's Java file connectors (connect-file) instead of its built-ins",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="runs of each workload on each system; the order flips every round and the report "
+        "gives the medians (default 1)",
+    )
     parser.add_argument("--work-dir", type=Path, help="keep the brokers', workers' and runs' files here")
     parser.add_argument("--from-json", type=Path, help="only re-render --output (and its chart) from these results")
     args = parser.parse_args(argv)
@@ -131,8 +139,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         build_workloads(args.workload_kinds, args.converter_ids)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.lines < 1 or args.latency_seconds <= 0:
-        parser.error("--lines and --latency-seconds must be positive")
+    if args.lines < 1 or args.latency_seconds <= 0 or args.rounds < 1:
+        parser.error("--lines, --latency-seconds and --rounds must be positive")
     return args
 
 
@@ -162,6 +170,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             "settle_seconds": args.settle_seconds,
             "json_name": args.output.with_suffix(".json").name,
             "sluice_java_plugins": bool(args.java_plugins),
+            "rounds": args.rounds,
         },
         "workloads": [workload_dict(w) for w in workloads],
         "bounds": {},
@@ -194,10 +203,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             results["warmup"].append(
                 run_workload(ctx, system, warmup, lines=warmup_lines, idle_seconds=args.idle_seconds)
             )
-        for i, wl in enumerate(workloads):
-            order = ("connect", "sluice") if i % 2 == 0 else ("sluice", "connect")
-            for system in order:
-                results["runs"].append(run_workload(ctx, system, wl))
+        for round_ in range(args.rounds):
+            # Which system goes first flips from workload to workload and from round to round:
+            # a run right after another (its writes still being flushed) is not always the same one.
+            for i, wl in enumerate(workloads):
+                order = ("connect", "sluice") if (i + round_) % 2 == 0 else ("sluice", "connect")
+                for system in order:
+                    results["runs"].append({**run_workload(ctx, system, wl), "round": round_ + 1})
     finally:
         broker.stop()
         if args.work_dir is None:

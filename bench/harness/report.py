@@ -6,6 +6,7 @@ follows :data:`END` in an existing page (hand-written analysis, older figures) i
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,29 @@ P99_TARGET_MS = 250.0
 
 
 def _index(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(r["workload"], r["system"]): r for r in results["runs"]}
+    """One run per workload and system: the run itself, or with several rounds their medians
+    (each figure's own median over the rounds that passed; any failed round is reported)."""
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in results["runs"]:
+        grouped.setdefault((r["workload"], r["system"]), []).append(r)
+    return {key: _median_run(runs) for key, runs in grouped.items()}
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    if len(runs) == 1:
+        return runs[0]
+    passed = [r for r in runs if r.get("ok")]
+    if not passed:
+        return runs[0]
+    median = dict(passed[0])
+    for key, value in passed[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "round":
+            median[key] = statistics.median(float(r[key]) for r in passed if key in r)
+        elif isinstance(value, dict) and key == "cpu_s_per_million_by_process":
+            kinds = {k for r in passed for k in r.get(key, {})}
+            median[key] = {k: statistics.median(r.get(key, {}).get(k, 0.0) for r in passed) for k in sorted(kinds)}
+    median["rounds_passed"] = len(passed)
+    return median
 
 
 def _pct(a: float | None, b: float | None) -> str:
@@ -150,6 +173,7 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
             f"{_cell(c, 'peak_rss_mb')} | {_cell(s, 'peak_rss_mb')} |"
         )
     out += ["", "Workloads: " + "; ".join(f"`{wl['id']}` {wl['title']}" for wl in _workloads(results)) + ".", ""]
+    out += _rounds(results)
     if bounds:
         where = {"producer": "one partition", "consumer": "one partition", "consumer_4p": "four partitions"}
         out.append(
@@ -263,6 +287,35 @@ def render_markdown(results: dict[str, Any], chart_name: str | None) -> str:
         END,
     ]
     return "\n".join(out) + "\n"
+
+
+def _rounds(results: dict[str, Any]) -> list[str]:
+    """With several rounds: what the medians above come from, round by round."""
+    rounds = int(results["meta"].get("rounds", 1))
+    if rounds < 2:
+        return []
+    out = [
+        f"Each figure above is the median of {rounds} rounds (which system ran first flips from round "
+        "to round). Round by round, records/s (CPU s per 1M records), the system that ran first in bold:",
+        "",
+        "| workload | round | Kafka Connect | Sluice | Sluice / Connect |",
+        "|---|--:|--:|--:|--:|",
+    ]
+    for wl in _workloads(results):
+        for n in range(1, rounds + 1):
+            pair = [r for r in results["runs"] if r["workload"] == wl["id"] and r.get("round") == n]
+            by_system = {r["system"]: r for r in pair}
+            first = pair[0]["system"] if pair else None
+            cells = []
+            for system in SYSTEMS:
+                run = by_system.get(system)
+                cell = f"{_cell(run, 'records_per_s')} ({_cell(run, 'cpu_s_per_million', 1)})"
+                cells.append(f"**{cell}**" if system == first else cell)
+            ratio_cell = ratio(
+                _get(by_system.get("sluice"), "records_per_s"), _get(by_system.get("connect"), "records_per_s")
+            )
+            out.append(f"| {wl['id']} | {n} | {cells[0]} | {cells[1]} | {ratio_cell} |")
+    return [*out, ""]
 
 
 def _first_d(results: dict[str, Any], key: str, default: float) -> float:
