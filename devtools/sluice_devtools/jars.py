@@ -139,12 +139,12 @@ def kafka_connect_classpath() -> tuple[list[Path], Path]:
         (KAFKA_CONNECT_TEST_PLUGINS_MODULE,),
         keep=lambda artifact: artifact == KAFKA_CONNECT_TEST_PLUGINS_MODULE[1],
     )
-    plugin = jar_set(
+    plugin = _plugin_dir(
         f"kafka-connect-file-{KAFKA_VERSION}",
         (KAFKA_CONNECT_FILE_MODULE,),
         keep=lambda artifact: artifact == KAFKA_CONNECT_FILE_MODULE[1],
     )
-    return [*runtime, *test_plugins], plugin[0].parent
+    return [*runtime, *test_plugins], plugin
 
 
 def kafka_connect_test_plugins_classpath() -> list[Path]:
@@ -166,12 +166,11 @@ _KAFKA_CLIENTS_OWN = frozenset({"lz4-java", "snappy-java", "zstd-jni"})
 def debezium_postgres_plugin() -> Path:
     """A directory of Debezium's PostgreSQL connector jars, fetched on first use: one plugin,
     to be linked or copied into a directory on ``plugin.path`` (the cache itself is not one)."""
-    jars = jar_set(
+    return _plugin_dir(
         f"debezium-connector-postgres-{DEBEZIUM_VERSION}",
         (DEBEZIUM_POSTGRES_MODULE,),
         keep=lambda artifact: artifact not in _KAFKA_CLIENTS_OWN and not artifact.startswith(_WORKER_OWN),
     )
-    return jars[0].parent
 
 
 def mirror_maker_plugin() -> Path:
@@ -179,8 +178,12 @@ def mirror_maker_plugin() -> Path:
     ``connect-mirror-client``), fetched on first use: one plugin, to be linked or copied into
     a directory on ``plugin.path``."""
     wanted = {artifact for _, artifact, _ in MIRROR_MODULES}
-    jars = jar_set(f"connect-mirror-{KAFKA_VERSION}", MIRROR_MODULES, keep=lambda artifact: artifact in wanted)
-    return jars[0].parent
+    return _plugin_dir(f"connect-mirror-{KAFKA_VERSION}", MIRROR_MODULES, keep=lambda artifact: artifact in wanted)
+
+
+def _plugin_dir(name: str, modules: tuple[Module, ...], keep: Callable[[str], bool]) -> Path:
+    """The cache directory of a jar set fetched to be one plugin: what a plugin.path entry links to."""
+    return jar_set(name, modules, keep=keep)[0].parent
 
 
 def s3proxy_classpath() -> list[Path]:

@@ -166,6 +166,20 @@ def _produce(bootstrap: str, topic: str, label: str, partitions: int = PARTITION
     return values
 
 
+def _messages(consumer: Consumer, topic: str, partitions: list[int], count: int) -> list[Any]:
+    """The first ``count`` messages of ``topic``'s ``partitions``, read from offset 0."""
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    out: list[Any] = []
+    while len(out) < count:
+        message = consumer.poll(5)
+        assert message is not None, f"read {len(out)} of {count} from {topic}"
+        if message.error() is None:
+            out.append(message)
+        elif message.error().code() != KafkaError._PARTITION_EOF:
+            raise AssertionError(message.error())
+    return out
+
+
 def _read(bootstrap: str, topic: str, expected: int, timeout: float = 90.0) -> dict[int, list[bytes]]:
     """Every record of ``topic`` once ``expected`` are there, by partition (and no more)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "enable.auto.commit": False})
@@ -182,15 +196,9 @@ def _read(bootstrap: str, topic: str, expected: int, timeout: float = 90.0) -> d
             return highs if sum(highs) >= expected else None
 
         highs = wait_until(ends, timeout=timeout, message=lambda: f"{expected} records in {topic}")
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
         records: dict[int, list[bytes]] = {p: [] for p in partitions}
-        while sum(map(len, records.values())) < sum(highs):
-            message = consumer.poll(5)
-            assert message is not None, f"read {sum(map(len, records.values()))} of {sum(highs)} from {topic}"
-            if message.error() is None:
-                records[message.partition()].append(message.value())
-            elif message.error().code() != KafkaError._PARTITION_EOF:
-                raise AssertionError(message.error())
+        for message in _messages(consumer, topic, partitions, sum(highs)):
+            records[message.partition()].append(message.value())
         return records
     finally:
         consumer.close()
@@ -239,6 +247,7 @@ def _checkpoints(bootstrap: str, alias: str) -> list[tuple[str, str, int, int, i
 
 
 def _keyed_records(bootstrap: str, topic: str) -> list[tuple[bytes, bytes]]:
+    """Every record of ``topic`` now (none when it does not exist), as (key, value)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "enable.auto.commit": False})
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
@@ -246,14 +255,7 @@ def _keyed_records(bootstrap: str, topic: str) -> list[tuple[bytes, bytes]]:
             return []
         parts = sorted(metadata.partitions)
         highs = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in parts]
-        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
-        out: list[tuple[bytes, bytes]] = []
-        while len(out) < sum(highs):
-            message = consumer.poll(5)
-            assert message is not None, f"read {len(out)} of {sum(highs)} from {topic}"
-            if message.error() is None:
-                out.append((message.key(), message.value()))
-        return out
+        return [(m.key(), m.value()) for m in _messages(consumer, topic, parts, sum(highs))]
     finally:
         consumer.close()
 
