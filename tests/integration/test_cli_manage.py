@@ -395,4 +395,5 @@ def test_url_from_the_environment_and_predefined_list(worker):
         "hdfs-sink": "io.confluent.connect.hdfs.HdfsSinkConnector",
         "s3-sink": "io.confluent.connect.s3.S3SinkConnector",
         "elasticsearch-sink": "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
+        "replicator": "io.confluent.connect.replicator.ReplicatorSourceConnector",
     }

@@ -27,7 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "_java": set(),
     "api": {"_java"},
     "formats": {"_java", "api"},
-    "connectors": {"_java", "api", "formats"},
+    # connectors that are Kafka clients themselves (the replicator) use kafka's plumbing
+    "connectors": {"_java", "api", "formats", "kafka"},
     "converters": {"_java", "api", "formats"},
     "transforms": {"_java", "api"},
     "providers": {"_java", "api"},

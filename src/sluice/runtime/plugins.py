@@ -110,6 +110,9 @@ KAFKA_CLASS_NAMES = {
     "sluice.connectors.elasticsearch.task.ElasticsearchSinkConnector": (
         "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector"
     ),
+    "sluice.connectors.replicator.connector.ReplicatorSourceConnector": (
+        "io.confluent.connect.replicator.ReplicatorSourceConnector"
+    ),
     "sluice.converters.string.StringConverter": "org.apache.kafka.connect.storage.StringConverter",
     "sluice.converters.bytearray.ByteArrayConverter": "org.apache.kafka.connect.converters.ByteArrayConverter",
     "sluice.converters.json.JsonConverter": "org.apache.kafka.connect.json.JsonConverter",
@@ -138,6 +141,7 @@ KAFKA_TASK_CLASS_NAMES = {
     "sluice.connectors.file.sink.FileStreamSinkTask": "org.apache.kafka.connect.file.FileStreamSinkTask",
     "sluice.connectors.jdbc.source.JdbcSourceTask": "io.confluent.connect.jdbc.source.JdbcSourceTask",
     "sluice.connectors.jdbc.sink.JdbcSinkTask": "io.confluent.connect.jdbc.sink.JdbcSinkTask",
+    "sluice.connectors.replicator.task.ReplicatorSourceTask": "io.confluent.connect.replicator.ReplicatorSourceTask",
     "sluice.connectors.testing.verifiable_source.VerifiableSourceTask": (
         "org.apache.kafka.connect.tools.VerifiableSourceTask"
     ),
@@ -146,6 +150,13 @@ KAFKA_TASK_CLASS_NAMES = {
     "sluice.connectors.testing.mock.MockSinkTask": "org.apache.kafka.connect.tools.MockSinkTask",
 }
 _TASK_PYTHON_PATHS = {kafka: path for path, kafka in KAFKA_TASK_CLASS_NAMES.items()}
+
+# Further class names a built-in answers to, by exact name only (they are neither listed nor
+# aliases): Confluent's Replicator names its byte-array converter apart from Kafka's, and
+# Replicator configs name it for keys, values and headers.
+OTHER_CLASS_NAMES = {
+    "sluice.converters.bytearray.ByteArrayConverter": ("io.confluent.connect.replicator.util.ByteArrayConverter",),
+}
 
 # Kafka's test connectors (its connect-runtime "tools"): usable by name, but left out of
 # the plugin listing, as Kafka's ConnectorPluginsResource leaves them out.
@@ -346,6 +357,8 @@ class Plugins:
         descs = {kind: PluginDesc(class_name, path, kind, version, cls) for kind in kinds}
         self._by_name[class_name] = descs
         self._by_name[path] = descs
+        for other in OTHER_CLASS_NAMES.get(path, ()):
+            self._by_name.setdefault(other, descs)
         for alias in _aliases(cls.__name__, kinds):
             if alias in self._aliases and self._aliases[alias] is not descs:
                 self._aliases[alias] = None  # claimed by two classes: dropped, as in Kafka

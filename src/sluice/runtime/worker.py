@@ -641,15 +641,17 @@ class Worker:
         if self.java_runtime is not None:
             self.java_runtime.close()
 
-    def _admin_config(self) -> dict[str, str]:
+    def _admin_config(self, connector_config: dict[str, str] | None = None) -> dict[str, str]:
         # As Kafka's Worker.adminConfigs: the worker's own settings (here: the security
-        # ones, the others are not client settings), then admin.*; admin.listeners is a
-        # REST setting, not a client one.
-        props = security_settings(self.config.raw)
+        # ones, the others are not client settings), then admin.* (admin.listeners is a
+        # REST setting, not a client one), then a connector's admin.override.*.
+        props = {"bootstrap.servers": self.config.bootstrap_servers, **security_settings(self.config.raw)}
         props.update(
             {k: v for k, v in self.config.prefixed("admin.").items() if not k.startswith(("override.", "listeners"))}
         )
-        props["bootstrap.servers"] = self.config.bootstrap_servers
+        for key, value in (connector_config or {}).items():
+            if key.startswith("admin.override."):
+                props[key[len("admin.override.") :]] = value
         return props
 
     def _topic_creation(self, kind: str, connector_config: dict[str, str]) -> TopicCreationSpec | None:
@@ -657,7 +659,7 @@ class Worker:
             connector_config, bool(self.config.get("topic.creation.enable"))
         ):
             return None
-        return topic_creation_spec(connector_config, librdkafka_config(self._admin_config(), "admin"))
+        return topic_creation_spec(connector_config, librdkafka_config(self._admin_config(connector_config), "admin"))
 
     def _topic_recorder(self, name: str) -> Callable[[str], None]:
         """Records the topics a connector's tasks use, once each (``TopicStatus``)."""
@@ -684,10 +686,14 @@ class Worker:
 
     def _producer_config(self, connector_config: dict[str, str]) -> dict[str, str]:
         # What Kafka Connect forces on its producers (Worker.baseProducerConfigs),
-        # then worker producer.* and connector producer.override.* settings.
-        props = {"acks": "all", "delivery.timeout.ms": str(2**31 - 1)}
+        # then worker producer.* and connector producer.override.* settings, which may
+        # point the producer at another cluster (bootstrap.servers), as in Kafka.
+        props = {
+            "bootstrap.servers": self.config.bootstrap_servers,
+            "acks": "all",
+            "delivery.timeout.ms": str(2**31 - 1),
+        }
         props.update(self._client_props(connector_config, "producer"))
-        props["bootstrap.servers"] = self.config.bootstrap_servers
         return props
 
     def _producer_options(self, connector_config: dict[str, str]) -> dict[str, str]:
@@ -695,8 +701,8 @@ class Worker:
 
     def _consumer_config(self, connector_config: dict[str, str]) -> dict[str, str]:
         """The librdkafka settings of a sink task's consumer (its group is set by the task)."""
-        props = self._client_props(connector_config, "consumer")
-        props["bootstrap.servers"] = self.config.bootstrap_servers
+        props = {"bootstrap.servers": self.config.bootstrap_servers}
+        props.update(self._client_props(connector_config, "consumer"))
         return librdkafka_consumer_config(props)
 
     def hosted_connectors(self) -> list[WorkerConnector]:

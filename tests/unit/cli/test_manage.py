@@ -761,6 +761,16 @@ def test_the_predefined_jdbc_connectors_load_by_name() -> None:
         assert loaded.config["connection.url"].startswith("jdbc:postgresql://")
 
 
+def test_the_predefined_replicator_loads_by_name_and_validates() -> None:
+    from sluice.connectors.replicator import ReplicatorSourceConnector
+
+    loaded = manage.load_connector_config("replicator", None, {"src.kafka.bootstrap.servers": "source:9092"})
+    assert loaded.config["connector.class"] == "io.confluent.connect.replicator.ReplicatorSourceConnector"
+    assert loaded.config["src.kafka.bootstrap.servers"] == "source:9092"
+    validated = ReplicatorSourceConnector().validate(loaded.config)
+    assert [v.error_messages for v in validated.config_values if v.error_messages] == []
+
+
 def test_the_predefined_storage_sinks_load_by_name() -> None:
     s3 = manage.load_connector_config("s3-sink", None, {"s3.bucket.name": "mine"})
     assert s3.config["connector.class"] == "io.confluent.connect.s3.S3SinkConnector"

@@ -26,6 +26,7 @@ PREDEFINED: dict[str, str] = {
     "hdfs-sink": "connect-hdfs-sink.properties",
     "s3-sink": "connect-s3-sink.properties",
     "elasticsearch-sink": "connect-elasticsearch-sink.properties",
+    "replicator": "connect-replicator.properties",
 }
 
 # The states a file may ask a connector to be created in (``initial_state``).
