@@ -83,18 +83,27 @@ def _fill(bootstrap: str, topic: str, count: int) -> str:
     return digest.hexdigest()
 
 
-def _end_offset(bootstrap: str, topic: str) -> int:
-    from confluent_kafka import Consumer, TopicPartition
+class _EndOffsets:
+    """The end offset of partition 0 of topics on one cluster, through one consumer for a
+    whole run (asked every 50 ms while a copy is measured)."""
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-replication-watch"})
-    try:
-        if topic not in consumer.list_topics(topic, timeout=10).topics:
+    def __init__(self, bootstrap: str) -> None:
+        from confluent_kafka import Consumer
+
+        self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-replication-watch"})
+
+    def __call__(self, topic: str) -> int:
+        from confluent_kafka import TopicPartition
+
+        try:
+            if topic not in self._consumer.list_topics(topic, timeout=10).topics:
+                return 0
+            return int(self._consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1])
+        except Exception:  # noqa: BLE001 - not created yet
             return 0
-        return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1])
-    except Exception:  # noqa: BLE001 - not created yet
-        return 0
-    finally:
-        consumer.close()
+
+    def close(self) -> None:
+        self._consumer.close()
 
 
 def _digest(bootstrap: str, topic: str, count: int) -> str:
@@ -191,6 +200,7 @@ def run_once(
     result: dict[str, Any] = {"system": system, "run": run, "records": records, "ok": False}
     worker = _worker(system, run_dir, destination.bootstrap, mirror_dir)
     sampler: PeakRss | None = None
+    end_offset = _EndOffsets(destination.bootstrap)
     try:
         worker.launch()
         sampler = PeakRss(worker.pid)
@@ -200,7 +210,7 @@ def run_once(
         worker.create_connector(warm)
         _wait(
             "warm-up",
-            lambda: _end_offset(destination.bootstrap, warm_topic) >= WARM_RECORDS,
+            lambda: end_offset(warm_topic) >= WARM_RECORDS,
             time.monotonic() + 300,
             worker,
             "warm",
@@ -212,7 +222,7 @@ def run_once(
         worker.create_connector(config)
         _wait(
             "copy",
-            lambda: _end_offset(destination.bootstrap, topic) >= records,
+            lambda: end_offset(topic) >= records,
             started + max(300.0, records / 2_000),
             worker,
             "copy",
@@ -221,7 +231,7 @@ def run_once(
         cpu = sample_tree(worker.pid).cpu_seconds - cpu_before
         peak = sampler.stop()
         sampler = None
-        copied = _end_offset(destination.bootstrap, topic)
+        copied = end_offset(topic)
         result.update(
             {
                 "seconds": elapsed,
@@ -241,6 +251,7 @@ def run_once(
     finally:
         if sampler is not None:
             sampler.stop()
+        end_offset.close()
         worker.stop()
     figures = (
         f"{result['records_per_s']:,.0f} records/s, {result['cpu_s_per_million']:.1f} CPU s/M, "

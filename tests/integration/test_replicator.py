@@ -74,25 +74,24 @@ def _produce(bootstrap: str, topic: str, count: int, partitions: int, tag: str, 
     assert producer.flush(30) == 0
 
 
-def _records(bootstrap: str, topic: str) -> dict[int, list[Record]]:
-    """Every record of ``topic`` now, by partition (read up to each partition's end)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    metadata = admin.list_topics(topic, timeout=30).topics.get(topic)
+def _watermarks(consumer: Consumer, topic: str) -> dict[int, tuple[int, int]]:
+    """Each partition's low and high watermark now; empty while ``topic`` does not exist."""
+    metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
     if metadata is None or metadata.error is not None:
         return {}
+    return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in metadata.partitions}
+
+
+def _records(bootstrap: str, topic: str) -> dict[int, list[Record]]:
+    """Every record of ``topic`` now, by partition (read up to each partition's end)."""
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "replicator-test-reader", "enable.auto.commit": False}
     )
     try:
-        out: dict[int, list[Record]] = {}
-        ends = {}
-        for partition in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
-            out[partition] = []
-            if high > low:
-                ends[partition] = high
-        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
-        remaining = dict(ends)
+        marks = _watermarks(consumer, topic)
+        out: dict[int, list[Record]] = {p: [] for p in marks}
+        remaining = {p: high for p, (low, high) in marks.items() if high > low}
+        consumer.assign([TopicPartition(topic, p, 0) for p in remaining])
         while remaining:
             message = wait_until(lambda: consumer.poll(0.5), timeout=60, message=f"records of {topic}")
             if message.error() is not None:
@@ -109,14 +108,7 @@ def _records(bootstrap: str, topic: str) -> dict[int, list[Record]]:
 def _count(bootstrap: str, topic: str) -> int:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "replicator-test-counter"})
     try:
-        metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            return 0
-        total = 0
-        for partition in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
-            total += high - low
-        return total
+        return sum(high - low for low, high in _watermarks(consumer, topic).values())
     finally:
         consumer.close()
 

@@ -646,12 +646,8 @@ class Worker:
         # ones, the others are not client settings), then admin.* (admin.listeners is a
         # REST setting, not a client one), then a connector's admin.override.*.
         props = {"bootstrap.servers": self.config.bootstrap_servers, **security_settings(self.config.raw)}
-        props.update(
-            {k: v for k, v in self.config.prefixed("admin.").items() if not k.startswith(("override.", "listeners"))}
-        )
-        for key, value in (connector_config or {}).items():
-            if key.startswith("admin.override."):
-                props[key[len("admin.override.") :]] = value
+        admin = self._client_props(connector_config or {}, "admin")
+        props.update({k: v for k, v in admin.items() if not k.startswith(("override.", "listeners"))})
         return props
 
     def _topic_creation(self, kind: str, connector_config: dict[str, str]) -> TopicCreationSpec | None:

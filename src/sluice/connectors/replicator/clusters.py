@@ -13,6 +13,7 @@ from sluice.api.errors import ConnectError
 from sluice.connectors.replicator.config import ReplicatorConfig
 from sluice.kafka.security import check_authentication
 from sluice.kafka.settings import librdkafka_config
+from sluice.kafka.topics import create_missing_topics
 
 __all__ = ["Destination", "Source", "TopicShape"]
 
@@ -121,10 +122,11 @@ class Destination:
         partitions are preserved. Returns the source topics whose destination topic is
         missing and was not created (``topic.auto.create=false``) or failed to be."""
         from confluent_kafka import KafkaException
-        from confluent_kafka.admin import NewPartitions, NewTopic
+        from confluent_kafka.admin import NewPartitions
 
         existing = self.admin.list_topics(timeout=_TIMEOUT_S).topics
-        to_create = []
+        requests: dict[str, tuple[int, int, dict[str, str]]] = {}  # destination topic -> its settings
+        sources: dict[str, str] = {}  # destination topic -> source topic
         to_grow = []
         missing = []
         for source_topic, shape in sorted(shapes.items()):
@@ -135,23 +137,18 @@ class Destination:
                     missing.append(source_topic)
                     continue
                 factor = self.config.replication_factor or shape.replication_factor
-                settings = {
-                    **configs.get(source_topic, {}),
-                    "message.timestamp.type": self.config.timestamp_type,
-                }
-                to_create.append((source_topic, NewTopic(name, shape.partitions, factor, config=settings)))
+                settings = {**configs.get(source_topic, {}), "message.timestamp.type": self.config.timestamp_type}
+                requests[name] = (shape.partitions, factor, settings)
+                sources[name] = source_topic
             elif self.config.preserve_partitions and len(topic.partitions) < shape.partitions:
                 to_grow.append(NewPartitions(name, shape.partitions))
-        if to_create:
-            futures = self.admin.create_topics([t for _, t in to_create], request_timeout=_TIMEOUT_S)
-            for source_topic, new in to_create:
-                try:
-                    futures[new.topic].result()
-                    log.info("Created destination topic %s for %s", new.topic, source_topic)
-                except KafkaException as exc:
-                    if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                        log.warning("Could not create destination topic %s: %s", new.topic, exc)
-                        missing.append(source_topic)
+        if requests:
+            try:
+                for name in create_missing_topics(self.admin, requests):
+                    log.info("Created destination topic %s for %s", name, sources[name])
+            except KafkaException as exc:  # retried later: those created meanwhile then exist
+                log.warning("Could not create destination topics %s: %s", ", ".join(sorted(requests)), exc)
+                missing.extend(sources.values())
         if to_grow:
             for name, future in self.admin.create_partitions(to_grow, request_timeout=_TIMEOUT_S).items():
                 try:

@@ -78,9 +78,7 @@ class ReplicatorSourceConnector(SourceConnector):
         self._config = config = ReplicatorConfig.parse(props)
         self._source = Source(config)
         self._destination = Destination(config)
-        shapes, missing = self._follow_source()
-        if missing and not config.auto_create:
-            raise ConnectError(_missing_message(config, missing))
+        shapes, _ = self._follow_source()
         self._shapes = shapes
         log.info(
             "Replicating %d topics from cluster %s to cluster %s",
@@ -94,14 +92,18 @@ class ReplicatorSourceConnector(SourceConnector):
 
     def _follow_source(self) -> tuple[dict[str, TopicShape], list[str]]:
         """The source topics to replicate whose destination topics exist (created or grown
-        as needed), and those whose destination topic is missing."""
-        assert self._source is not None and self._destination is not None
+        as needed), and those whose destination topic could not be created. Raises
+        :class:`ConnectError` when one is missing and ``topic.auto.create`` is false."""
+        assert self._config is not None and self._source is not None and self._destination is not None
         shapes = self._source.matching_topics()
         changed = {t: s for t, s in shapes.items() if self._shapes.get(t) != s}
         if not changed:
             return shapes, []
-        configs = self._source.configs(sorted(changed)) if self._config and self._config.config_sync else {}
+        configs = self._source.configs(sorted(changed)) if self._config.config_sync else {}
         missing = self._destination.follow(changed, configs)
+        if missing and not self._config.auto_create:
+            names = ", ".join(self._config.destination_topic(t) for t in missing)
+            raise ConnectError(f"Destination topics do not exist and topic.auto.create is false: {names}")
         return {t: s for t, s in shapes.items() if t not in missing}, missing
 
     def _watch(self) -> None:
@@ -134,8 +136,6 @@ class ReplicatorSourceConnector(SourceConnector):
         """Follow the source's topics; ask for new task configs when the partitions to copy
         changed. Returns when to retry destination topics that could not be created."""
         shapes, missing = self._follow_source()
-        if missing and not config.auto_create:
-            raise ConnectError(_missing_message(config, missing))
         with self._lock:
             changed = shapes != self._shapes
             self._shapes = shapes
@@ -194,8 +194,3 @@ class ReplicatorSourceConnector(SourceConnector):
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _missing_message(config: ReplicatorConfig, missing: list[str]) -> str:
-    names = ", ".join(config.destination_topic(t) for t in missing)
-    return f"Destination topics do not exist and topic.auto.create is false: {names}"

@@ -19,14 +19,16 @@ import logging
 import time
 from typing import Any
 
+from confluent_kafka import KafkaError
+
 from sluice import __version__
 from sluice.api.data import Schema
 from sluice.api.errors import ConnectError
 from sluice.api.records import Header, Headers, SourceRecord
 from sluice.api.source import SourceTask, partition_key
 from sluice.connectors.replicator.config import ReplicatorConfig
-from sluice.kafka.errors import AUTHENTICATION_ERRORS
-from sluice.kafka.settings import librdkafka_consumer_config
+from sluice.kafka.errors import ends_task
+from sluice.kafka.settings import consumer_settings, librdkafka_consumer_config
 
 __all__ = [
     "ASSIGNMENT",
@@ -95,33 +97,23 @@ class ReplicatorSourceTask(SourceTask):
         self._targets = {t: config.destination_topic(t) for t, _ in assigned}
         consumer_config = config.source_consumer
         self._batch = int(consumer_config.get("max.poll.records", _DEFAULT_BATCH))
-        reset = consumer_config.get("auto.offset.reset", "earliest").strip().lower()
-        settings: dict[str, Any] = {
-            "group.id": props.get("name", "replicator"),
-            "client.id": f"replicator-{props.get('name', '')}",
-            "log_level": 3,
-            # as the sinks' consumers: fetch again soon once the queue drained
-            "fetch.queue.backoff.ms": 5,
-            **librdkafka_consumer_config(consumer_config),
-            "auto.offset.reset": reset,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "enable.partition.eof": False,
-        }
+        name = props.get("name", "replicator")
+        # its group (src.consumer.group.id, by default the connector's name) only holds the
+        # offsets committed to the source cluster: partitions are assigned, not subscribed
+        settings = consumer_settings(
+            name,
+            0,
+            {"group.id": name, "client.id": f"replicator-{name}", **librdkafka_consumer_config(consumer_config)},
+        )
         self._consumer = Consumer(settings)
-        stored = self.context.offset_storage_reader().offsets(list(self._partitions.values()))
-        positions: dict[tuple[str, int], int] = {}
-        for key, partition in self._partitions.items():
-            offset = _stored_offset(stored, partition)
-            if offset is not None:
-                positions[key] = offset + 1
+        positions = {key: offset + 1 for key, offset in self._stored_offsets().items()}
         if config.offset_start == "consumer":
             unknown = [TopicPartition(t, p) for (t, p) in self._partitions if (t, p) not in positions]
             if unknown:
                 for tp in self._consumer.committed(unknown, timeout=30):
                     if tp.offset >= 0:
                         positions[(tp.topic, tp.partition)] = tp.offset
-        default = OFFSET_END if reset == "latest" else OFFSET_BEGINNING
+        default = OFFSET_END if str(settings["auto.offset.reset"]).lower() == "latest" else OFFSET_BEGINNING
         self._consumer.assign([TopicPartition(t, p, positions.get((t, p), default)) for (t, p) in self._partitions])
         log.info("Replicator task copying %d partitions: %s", len(self._partitions), props.get(ASSIGNMENT, ""))
 
@@ -183,7 +175,7 @@ class ReplicatorSourceTask(SourceTask):
         return [*(headers or ()), (PROVENANCE_HEADER, stamp)]
 
     def _on_error(self, error: Any) -> None:
-        if error.fatal() or error.code() in _FAILING_CODES:
+        if ends_task(error) or error.code() in _UNAUTHORIZED:
             raise ConnectError(f"The replicator's source consumer failed: {error.str()}")
         log.warning("Replicator source consumer: %s", error.str())
 
@@ -197,15 +189,24 @@ class ReplicatorSourceTask(SourceTask):
 
         if self._config is None or not self._config.offset_topic_commit or self._consumer is None:
             return
-        stored = self.context.offset_storage_reader().offsets(list(self._partitions.values()))
         changed = []
-        for key, partition in self._partitions.items():
-            offset = _stored_offset(stored, partition)
-            if offset is not None and self._committed.get(key) != offset:
+        for key, offset in self._stored_offsets().items():
+            if self._committed.get(key) != offset:
                 changed.append(TopicPartition(key[0], key[1], offset + 1))
                 self._committed[key] = offset
         if changed:
             self._consumer.commit(offsets=changed, asynchronous=asynchronous)
+
+    def _stored_offsets(self) -> dict[tuple[str, int], int]:
+        """The stored source offset (the last record copied) of each partition that has one."""
+        stored = self.context.offset_storage_reader().offsets(list(self._partitions.values()))
+        out = {}
+        for key, partition in self._partitions.items():
+            offset = stored.get(partition_key(partition))
+            value = offset.get("offset") if offset else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[key] = value
+        return out
 
     def stop(self) -> None:
         if self._consumer is None:
@@ -219,17 +220,4 @@ class ReplicatorSourceTask(SourceTask):
             consumer.close()
 
 
-def _stored_offset(stored: dict[Any, Any], partition: dict[str, Any]) -> int | None:
-    """The stored source offset of ``partition`` (the last record copied), if any."""
-    offset = stored.get(partition_key(partition))
-    value = offset.get("offset") if offset else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _failing_codes() -> frozenset[int]:
-    from confluent_kafka import KafkaError
-
-    return AUTHENTICATION_ERRORS | {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
-
-
-_FAILING_CODES = _failing_codes()
+_UNAUTHORIZED = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED})
