@@ -36,6 +36,8 @@ KAFKA_TASK_NAMES = {
     "org.apache.kafka.connect.tools.VerifiableSinkConnector": "org.apache.kafka.connect.tools.VerifiableSinkTask",
     "org.apache.kafka.connect.tools.MockSourceConnector": "org.apache.kafka.connect.tools.MockSourceTask",
     "org.apache.kafka.connect.tools.MockSinkConnector": "org.apache.kafka.connect.tools.MockSinkTask",
+    # Confluent's Replicator is not open source: the task name its logs and task configs show
+    "io.confluent.connect.replicator.ReplicatorSourceConnector": "io.confluent.connect.replicator.ReplicatorSourceTask",
 }
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SOURCE_TASK = "org.apache.kafka.connect.file.FileStreamSourceTask"
