@@ -96,7 +96,8 @@ class _EndOffsets:
         from confluent_kafka import TopicPartition
 
         try:
-            if topic not in self._consumer.list_topics(topic, timeout=10).topics:
+            metadata = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
+            if metadata is None or metadata.error is not None:  # librdkafka answers for missing topics too
                 return 0
             return int(self._consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1])
         except Exception:  # noqa: BLE001 - not created yet
