@@ -134,29 +134,30 @@ class BenchWorker:
             proc.wait()
 
     # -- REST
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        """A REST call to this worker (raises WorkerFailed if its process is gone)."""
         self.check_alive()
         return httpx2.request(method, self.url + path, timeout=120, **kwargs)
 
     def create_connector(self, config: dict[str, str]) -> None:
-        r = self._request("POST", "/connectors", json={"name": config["name"], "config": config})
+        r = self.request("POST", "/connectors", json={"name": config["name"], "config": config})
         if r.status_code != 201:
             raise WorkerFailed(f"{self.label}: creating {config['name']} answered {r.status_code}: {r.text}")
 
     def delete_connector(self, name: str) -> None:
-        r = self._request("DELETE", f"/connectors/{name}")
+        r = self.request("DELETE", f"/connectors/{name}")
         if r.status_code not in (200, 204):
             raise WorkerFailed(f"{self.label}: deleting {name} answered {r.status_code}: {r.text}")
 
     def task_states(self, name: str) -> list[str]:
-        r = self._request("GET", f"/connectors/{name}/status")
+        r = self.request("GET", f"/connectors/{name}/status")
         if r.status_code != 200:
             return []
         return [t.get("state", "") for t in r.json().get("tasks", [])]
 
     def failure_trace(self, name: str) -> str | None:
         """The trace of a FAILED connector or task of ``name``, if any."""
-        r = self._request("GET", f"/connectors/{name}/status")
+        r = self.request("GET", f"/connectors/{name}/status")
         if r.status_code != 200:
             return None
         body = r.json()
