@@ -240,6 +240,9 @@ def run_workload(
         # The Java tasks run in Spark's JVM: give it the JIT Kafka Connect's JVM has (the
         # test suite's workers, whose settings these are, stop at C1 to start faster).
         sluice_worker["spark.driver.extraJavaOptions"] = None
+        # ... and Spark's default driver heap (1g), the Java tasks' heap, not the suite's 512m
+        # (BENCH_DRIVER_MEMORY sets another), as bench/replication.py and bench/debezium.py
+        sluice_worker["spark.driver.memory"] = os.environ.get("BENCH_DRIVER_MEMORY")
     extra = {"extra": sluice_worker} if sluice_worker else {}
     worker = SYSTEMS[system](run_dir, ctx.bootstrap, system, **extra)  # type: ignore[call-arg]
     worker.log_level = ctx.sluice_log_level
