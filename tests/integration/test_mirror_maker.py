@@ -184,6 +184,7 @@ def _read(bootstrap: str, topic: str, expected: int, timeout: float = 90.0) -> d
     """Every record of ``topic`` once ``expected`` are there, by partition (and no more)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "enable.auto.commit": False})
     try:
+
         def known() -> Any:
             # librdkafka answers for a topic it cannot find too, with an error and no partitions
             metadata = consumer.list_topics(topic, timeout=5).topics.get(topic)
