@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -37,8 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.harness.data import OffsetWatcher  # noqa: E402
+from bench.harness.page import log, median, ratio  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
-from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker  # noqa: E402
+from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, java_task_settings  # noqa: E402
 from sluice_devtools import jars  # noqa: E402
 from sluice_devtools.databases import PostgresServer  # noqa: E402
 from sluice_devtools.kafka import KafkaBroker  # noqa: E402
@@ -50,10 +50,6 @@ LABELS = {
     "connect": f"PostgresConnector {jars.DEBEZIUM_VERSION} on Kafka Connect 4.3.1",
     "sluice": f"PostgresConnector {jars.DEBEZIUM_VERSION} on Sluice",
 }
-
-
-def _log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 class Names:
@@ -140,33 +136,8 @@ def _worker(system: str, run_dir: Path, bootstrap: str, plugins: Path) -> BenchW
     if system == "connect":
         return ConnectWorker(run_dir, bootstrap, "connect", plugin_dirs=[plugins])
     return SluiceWorker(
-        run_dir,
-        bootstrap,
-        "sluice",
-        extra={
-            "plugin.path": f"{TEST_PLUGINS},{plugins}",
-            # Java tasks run in Spark's JVM: the JIT Kafka Connect's JVM has (as bench/compare.py),
-            # and Spark's default driver heap (1g), not the test suite's 512m
-            "spark.driver.extraJavaOptions": None,
-            "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY"),
-        },
+        run_dir, bootstrap, "sluice", extra={"plugin.path": f"{TEST_PLUGINS},{plugins}", **java_task_settings()}
     )
-
-
-class _EndOffset:
-    """The end offset of partition 0 of a topic, through one consumer for a whole run."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        from confluent_kafka import Consumer, TopicPartition
-
-        self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-debezium-watch"})
-        self._partition = TopicPartition(topic, 0)
-
-    def __call__(self) -> int:
-        return int(self._consumer.get_watermark_offsets(self._partition, timeout=10)[1])
-
-    def close(self) -> None:
-        self._consumer.close()
 
 
 def _wait(what: str, condition: Any, deadline: float, worker: BenchWorker) -> None:
@@ -224,7 +195,7 @@ def run_once(
     _prepare(db, broker, names)
     worker = _worker(system, run_dir, broker.bootstrap, work / "plugins")
     sampler: PeakRss | None = None
-    end_offset = _EndOffset(broker.bootstrap, names.topic)
+    end_offset = OffsetWatcher(broker.bootstrap, names.topic)
     try:
         worker.launch()
         sampler = PeakRss(worker.pid)
@@ -234,7 +205,7 @@ def run_once(
         _wait("start", lambda: _state(worker) == ("RUNNING", ["RUNNING"]), time.monotonic() + 180, worker)
         # streaming begins once the task has its slot: rows inserted now are changes it sends
         _insert(db, names.table, 1, args.warmup, args.txn_rows)
-        _wait("warm-up", lambda: end_offset() >= args.warmup, time.monotonic() + 300, worker)
+        _wait("warm-up", lambda: end_offset.total() >= args.warmup, time.monotonic() + 300, worker)
         answer = worker.request("PUT", "/connectors/cdc/stop")
         if answer.status_code not in (200, 202, 204):
             raise RuntimeError(f"stopping the connector answered {answer.status_code}: {answer.text}")
@@ -249,12 +220,12 @@ def run_once(
         answer = worker.request("PUT", "/connectors/cdc/resume")
         if answer.status_code not in (200, 202, 204):
             raise RuntimeError(f"resuming the connector answered {answer.status_code}: {answer.text}")
-        _wait("backlog", lambda: end_offset() >= total, started + max(300.0, args.changes / 1_000), worker)
+        _wait("backlog", lambda: end_offset.total() >= total, started + max(300.0, args.changes / 1_000), worker)
         elapsed = time.monotonic() - started
         cpu = sample_tree(worker.pid).cpu_seconds - cpu_before
         peak = sampler.stop()
         sampler = None
-        written = end_offset()
+        written = end_offset.total()
         result.update(
             {
                 "seconds": elapsed,
@@ -284,7 +255,7 @@ def run_once(
         if "changes_per_s" in result
         else ""
     )
-    _log(f"{label}: {LABELS[system]}: {'ok' if result['ok'] else 'FAILED ' + result['error'][:300]} {figures}")
+    log(f"{label}: {LABELS[system]}: {'ok' if result['ok'] else 'FAILED ' + result['error'][:300]} {figures}")
     return result
 
 
@@ -292,25 +263,23 @@ def table(runs: list[dict[str, Any]], systems: list[str]) -> str:
     """Markdown: the medians of the successful runs of each system, and the ratios to
     Kafka Connect's."""
 
-    def median(system: str, key: str) -> float | None:
-        values = [r[key] for r in runs if r["system"] == system and r["ok"]]
-        return statistics.median(values) if values else None
+    def of(system: str, key: str) -> float | None:
+        return median([r for r in runs if r["system"] == system], key)
 
-    base = {key: median("connect", key) for key in ("changes_per_s", "cpu_s_per_million", "peak_rss_mb")}
+    rss_base = of("connect", "peak_rss_mb")
+    rate_base = of("connect", "changes_per_s")
     lines = [
         "| system | runs ok | changes/s | vs Kafka Connect | CPU s per M changes | peak RSS MB "
         "| RSS vs Kafka Connect |",
         "|---|--:|--:|--:|--:|--:|--:|",
     ]
     for system in systems:
-        rate, cpu, rss = (median(system, k) for k in ("changes_per_s", "cpu_s_per_million", "peak_rss_mb"))
+        rate, cpu, rss = (of(system, k) for k in ("changes_per_s", "cpu_s_per_million", "peak_rss_mb"))
         ok = sum(1 for r in runs if r["system"] == system and r["ok"])
         total = sum(1 for r in runs if r["system"] == system)
-        ratio = f"{rate / base['changes_per_s']:.2f}×" if rate and base["changes_per_s"] else "–"
-        rss_ratio = f"{rss / base['peak_rss_mb']:.2f}×" if rss and base["peak_rss_mb"] else "–"
         lines.append(
-            f"| {LABELS[system]} | {ok}/{total} | {rate or 0:,.0f} | {ratio} | {cpu or 0:.1f} | "
-            f"{rss or 0:,.0f} | {rss_ratio} |"
+            f"| {LABELS[system]} | {ok}/{total} | {rate or 0:,.0f} | {ratio(rate, rate_base)} | {cpu or 0:.1f} | "
+            f"{rss or 0:,.0f} | {ratio(rss, rss_base)} |"
         )
     return "\n".join(lines)
 
@@ -330,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown systems {', '.join(unknown)} (choose from {', '.join(SYSTEMS)})")
     if args.changes < 1 or args.warmup < 1 or args.txn_rows < 1 or args.rounds < 1:
         parser.error("--changes, --warmup, --txn-rows and --rounds must be at least 1")
-    _log("fetching Kafka Connect and Debezium's PostgreSQL connector (first use only)")
+    log("fetching Kafka Connect and Debezium's PostgreSQL connector (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()
     plugin = jars.debezium_postgres_plugin()

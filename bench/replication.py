@@ -37,7 +37,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
-from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker  # noqa: E402
+from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, java_task_settings  # noqa: E402
 from sluice_devtools import jars  # noqa: E402
 from sluice_devtools.kafka import KafkaBroker  # noqa: E402
 from tests.integration.workers import TEST_PLUGINS  # noqa: E402
@@ -172,12 +172,12 @@ def _connector(
 def _worker(system: str, run_dir: Path, destination: str, mirror_dir: Path) -> BenchWorker:
     if system == "connect-mirror":
         return ConnectWorker(run_dir, destination, "connect", plugin_dirs=[mirror_dir])
-    # Java tasks run in Spark's JVM: give it the JIT Kafka Connect's JVM has (as bench/compare.py)
-    extra: dict[str, str | None] = {"spark.driver.extraJavaOptions": None}
+    extra: dict[str, str | None]
     if system == "sluice-mirror":
-        extra["plugin.path"] = f"{TEST_PLUGINS},{mirror_dir}"
-        # Spark's default driver heap (1g), not the test suite's 512m: the Java tasks' heap
-        extra["spark.driver.memory"] = os.environ.get("BENCH_DRIVER_MEMORY")
+        extra = {"plugin.path": f"{TEST_PLUGINS},{mirror_dir}", **java_task_settings()}
+    else:
+        # the replicator's tasks are Python: only the JIT setting, as the Java runs have it
+        extra = {"spark.driver.extraJavaOptions": None}
     return SluiceWorker(run_dir, destination, "sluice", extra=extra)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from bench.harness import data
 from bench.harness.data import CONVERTERS, CorrectnessError, InputFile, OffsetWatcher, RateWriter, Tail
 from bench.harness.procs import PeakRss, sample_tree
-from bench.harness.workers import CONNECT_LOG4J, SYSTEMS, BenchWorker, WorkerFailed
+from bench.harness.workers import CONNECT_LOG4J, SYSTEMS, BenchWorker, WorkerFailed, java_task_settings
 from sluice.jvm.java import java_executable
 from sluice_devtools.jars import kafka_broker_classpath
 from sluice_devtools.kafka import KafkaBroker
@@ -237,12 +237,7 @@ def run_workload(
     sluice_worker: dict[str, str | None] = dict(wl.sluice_worker) if system == "sluice" else {}
     if java:
         sluice_worker["plugin.path"] = f"{TEST_PLUGINS},{ctx.java_plugins}"
-        # The Java tasks run in Spark's JVM: give it the JIT Kafka Connect's JVM has (the
-        # test suite's workers, whose settings these are, stop at C1 to start faster).
-        sluice_worker["spark.driver.extraJavaOptions"] = None
-        # ... and Spark's default driver heap (1g), the Java tasks' heap, not the suite's 512m
-        # (BENCH_DRIVER_MEMORY sets another), as bench/replication.py and bench/debezium.py
-        sluice_worker["spark.driver.memory"] = os.environ.get("BENCH_DRIVER_MEMORY")
+        sluice_worker.update(java_task_settings())
     extra = {"extra": sluice_worker} if sluice_worker else {}
     worker = SYSTEMS[system](run_dir, ctx.bootstrap, system, **extra)  # type: ignore[call-arg]
     worker.log_level = ctx.sluice_log_level

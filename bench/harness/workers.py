@@ -54,6 +54,14 @@ CONNECT_JVM_OPTIONS = [
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 
+def java_task_settings() -> dict[str, str | None]:
+    """Sluice worker settings for runs of Java plugins: their tasks run in Spark's driver JVM,
+    so it gets the JIT Kafka Connect's JVM has (the suite's workers stop at C1 to start
+    faster) and Spark's default driver heap, 1g, not the suite's 512m (``BENCH_DRIVER_MEMORY``
+    sets another). ``None`` drops a suite setting."""
+    return {"spark.driver.extraJavaOptions": None, "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY")}
+
+
 class WorkerFailed(Exception):
     """The worker process exited or did not answer in time."""
 
