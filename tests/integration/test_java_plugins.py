@@ -289,6 +289,37 @@ def test_java_file_pipeline_is_byte_identical_across_a_restart(
         worker.stop()
 
 
+def test_java_plugins_log_at_info_in_their_context_and_admin_loggers_sets_their_level(
+    java_worker: StandaloneWorker, unique_name: str, tmp_path: Path
+) -> None:
+    """As on Kafka Connect: a Java connector's INFO lines are in the worker's log with
+    ``[connector|worker]``, and ``/admin/loggers`` sets the level a Java task logs at."""
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\n", encoding="utf-8")
+    name = "java-logging"
+    config = {
+        "connector.class": FILE_SOURCE,
+        "connector.plugin.version": KAFKA_VERSION,
+        "file": str(source_file),
+        "topic": f"{unique_name}-logging",
+    }
+    namespace = "org.apache.kafka.connect.file"
+    try:
+        assert _put(java_worker, name, config).status_code == 201
+        started = f"INFO [{name}|worker] Starting file source connector reading from {source_file}"
+        wait_until(lambda: started in java_worker.log(), timeout=60, message="the Java connector's INFO line")
+        wait_until(lambda: java_worker.task_state(name) == "RUNNING", timeout=60, message="the Java task running")
+        answer = httpx2.put(f"{java_worker.url}/admin/loggers/{namespace}", json={"level": "TRACE"}, timeout=30)
+        assert answer.status_code == 200 and namespace in answer.json()
+        with source_file.open("a", encoding="utf-8") as out:
+            out.write("two\n")
+        read = f"[{name}|task-0] Read a line from {source_file}"  # FileStreamSourceTask, at TRACE
+        wait_until(lambda: read in java_worker.log(), timeout=60, message="the Java task's TRACE line")
+    finally:
+        httpx2.put(f"{java_worker.url}/admin/loggers/{namespace}", json={"level": "INFO"}, timeout=30)
+        httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
+
+
 # Keys whose recommended values list the installed plugins or versions, which differ between
 # the two workers (Sluice lists its built-ins too); their other fields are compared.
 _INSTALLED_LISTS = re.compile(r"^(key|value|header)\.converter(\.plugin\.version)?$|^connector\.plugin\.version$")

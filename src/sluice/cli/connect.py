@@ -42,7 +42,8 @@ def _default_spark_factory(config: WorkerConfig, java_plugins: bool) -> Callable
         from sluice.jvm.connect_runtime import boot_jar
         from sluice.jvm.interceptor import SOURCE_TIMESTAMP_INTERCEPTOR, source_timestamp_interceptor_jar
         from sluice.jvm.jars import spark_kafka_jars
-        from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF, build_spark_session
+        from sluice.runtime.loggers import mirror_levels
+        from sluice.spark.session import TIMESTAMP_INTERCEPTOR_CONF, build_spark_session, set_jvm_log_level
 
         kafka_jars = spark_kafka_jars()
         jars = [str(p) for p in kafka_jars]
@@ -54,7 +55,10 @@ def _default_spark_factory(config: WorkerConfig, java_plugins: bool) -> Callable
             log.warning("Source records' own timestamps are not written, Kafka stamps them when sent: %s", exc)
         if java_plugins:
             jars.append(str(boot_jar()))  # their task host and registry start from it
-        return build_spark_session(conf, jars, resolved_plugin_path(config.plugin_path))
+        session = build_spark_session(conf, jars, resolved_plugin_path(config.plugin_path))
+        # /admin/loggers and CONNECT_LOG4J_* set the JVM's loggers too (Java plugins log there).
+        mirror_levels(lambda namespace, level: set_jvm_log_level(session, namespace, level))
+        return session
 
     return build
 

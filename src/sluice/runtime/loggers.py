@@ -4,6 +4,10 @@ Kafka Connect's semantics: the listing holds every logger with an explicitly set
 plus ``root``; setting a level on a namespace sets it on that logger (created if needed)
 and on every existing logger whose name starts with it; ``root`` means every logger.
 ``last_modified`` (epoch ms) changes only when a request actually changed a level.
+
+The levels set here reach the loggers of Spark's JVM too (Java plugins log there), through
+the mirror the worker installs once its JVM is up (:func:`mirror_levels`): levels set
+before then (``CONNECT_LOG4J_*``) are applied when it is installed.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from sluice.api.errors import NotFoundError
 from sluice.runtime.herder.base import BadRequestError, LoggerLevel
 
-__all__ = ["Loggers", "ROOT"]
+__all__ = ["Loggers", "ROOT", "mirror_levels"]
+
+log = logging.getLogger(__name__)
 
 ROOT = "root"
 TRACE = 5
@@ -54,6 +61,48 @@ def parse_level(text: str | None) -> int:
     if level is None:
         raise NotFoundError(f"invalid log level '{text}'.")
     return level
+
+
+# Every level set through a Loggers (namespace -> log4j name, in the order set) and where
+# else to apply it: process-wide, as the logging module's own state is.
+_set_levels: dict[str, str] = {}
+_mirror: Callable[[str, str], None] | None = None
+_mirror_lock = threading.Lock()
+
+
+def mirror_levels(apply: Callable[[str, str], None] | None) -> None:
+    """Apply every level set so far, and each one set from now on, with ``apply(namespace,
+    log4j level name)`` as well (``None``: stop); ``root`` is applied after the namespaces
+    set before it, with its level. A failing ``apply`` is logged, not raised: the Python
+    loggers have their level either way."""
+    global _mirror
+    with _mirror_lock:
+        _mirror = apply
+        for namespace, level in _set_levels.items():
+            _apply_mirrored(namespace, level)
+
+
+def _apply_mirrored(namespace: str, level: str) -> None:
+    if _mirror is None:
+        return
+    try:
+        _mirror(namespace, level)
+    except Exception as exc:  # noqa: BLE001 - a JVM that is gone or stopping: Python's level stands
+        log.debug("Could not set the JVM's level of %s to %s: %s", namespace, level, exc)
+
+
+def _record(namespace: str, level: str) -> None:
+    with _mirror_lock:
+        if namespace == ROOT:
+            # Root sets every logger: the namespaces set before take its level, and are
+            # overridden for a mirror installed later.
+            for earlier in _set_levels:
+                if earlier != ROOT:
+                    _apply_mirrored(earlier, level)
+            _set_levels.clear()
+        _set_levels.pop(namespace, None)
+        _set_levels[namespace] = level
+        _apply_mirrored(namespace, level)
 
 
 class Loggers:
@@ -113,4 +162,6 @@ class Loggers:
                 if logger.level != level:
                     logger.setLevel(level)
                     self._last_modified[name] = now
+            if self._manager is logging.Logger.manager:
+                _record(ROOT if namespace.lower() == ROOT else namespace, level_name(level))
             return sorted(targets)

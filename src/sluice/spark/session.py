@@ -9,7 +9,8 @@ worker's format, and the worker's log level applies to them.
 PySpark internals this module relies on (PySpark 4.0), and nothing else in Sluice does:
 ``SparkContext._gateway`` and ``SparkContext._ensure_initialized`` (to start the JVM with
 its standard error captured), the sessions' ``_jvm`` py4j view (:func:`jvm_view`) and
-``SparkContext._jsc`` (:func:`java_spark_context`).
+``SparkContext._jsc`` (:func:`java_spark_context`); and Spark's ``Utils.setLogLevel``
+(:func:`_end_shell_log_filter`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "java_call",
     "java_spark_context",
     "jvm_view",
+    "set_jvm_log_level",
     "spark_version",
     "stop_spark_session",
 ]
@@ -70,6 +72,9 @@ DEFAULTS = {
 
 
 LOG4J2_CONFIG_OPTION = "-Dlog4j2.configurationFile="
+LOG4J2_SINGLE_CONTEXT_OPTION = "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector"
+#: Spark's own loggers, which ``sluice.spark.log.level`` sets (log4j2.properties: WARN).
+SPARK_LOGGERS = ("org.apache.spark", "org.sparkproject")
 
 # A log4j event as log4j2.properties writes it: newlines inside it encoded as \\n.
 _JVM_EVENT = re.compile(r"(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (\S+): (.*)")
@@ -83,7 +88,9 @@ _JVM_LEVELS = {
 }
 # The JVM's own start-up notices about the JDK features Spark's launcher always enables
 # (e.g. "WARNING: Using incubator modules: jdk.incubator.vector"): not about the worker.
-_JVM_NOTICE = "WARNING: "
+# And Spark's notice of the level its shells log at, which Sluice sets itself
+# (:func:`_end_shell_log_filter`).
+_JVM_NOTICES = ("WARNING: ", 'Setting default log level to "', "To adjust logging level use sc.setLogLevel(")
 _jvm_output_log = logging.getLogger("sluice.spark.jvm")
 
 
@@ -108,7 +115,13 @@ def _log4j2_config() -> str:
 
 
 def _with_log4j2_config(java_options: str) -> str:
-    """The driver's JVM options with Sluice's log4j2 configuration, unless they name one."""
+    """The driver's JVM options with Sluice's log4j2 configuration, unless they name one,
+    and with one logging context for the whole JVM, unless they choose how contexts are."""
+    if "log4j2.contextSelector" not in java_options:
+        # log4j2 gives each class loader outside the application's its own context, and Kafka
+        # Connect's runtime has a loader of its own in the JVM (sluice.jvm.boot): one context
+        # makes a level set for a Java plugin's logger (/admin/loggers) the level it logs at.
+        java_options = f"{LOG4J2_SINGLE_CONTEXT_OPTION} {java_options}".strip()
     if "log4j2.configurationFile" in java_options or "log4j.configurationFile" in java_options:
         return java_options
     option = LOG4J2_CONFIG_OPTION + _log4j2_config()
@@ -188,7 +201,7 @@ def _log_jvm_line(line: str) -> None:
         level, name, message = event.groups()
         message = message.replace("\\r", "").replace("\\n", "\n").rstrip("\n")
         logging.getLogger(name).log(_JVM_LEVELS[level], "%s", message)
-    elif line.startswith(_JVM_NOTICE):
+    elif line.startswith(_JVM_NOTICES):
         _jvm_output_log.debug("%s", line)
     elif line.strip():
         # Not a log4j event: Spark's Python workers (their output goes to the JVM's
@@ -262,8 +275,36 @@ def build_spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(settings.get("sluice.spark.log.level", "WARN"))
+    _end_shell_log_filter(spark)
+    spark_level = settings.get("sluice.spark.log.level")
+    if spark_level:
+        for namespace in SPARK_LOGGERS:
+            set_jvm_log_level(spark, namespace, spark_level)
     return spark
+
+
+def _end_shell_log_filter(spark: SparkSession) -> None:
+    """Spark started from Python logs as its shells do: a filter drops what loggers without a
+    level of their own log below WARN. Only Spark's setting of the root level ends that
+    (``SparkContext.setLogLevel`` skips it when the level is already the root's): it is set
+    here to the configuration's own root level."""
+    jvm = jvm_view(spark)
+    root_level = jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel()
+    getattr(jvm, "org.apache.spark.util.Utils").setLogLevel(root_level)
+
+
+def set_jvm_log_level(spark: SparkSession, namespace: str, level: str) -> None:
+    """Set the level of the JVM's loggers named ``namespace`` or below it, as Kafka Connect's
+    ``/admin/loggers`` does; ``level`` is a log4j name. ``root`` sets the root logger, which
+    every logger without a level of its own follows (Java plugins'); the loggers
+    log4j2.properties names (Spark's, Kafka's clients') keep theirs."""
+    jvm = jvm_view(spark)
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+    java_level = jvm.org.apache.logging.log4j.Level.toLevel(level.upper())
+    if namespace.lower() == "root":
+        configurator.setRootLevel(java_level)
+    else:
+        configurator.setAllLevels(namespace, java_level)
 
 
 def stop_spark_session(spark: Any) -> None:

@@ -68,3 +68,56 @@ def test_level_names_map_log4j_to_python():
         "OFF",
         "INFO",
     ]
+
+
+@pytest.fixture
+def mirror_state(monkeypatch: pytest.MonkeyPatch):
+    """The module's process-wide record of levels, empty, and the mirror off; the real
+    loggers the test sets go back to no level of their own."""
+    from sluice.runtime import loggers as module
+
+    monkeypatch.setattr(module, "_set_levels", {})
+    monkeypatch.setattr(module, "_mirror", None)
+    yield module
+    for name in list(logging.Logger.manager.loggerDict):
+        if name.startswith("sluice.test.mirror"):
+            logging.getLogger(name).setLevel(logging.NOTSET)
+
+
+def test_levels_set_before_and_after_the_mirror_is_installed_reach_it(mirror_state) -> None:
+    loggers = Loggers()
+    applied: list[tuple[str, str]] = []
+    loggers.set_level("sluice.test.mirror.early", "debug")
+    mirror_state.mirror_levels(lambda namespace, level: applied.append((namespace, level)))
+    assert applied == [("sluice.test.mirror.early", "DEBUG")]
+    loggers.set_level("sluice.test.mirror.late", "TRACE")
+    assert applied[-1] == ("sluice.test.mirror.late", "TRACE")
+
+    def broken(namespace: str, level: str) -> None:
+        raise RuntimeError("the JVM is gone")
+
+    mirror_state.mirror_levels(broken)  # replays, and says nothing to the caller
+    loggers.set_level("sluice.test.mirror.late", "INFO")
+    assert logging.getLogger("sluice.test.mirror.late").level == logging.INFO
+    mirror_state.mirror_levels(None)
+    loggers.set_level("sluice.test.mirror.late", "WARN")
+    assert applied[-1] == ("sluice.test.mirror.late", "TRACE")
+
+
+def test_a_private_hierarchy_is_not_mirrored(mirror_state, manager) -> None:
+    applied: list[tuple[str, str]] = []
+    mirror_state.mirror_levels(lambda namespace, level: applied.append((namespace, level)))
+    Loggers(manager).set_level("x", "DEBUG")
+    assert applied == []
+
+
+def test_root_overrides_the_namespaces_set_before_it(mirror_state) -> None:
+    applied: list[tuple[str, str]] = []
+    mirror_state._record("sluice.test.mirror.a", "DEBUG")
+    mirror_state.mirror_levels(lambda namespace, level: applied.append((namespace, level)))
+    mirror_state._record("root", "WARN")
+    assert applied == [("sluice.test.mirror.a", "DEBUG"), ("sluice.test.mirror.a", "WARN"), ("root", "WARN")]
+    mirror_state._record("sluice.test.mirror.b", "TRACE")
+    applied.clear()
+    mirror_state.mirror_levels(lambda namespace, level: applied.append((namespace, level)))
+    assert applied == [("root", "WARN"), ("sluice.test.mirror.b", "TRACE")]

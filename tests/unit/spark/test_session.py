@@ -4,6 +4,7 @@ JVM writes to its standard error logged again through Python's logging."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -16,23 +17,32 @@ def test_the_drivers_jvm_options_name_sluices_log4j2_configuration() -> None:
     assert config.is_file()
     text = config.read_text()
     assert "appender.console.layout.pattern = %p %c: %X{connector.context}%enc{%m%n%ex}{CRLF}%n" in text
-    assert "rootLogger.level = warn" in text
+    # Java plugins log at INFO, as on Kafka Connect; Spark under them at WARN, as Spark's own.
+    assert "rootLogger.level = info" in text
+    for name in session.SPARK_LOGGERS:
+        assert re.search(rf"^logger\.(\w+)\.name = {re.escape(name)}\nlogger\.\1\.level = warn$", text, re.M), name
     assert "org.apache.hadoop.util.NativeCodeLoader" in text
 
-    assert session._with_log4j2_config("") == f"-Dlog4j2.configurationFile={config}"
-    assert session._with_log4j2_config("-Xss4m") == f"-Dlog4j2.configurationFile={config} -Xss4m"
+    single = session.LOG4J2_SINGLE_CONTEXT_OPTION
+    assert session._with_log4j2_config("") == f"-Dlog4j2.configurationFile={config} {single}"
+    assert session._with_log4j2_config("-Xss4m") == f"-Dlog4j2.configurationFile={config} {single} -Xss4m"
 
 
 @pytest.mark.parametrize(
     "own", ["-Dlog4j2.configurationFile=/etc/mine.properties", "-Xss4m -Dlog4j.configurationFile=file:/etc/mine.xml"]
 )
 def test_a_log4j_configuration_of_the_users_own_is_kept(own: str) -> None:
-    assert session._with_log4j2_config(own) == own
+    """Their file, and still one logging context (levels set through /admin/loggers apply)."""
+    assert session._with_log4j2_config(own) == f"{session.LOG4J2_SINGLE_CONTEXT_OPTION} {own}"
+    selector = "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.async.AsyncLoggerContextSelector"
+    assert session._with_log4j2_config(f"{selector} {own}") == f"{selector} {own}"
 
 
 def test_a_path_with_spaces_is_quoted_for_spark_submit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "_log4j2_config", lambda: "/my dir/log4j2.properties")
-    assert session._with_log4j2_config("-Xss4m") == '"-Dlog4j2.configurationFile=/my dir/log4j2.properties" -Xss4m'
+    assert session._with_log4j2_config("-Xss4m") == (
+        f'"-Dlog4j2.configurationFile=/my dir/log4j2.properties" {session.LOG4J2_SINGLE_CONTEXT_OPTION} -Xss4m'
+    )
 
 
 def _records(caplog: pytest.LogCaptureFixture) -> list[tuple[str, int, str]]:
@@ -63,10 +73,12 @@ def test_log4j_events_are_logged_under_the_java_loggers_name_at_their_level(capl
 def test_other_output_of_the_jvm_and_its_python_workers_is_logged_too(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     session._log_jvm_line("WARNING: Using incubator modules: jdk.incubator.vector")
+    session._log_jvm_line('Setting default log level to "WARN".')
     session._log_jvm_line("Traceback (most recent call last):")
     session._log_jvm_line("   ")
     assert _records(caplog) == [
         ("sluice.spark.jvm", logging.DEBUG, "WARNING: Using incubator modules: jdk.incubator.vector"),
+        ("sluice.spark.jvm", logging.DEBUG, 'Setting default log level to "WARN".'),
         ("sluice.spark.jvm", logging.INFO, "Traceback (most recent call last):"),
     ]
 

@@ -27,6 +27,7 @@ import org.apache.kafka.connect.sink.SinkConnectorContext;
 import org.apache.kafka.connect.source.SourceConnector;
 import org.apache.kafka.connect.source.SourceConnectorContext;
 import org.apache.kafka.connect.storage.OffsetStorageReader;
+import org.apache.kafka.connect.util.LoggingContext;
 
 /**
  * The Java plugins as Sluice's worker (the Spark driver, in Python) reaches them through
@@ -41,6 +42,8 @@ import org.apache.kafka.connect.storage.OffsetStorageReader;
 public final class DriverRuntime {
     private final Plugins plugins;
     private final Map<String, Connector> connectors = new ConcurrentHashMap<>();
+    /** The connector names of the instances that started (their log lines' context). */
+    private final Map<String, String> names = new ConcurrentHashMap<>();
     private final BlockingQueue<String> events = new LinkedBlockingQueue<>();
     private final AtomicLong ids = new AtomicLong();
     private final Metrics metrics = new Metrics();
@@ -150,7 +153,11 @@ public final class DriverRuntime {
     public void start(String id, String propsJson) throws Exception {
         Connector connector = connector(id);
         Map<String, String> props = HostedTask.strings(Channel.JSON.readTree(propsJson));
-        try (LoaderSwap swap = swap(connector)) {
+        String name = props.get("name");
+        if (name != null) {
+            names.put(id, name);
+        }
+        try (LoaderSwap swap = swap(connector); LoggingContext logging = loggingContext(id)) {
             connector.start(props);
         }
     }
@@ -159,7 +166,7 @@ public final class DriverRuntime {
     public String taskConfigs(String id, int maxTasks) {
         Connector connector = connector(id);
         ObjectNode answer = Channel.JSON.createObjectNode();
-        try (LoaderSwap swap = swap(connector)) {
+        try (LoaderSwap swap = swap(connector); LoggingContext logging = loggingContext(id)) {
             answer.put("task_class", connector.taskClass().getName());
             ArrayNode configs = answer.putArray("configs");
             for (Map<String, String> config : connector.taskConfigs(maxTasks)) {
@@ -171,7 +178,7 @@ public final class DriverRuntime {
 
     public void stop(String id) {
         Connector connector = connector(id);
-        try (LoaderSwap swap = swap(connector)) {
+        try (LoaderSwap swap = swap(connector); LoggingContext logging = loggingContext(id)) {
             connector.stop();
         }
     }
@@ -179,6 +186,7 @@ public final class DriverRuntime {
     /** Forgets an instance (after its stop, or when it failed to start). */
     public void release(String id) {
         connectors.remove(id);
+        names.remove(id);
     }
 
     /** The connector's {@code config()}: its keys' definitions. */
@@ -225,6 +233,11 @@ public final class DriverRuntime {
             throw new IllegalStateException("No Java connector instance " + id);
         }
         return connector;
+    }
+
+    /** Kafka's "[connector|worker] " context of the connector's log lines (the instance id until it started with its name). */
+    private LoggingContext loggingContext(String id) {
+        return LoggingContext.forConnector(names.getOrDefault(id, id));
     }
 
     private LoaderSwap swap(Object plugin) {
