@@ -220,3 +220,44 @@ def test_a_split_bulk_read_writes_through_sparks_kafka_sink_over_sasl_ssl(
     finally:
         assert worker.stop() == 0, worker.log()[-3000:]
         execute(postgres_server, f"DROP TABLE IF EXISTS {table}")
+
+
+def test_java_connectors_move_file_data_over_sasl_ssl_and_a_wrong_password_fails_the_task(
+    secured_kafka: Any, tmp_path: Path, unique_name: str
+) -> None:
+    """Kafka's own FileStream connectors (Java, in the JVM task host) with the same worker
+    settings: Kafka's producer, consumer and admin client take them as written."""
+    from sluice_devtools.jars import kafka_connect_classpath
+
+    _, file_plugin_dir = kafka_connect_classpath()
+    client = secured_kafka.client_properties(mechanism="SCRAM-SHA-512", truststore="PKCS12")
+    settings = {**_worker_settings(client), "plugin.path": str(file_plugin_dir)}
+    worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=settings).start()
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("".join(f"line-{i}\n" for i in range(200)))
+    topic = f"{unique_name}-java"
+    java = {"connector.plugin.version": "4.3.1"}
+    try:
+        for connector, config in (
+            ("java-src", {"connector.class": "FileStreamSource", "file": str(source), "topic": topic, **java}),
+            ("java-sink", {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic, **java}),
+        ):
+            r = httpx2.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
+            assert r.status_code == 201, r.text
+        wait_until(
+            lambda: _lines(sink) == [f"line-{i}" for i in range(200)],
+            timeout=150,
+            message=lambda: f"200 lines through Java tasks, have {len(_lines(sink))}:\n{worker.log()[-4000:]}",
+        )
+        assert worker.get("/connectors/java-src/status").json()["tasks"][0]["version"] == "4.3.1"
+        wrong = {
+            "connector.class": "FileStreamSource",
+            "file": str(source),
+            "topic": f"{topic}-wrong",
+            "producer.override.sasl.jaas.config": _jaas("SCRAM-SHA-512", "not-her-password"),
+            **java,
+        }
+        failed = _failed_task(worker, "java-wrong", wrong)
+        assert "SaslAuthenticationException" in failed["trace"], failed["trace"]
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
