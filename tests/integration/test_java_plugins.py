@@ -22,7 +22,7 @@ import pytest
 
 from sluice import __version__ as sluice_version
 from sluice_devtools.jars import kafka_connect_classpath, kafka_connect_test_plugins_classpath
-from tests.helpers import wait_until
+from tests.helpers import read_topic, wait_until
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 from tests.integration.workers import TEST_PLUGINS, StandaloneWorker
 
@@ -52,8 +52,9 @@ def _java_worker(
 @pytest.fixture(scope="module")
 def built_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin.path directory of Java plugins compiled here: ``greeting-a`` and
-    ``greeting-b``, two connectors bundling two versions of one library class; and
-    ``versioned-1.0``/``versioned-2.0``, two versions of one connector class."""
+    ``greeting-b``, two connectors bundling two versions of one library class;
+    ``versioned-1.0``/``versioned-2.0``, two versions of one connector class; and
+    ``offset-reading``, a connector that reads its offsets through its context."""
     classpath, _ = kafka_connect_classpath()
     connect_api = [p for p in classpath if p.name.startswith(("connect-api-", "kafka-clients-"))]
     plugins = tmp_path_factory.mktemp("built-plugins")
@@ -69,6 +70,8 @@ def built_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
         directory.mkdir()
         source = _PLUGIN % {"pkg": "versioned", "version": version, "value": f'"runs {version}"'}
         _javac({"GreetingSourceConnector.java": source}, connect_api, directory / "versioned.jar")
+    (plugins / "offset-reading").mkdir()
+    _javac({"OffsetReadingConnector.java": _OFFSET_READING}, connect_api, plugins / "offset-reading" / "reading.jar")
     return plugins
 
 
@@ -77,7 +80,11 @@ def java_worker(
     kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory, built_plugins: Path
 ) -> Iterator[StandaloneWorker]:
     worker = _java_worker(
-        tmp_path_factory.mktemp("java-plugins"), kafka_bootstrap, "java", more_plugins=str(built_plugins)
+        tmp_path_factory.mktemp("java-plugins"),
+        kafka_bootstrap,
+        "java",
+        {"offset.flush.interval.ms": "1000"},
+        more_plugins=str(built_plugins),
     )
     worker.start()
     try:
@@ -414,6 +421,76 @@ public class GreetingSourceConnector extends SourceConnector {
     }
 }
 """
+
+
+# A source connector that reads its partition's offset in start() through its own context
+# (not its task's) and hands it to its task, which writes it (with its Java class) in one
+# record and commits offset {"n": 41}.
+_OFFSET_READING = """package demo.offsets;
+import java.util.*;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.source.*;
+public class OffsetReadingConnector extends SourceConnector {
+    static final Map<String, Object> PARTITION = Map.of("file", "f");
+    private Map<String, String> props;
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) {
+        Map<String, Object> offset = context().offsetStorageReader().offset(PARTITION);
+        Object n = offset == null ? null : offset.get("n");
+        this.props = new HashMap<>(props);
+        this.props.put("seen", n == null ? "none" : n + " " + n.getClass().getSimpleName());
+    }
+    public Class<? extends Task> taskClass() { return ReadingTask.class; }
+    public List<Map<String, String>> taskConfigs(int max) { return List.of(props); }
+    public void stop() { }
+    public ConfigDef config() {
+        return new ConfigDef().define("topic", ConfigDef.Type.STRING, ConfigDef.Importance.HIGH, "topic");
+    }
+    public static class ReadingTask extends SourceTask {
+        private String topic;
+        private String seen;
+        private boolean sent;
+        public String version() { return "1.0"; }
+        public void start(Map<String, String> props) { topic = props.get("topic"); seen = props.get("seen"); }
+        public List<SourceRecord> poll() throws InterruptedException {
+            if (sent) { Thread.sleep(200); return null; }
+            sent = true;
+            return List.of(new SourceRecord(PARTITION, Map.of("n", 41), topic, Schema.STRING_SCHEMA, seen));
+        }
+        public void stop() { }
+    }
+}
+"""
+
+
+def test_a_java_connector_reads_its_offsets_through_its_context(
+    java_worker: StandaloneWorker, kafka_bootstrap: str, unique_name: str
+) -> None:
+    """``SourceConnectorContext.offsetStorageReader()``: nothing before the task committed;
+    after a restart, the committed offset as Kafka's reader gives it (a JSON integer as a Long)."""
+    name, topic = "offset-reading", f"{unique_name}-offsets"
+    config = {
+        "connector.class": "demo.offsets.OffsetReadingConnector",
+        "topic": topic,
+        "value.converter": STRING_CONVERTER,
+    }
+    try:
+        assert _put(java_worker, name, config).status_code == 201
+        assert _first_value(kafka_bootstrap, topic) == b"none"
+        committed = [{"partition": {"file": "f"}, "offset": {"n": 41}}]
+        wait_until(
+            lambda: java_worker.get(f"/connectors/{name}/offsets").json()["offsets"] == committed,
+            timeout=60,
+            message="the task's offset committed",
+        )
+        restart = httpx2.post(f"{java_worker.url}/connectors/{name}/restart?includeTasks=true", timeout=60)
+        assert restart.status_code in (202, 204), restart.text
+        values = [message.value() for message in read_topic(kafka_bootstrap, topic, 2)]
+        assert values == [b"none", b"41 Long"]
+    finally:
+        httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
 
 
 def _javac(sources: dict[str, str], classpath: list[Path], jar: Path) -> None:

@@ -11,8 +11,8 @@ like any other: :func:`java_connector_class` makes a Python class for each Java 
 class and version, whose instances hold a Java instance in the driver's JVM and forward
 ``start``, ``task_configs``, ``stop``, ``config`` and ``validate`` to it. Its tasks are
 Java tasks: they run in the JVM task host (:mod:`sluice.spark.jvm_hosts`), not the Python
-one. Requests a Java connector makes of its context (new task configs, an error) reach its
-Python context from a thread that waits for them.
+one. Requests a Java connector makes of its context (new task configs, an error, its source
+partitions' offsets) reach its Python context from a thread that waits for them.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from sluice.api.sink import SinkConnector
 from sluice.api.source import SourceConnector
 from sluice.jvm.connect_runtime import EXTRA_CLASSPATH_SETTING, classpath_string, extra_classpath, host_classpath
 from sluice.runtime.plugins import PluginDesc
+from sluice.storage.offset_codec import encode_offset_value
 
 log = logging.getLogger(__name__)
 
@@ -169,10 +170,25 @@ class JavaRuntime:
             try:
                 if request["kind"] == "reconfigure":
                     context.request_task_reconfiguration()
+                elif request["kind"] == "offsets":
+                    self._answer_offsets(context, request)
                 else:
                     context.raise_error(JavaPluginError(request.get("trace") or "a Java connector raised an error"))
             except Exception:
                 log.warning("Handling a Java connector's request failed", exc_info=True)
+
+    def _answer_offsets(self, context: ConnectorContext, request: dict[str, Any]) -> None:
+        """A Java connector's offset reader asks for its partitions' offsets: each as the JSON
+        Kafka stores (the reader decodes it as Kafka's does), or null."""
+        try:
+            stored_offsets = getattr(context, "stored_offsets", None)
+            if stored_offsets is None:
+                raise ConnectError("the connector's context keeps no offsets")
+            offsets = stored_offsets(list(request["partitions"]))
+            answer: Any = [None if o is None else (encode_offset_value(o) or b"").decode("utf-8") for o in offsets]
+        except Exception as exc:  # noqa: BLE001 - said to the connector, whose read fails with it
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        self.invoke("answerOffsets", str(request["request"]), json.dumps(answer))
 
 
 def config_def_of(keys: list[dict[str, Any]]) -> ConfigDef:

@@ -50,6 +50,7 @@ from sluice.runtime.tasks import (
     wants_dedicated_host,
 )
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
+from sluice.storage.offset_codec import partition_offsets
 from sluice.taskhost.protocol import PluginSpec, RunJavaTask, TaskSpec
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,11 @@ class _Context(ConnectorContext):
 
     def raise_error(self, error: BaseException) -> None:
         self._worker.fail_connector(self._name, error)
+
+    def stored_offsets(self, partitions: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """The stored offsets of the connector's source ``partitions`` (a Java connector's
+        ``offsetStorageReader()`` reads them), in order; ``None`` where there is none."""
+        return partition_offsets(self._worker.offset_store, self._name, partitions)
 
 
 @dataclass

@@ -53,6 +53,7 @@ __all__ = [
     "encode_offset_key",
     "encode_offset_value",
     "java_double_to_string",
+    "partition_offsets",
 ]
 
 log = logging.getLogger(__name__)
@@ -202,6 +203,15 @@ def connector_offsets(store: OffsetBackingStore, connector: str) -> list[tuple[d
         if previous is None or canonical or not previous[2]:
             found[identity] = (partition, offset, canonical)
     return [(partition, offset) for partition, offset, _ in found.values()]
+
+
+def partition_offsets(
+    store: OffsetBackingStore, connector: str, partitions: list[dict[str, Any]]
+) -> list[dict[str, Any] | None]:
+    """The offset of each of ``connector``'s ``partitions`` (decoded JSON objects), in their
+    order: ``None`` where none is stored. Partitions are equal as Java's maps are."""
+    stored = {_freeze(partition): offset for partition, offset in connector_offsets(store, connector)}
+    return [stored.get(_freeze(partition)) for partition in partitions]
 
 
 def _freeze(value: Any) -> Any:

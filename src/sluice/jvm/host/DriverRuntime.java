@@ -47,6 +47,7 @@ public final class DriverRuntime {
     private final BlockingQueue<String> events = new LinkedBlockingQueue<>();
     private final AtomicLong ids = new AtomicLong();
     private final Metrics metrics = new Metrics();
+    private final WorkerOffsetReads offsetReads = new WorkerOffsetReads();
 
     /** Jars the worker's {@code CLASSPATH} added to the runtime: their plugins are listed too. */
     private final Set<String> extraJars = new java.util.HashSet<>();
@@ -222,9 +223,18 @@ public final class DriverRuntime {
         return values.toString();
     }
 
-    /** The next request of a connector ({"id", "kind": "reconfigure" | "error", "trace"}), or null after {@code timeoutMs}. */
+    /**
+     * The next request of a connector, or null after {@code timeoutMs}: {"id", "kind": "reconfigure"},
+     * {"id", "kind": "error", "trace"}, or {"id", "kind": "offsets", "request", "partitions"}, which
+     * the worker answers with {@link #answerOffsets(String, String)}.
+     */
     public String nextEvent(long timeoutMs) throws InterruptedException {
         return events.poll(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** The worker's answer to an {@code "offsets"} request: the offsets' JSON texts (or nulls) in order, or {"error"}. */
+    public void answerOffsets(String request, String answerJson) {
+        offsetReads.answer(request, answerJson);
     }
 
     private Connector connector(String id) {
@@ -309,7 +319,7 @@ public final class DriverRuntime {
 
     /** What a connector instance's context does: its requests go to the worker's queue. */
     private abstract class Context implements ConnectorContext {
-        private final String id;
+        final String id;
         private final PluginMetrics pluginMetrics;
 
         Context(String id) {
@@ -340,7 +350,11 @@ public final class DriverRuntime {
 
         @Override
         public OffsetStorageReader offsetStorageReader() {
-            return NO_OFFSETS;
+            return offsetReads.reader(names.getOrDefault(id, id), request -> {
+                request.put("id", id);
+                request.put("kind", "offsets");
+                events.add(request.toString());
+            });
         }
     }
 
@@ -349,17 +363,4 @@ public final class DriverRuntime {
             super(id);
         }
     }
-
-    /** A connector instance reads no offsets yet: they are its tasks' (see docs/compatibility.md). */
-    private static final OffsetStorageReader NO_OFFSETS = new OffsetStorageReader() {
-        @Override
-        public <T> Map<String, Object> offset(Map<String, T> partition) {
-            return null;
-        }
-
-        @Override
-        public <T> Map<Map<String, T>, Map<String, Object>> offsets(java.util.Collection<Map<String, T>> partitions) {
-            return new java.util.HashMap<>();
-        }
-    };
 }
