@@ -41,6 +41,7 @@ __all__ = [
     "S3PROXY_MODULES",
     "S3PROXY_VERSION",
     "debezium_postgres_plugin",
+    "debezium_postgres_plugin_archive",
     "elasticsearch_home",
     "fetch_all",
     "fetch_archives",
@@ -173,6 +174,16 @@ def debezium_postgres_plugin() -> Path:
     )
 
 
+def debezium_postgres_plugin_archive() -> Path:
+    """Debezium's PostgreSQL connector as Debezium publishes it for Kafka Connect — its plugin
+    archive (``debezium-connector-postgres-<version>-plugin.tar.gz`` on Maven Central),
+    fetched and unpacked on first use: the ``debezium-connector-postgres`` directory a user
+    unpacks into a ``plugin.path`` directory. It bundles the Connect API and Kafka's clients,
+    which Kafka's plugin isolation takes from the worker instead."""
+    unpacked = maven_archive(*DEBEZIUM_POSTGRES_MODULE, classifier="plugin")
+    return unpacked / "debezium-connector-postgres"
+
+
 def mirror_maker_plugin() -> Path:
     """A directory of MirrorMaker 2's connector jars (Kafka's ``connect-mirror`` and
     ``connect-mirror-client``), fetched on first use: one plugin, to be linked or copied into
@@ -215,6 +226,7 @@ def fetch_all() -> dict[str, list[Path]]:
             "spark-kafka": spark_kafka_jars,
             "kafka-connect": kafka_connect,
             "debezium-postgres": lambda: [debezium_postgres_plugin()],
+            "debezium-postgres-archive": lambda: [debezium_postgres_plugin_archive()],
             "connect-mirror": lambda: [mirror_maker_plugin()],
             "s3proxy": s3proxy_classpath,
             "hdfs-minicluster": hdfs_minicluster_classpath,

@@ -1,7 +1,9 @@
 """Acceptance (issue 33, item 1): Debezium's PostgreSQL connector runs on Sluice.
 
 ``io.debezium:debezium-connector-postgres`` 3.6.1.Final from Maven Central sits in a
-directory of ``plugin.path`` as users install it; its connector runs in the worker and its
+directory of ``plugin.path`` as users install it — Debezium's plugin archive, unpacked
+there (it bundles the Connect API and Kafka's clients, which Kafka's plugin isolation takes
+from the worker instead); its connector runs in the worker and its
 task in the JVM task host, streaming from the PostgreSQL server the tooling starts (with
 ``wal_level=logical``) through ``pgoutput``. The snapshot of existing rows, then inserts,
 updates, deletes with their tombstones and a column added mid-stream arrive in
@@ -24,7 +26,7 @@ import httpx2
 import pytest
 from confluent_kafka import Consumer, KafkaError
 
-from sluice_devtools.jars import DEBEZIUM_VERSION, debezium_postgres_plugin
+from sluice_devtools.jars import DEBEZIUM_VERSION, debezium_postgres_plugin_archive
 from tests.helpers import wait_until
 from tests.integration.conftest_databases import execute, query
 from tests.integration.workers import StandaloneWorker
@@ -37,9 +39,9 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 @pytest.fixture(scope="module")
 def debezium_plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A ``plugin.path`` directory holding Debezium's connector in a directory of its own."""
+    """A ``plugin.path`` directory holding Debezium's plugin archive, unpacked."""
     path = tmp_path_factory.mktemp("debezium-plugins")
-    (path / "debezium-connector-postgres").symlink_to(debezium_postgres_plugin(), target_is_directory=True)
+    (path / "debezium-connector-postgres").symlink_to(debezium_postgres_plugin_archive(), target_is_directory=True)
     return path
 
 
