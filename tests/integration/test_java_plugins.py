@@ -24,7 +24,7 @@ from sluice import __version__ as sluice_version
 from sluice_devtools.jars import kafka_connect_classpath, kafka_connect_test_plugins_classpath
 from tests.helpers import read_topic, wait_until
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
-from tests.integration.workers import TEST_PLUGINS, StandaloneWorker
+from tests.integration.workers import TEST_PLUGINS, DistributedWorker, StandaloneWorker
 
 pytestmark = pytest.mark.integration
 
@@ -383,6 +383,45 @@ def test_validation_of_a_java_plugin_answers_as_kafka_connect(
     mine, reference = _by_key(ours_json), _by_key(theirs_json)
     differences = {key: (mine[key], reference[key]) for key in reference if mine[key] != reference[key]}
     assert not differences, json.dumps(differences, indent=1)
+
+
+def test_exactly_once_preflight_validation_answers_as_kafka_connect(
+    kafka_bootstrap: str, kafka_connect: ConnectDistributedWorker, unique_name: str, tmp_path: Path
+) -> None:
+    """A distributed worker without exactly-once source support, Sluice's and Kafka
+    Connect 4.3.1's: ``exactly.once.support=required`` and ``transaction.boundary=connector``
+    give the same errors — the worker's, and the FileStream source's answers (SUPPORTED for
+    a file, UNSUPPORTED for stdin; no connector-defined boundaries) — for Kafka's Java
+    connector and for Sluice's built-in of the same name; creating it is refused with them."""
+    _, file_plugin_dir = kafka_connect_classpath()
+    worker = DistributedWorker(tmp_path, kafka_bootstrap, "eos", unique_name, {"plugin.path": str(file_plugin_dir)})
+    worker.start(timeout=180)
+    keys = ("exactly.once.support", "transaction.boundary")
+
+    def errors(answer: httpx2.Response) -> dict[str, list[str]]:
+        assert answer.status_code == 200, answer.text
+        values = {c["value"]["name"]: c["value"]["errors"] for c in answer.json()["configs"]}
+        return {key: values[key] for key in keys}
+
+    try:
+        for file in ("/tmp/in.txt", ""):
+            body = {"connector.class": FILE_SOURCE, "topic": "t", "file": file}
+            body.update({"exactly.once.support": "required", "transaction.boundary": "connector"})
+            path = "/connector-plugins/FileStreamSourceConnector/config/validate"
+            theirs = errors(
+                kafka_connect.request("PUT", path, json={**body, "connector.plugin.version": KAFKA_VERSION})
+            )
+            assert theirs["exactly.once.support"][0] == "This worker does not have exactly-once source support enabled."
+            java = httpx2.put(
+                f"{worker.url}{path}", json={**body, "connector.plugin.version": KAFKA_VERSION}, timeout=60
+            )
+            assert errors(java) == theirs, file
+            assert errors(httpx2.put(f"{worker.url}{path}", json=body, timeout=60)) == theirs, file
+        created = httpx2.put(f"{worker.url}/connectors/eos-required/config", json=body, timeout=60)
+        assert created.status_code == 400
+        assert "This worker does not have exactly-once source support enabled." in created.json()["message"]
+    finally:
+        worker.stop()
 
 
 _LIBRARY = """package demo.lib;

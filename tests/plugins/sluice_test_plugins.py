@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Any
 
 from sluice.api import (
     ConfigDef,
     ConfigType,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
     Importance,
     Schema,
     SinkConnector,
@@ -336,3 +339,30 @@ class FileMetricsReporter(MetricsReporter):
         self.thread.join(5)
         with open(self.path, "a", encoding="utf-8") as out:
             out.write('"closed"\n')
+
+
+class CapabilityAnsweringSourceConnector(SequenceSourceConnector):
+    """A source connector that answers the exactly-once preflight questions as its config
+    says: ``answer`` is SUPPORTED, UNSUPPORTED, ``none`` (returns None), ``raise`` (raises
+    with a message) or ``raise-silently`` (raises without one)."""
+
+    def _answer(self, connector_config: dict[str, str], kind: type[Any]) -> Any:
+        answer = connector_config.get("answer", "none")
+        if answer == "raise":
+            raise RuntimeError("cannot tell today")
+        if answer == "raise-silently":
+            raise RuntimeError()
+        return None if answer == "none" else kind(answer)
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        return self._answer(connector_config, ExactlyOnceSupport)  # type: ignore[no-any-return]
+
+    def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:
+        return self._answer(connector_config, ConnectorTransactionBoundaries)  # type: ignore[no-any-return]
+
+    def config(self) -> ConfigDef:
+        return (
+            super()
+            .config()
+            .define("answer", ConfigType.STRING, "none", importance=Importance.LOW, documentation="What to answer.")
+        )

@@ -48,7 +48,14 @@ from sluice.api.records import (
 )
 from sluice.api.schema_projector import SchemaProjector
 from sluice.api.sink import ErrantRecordReporter, SinkConnector, SinkTask, SinkTaskContext
-from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceConnector, SourceTask, SourceTaskContext
+from sluice.api.source import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    OffsetStorageReader,
+    SourceConnector,
+    SourceTask,
+    SourceTaskContext,
+)
 from sluice.api.transforms import Predicate, Transformation
 
 __all__ = [
@@ -68,6 +75,7 @@ __all__ = [
     "Converter",
     "DataError",
     "ErrantRecordReporter",
+    "ConnectorTransactionBoundaries",
     "ExactlyOnceSupport",
     "Field",
     "Header",

@@ -11,6 +11,7 @@ from sluice.api.connector import Connector, Task
 from sluice.api.records import SourceRecord
 
 __all__ = [
+    "ConnectorTransactionBoundaries",
     "ExactlyOnceSupport",
     "OffsetStorageReader",
     "SourceConnector",
@@ -21,6 +22,13 @@ __all__ = [
 
 class ExactlyOnceSupport(enum.Enum):
     """What :meth:`SourceConnector.exactly_once_support` answers."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class ConnectorTransactionBoundaries(enum.Enum):
+    """What :meth:`SourceConnector.can_define_transaction_boundaries` answers."""
 
     SUPPORTED = "SUPPORTED"
     UNSUPPORTED = "UNSUPPORTED"
@@ -225,12 +233,28 @@ class SourceConnector(Connector):
     """A connector that imports data from a source system into Kafka."""
 
     def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
-        """Whether this connector can provide exactly-once delivery; ``None`` = unknown.
+        """Whether this connector can deliver exactly once with ``connector_config``;
+        ``None`` (the default): it does not say.
 
-        Not called by Sluice today: it has no exactly-once source delivery. Kafka Connect
-        calls it, in the worker process, when validating a connector config on a worker
-        with exactly-once source support enabled. Reserved for compatibility."""
+        Called by a distributed worker's validation of a config with
+        ``exactly.once.support=required`` (``PUT …/config/validate``, and before a
+        connector is created or reconfigured), in the worker process, on a throwaway
+        instance (never started), with the config as given (placeholders resolved).
+        Anything but SUPPORTED — ``None`` included — is an error on
+        ``exactly.once.support``; so is an exception, with its message. (Sluice does not
+        deliver source records exactly once yet, so a ``required`` connector is refused in
+        any case: the worker says so on the same key.)"""
         return None
+
+    def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:
+        """Whether this connector's tasks can define their own transaction boundaries with
+        ``connector_config``; the default is UNSUPPORTED.
+
+        Called, as :meth:`exactly_once_support` is, by a distributed worker's validation
+        of a config with ``transaction.boundary=connector``: anything but SUPPORTED
+        (``None`` included) is an error on ``transaction.boundary``; so is an exception,
+        with its message."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
         """Called before the connector's offsets are altered (``PATCH``) or reset

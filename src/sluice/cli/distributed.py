@@ -13,9 +13,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from sluice.api.errors import ConfigError
 from sluice.cli.connect import KafkaClusterId, build_rest_server, spark_and_plugins
 from sluice.kafka.security import ClientSecurity, check_authentication
 from sluice.runtime.config import WorkerConfig
+from sluice.runtime.config.worker import EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG
 from sluice.runtime.config_transformer import ConfigProviders
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
@@ -40,11 +42,29 @@ def _topic_settings(config: WorkerConfig, kind: str) -> dict[str, str]:
     }
 
 
+def _refuse_exactly_once(config: WorkerConfig) -> None:
+    """A worker that is to deliver source records exactly once does not start: Sluice does
+    not yet (a worker that started anyway would deliver at least once, unannounced)."""
+    support = str(config.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).strip().lower()
+    if support == "enabled":
+        raise ConfigError(
+            EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
+            support,
+            "Sluice does not deliver source records exactly once yet; set it to disabled (see docs/compatibility.md)",
+        )
+    if support == "preparing":
+        log.info(
+            "%s=preparing: source records are delivered at least once, as with disabled",
+            EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
+        )
+
+
 class DistributedConnect:
     """A distributed worker process's parts, started and stopped as one."""
 
     def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
         self.config = WorkerConfig.distributed(worker_props)
+        _refuse_exactly_once(self.config)
         # The worker's own clients (internal topics, group membership) use its top-level
         # security settings, as Kafka's do; an untranslatable one stops the start here.
         self.security = ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients")

@@ -37,7 +37,7 @@ from sluice.api.config import (
 from sluice.api.connector import Connector, ConnectorContext, Task
 from sluice.api.errors import ConnectError
 from sluice.api.sink import SinkConnector
-from sluice.api.source import SourceConnector
+from sluice.api.source import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceConnector
 from sluice.jvm.connect_runtime import EXTRA_CLASSPATH_SETTING, classpath_string, extra_classpath, host_classpath
 from sluice.runtime.plugins import PluginDesc
 from sluice.storage.offset_codec import encode_offset_value
@@ -268,6 +268,26 @@ class JavaConnector(Connector):
 
     def config(self) -> ConfigDef:
         return config_def_of(json.loads(self.runtime.invoke("connectorConfigDef", self._id())))
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        answer = self._source_capability("exactly_once", connector_config)
+        return None if answer is None else ExactlyOnceSupport(answer)
+
+    def can_define_transaction_boundaries(
+        self, connector_config: dict[str, str]
+    ) -> ConnectorTransactionBoundaries | None:
+        answer = self._source_capability("transaction_boundaries", connector_config)
+        return None if answer is None else ConnectorTransactionBoundaries(answer)
+
+    def _source_capability(self, capability: str, connector_config: dict[str, str]) -> str | None:
+        """The Java source connector's answer (an enum constant's name, or None, which
+        validation reports as Kafka does); raises :class:`ConnectError` with the message
+        of the exception it threw."""
+        made = json.loads(self.runtime.invoke("sourceCapability", self._id(), capability, json.dumps(connector_config)))
+        if "error" in made:
+            raise ConnectError(made["error"])
+        answer = made.get("answer")
+        return None if answer is None else str(answer)
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         answer = json.loads(self.runtime.invoke("validate", self._id(), json.dumps(connector_configs)))

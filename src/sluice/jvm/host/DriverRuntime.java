@@ -224,6 +224,29 @@ public final class DriverRuntime {
     }
 
     /**
+     * A source connector's {@code exactlyOnceSupport} ({@code "exactly_once"}) or
+     * {@code canDefineTransactionBoundaries} ({@code "transaction_boundaries"}) for a config:
+     * {"answer": "SUPPORTED" | "UNSUPPORTED" | null}, or {"error": its exception's message}.
+     */
+    public String sourceCapability(String id, String capability, String propsJson) throws Exception {
+        Connector connector = connector(id);
+        Map<String, String> props = HostedTask.strings(Channel.JSON.readTree(propsJson));
+        ObjectNode answer = Channel.JSON.createObjectNode();
+        try (LoaderSwap swap = swap(connector)) {
+            Object value = null;
+            if (connector instanceof SourceConnector source) {
+                value = "exactly_once".equals(capability)
+                        ? source.exactlyOnceSupport(props)
+                        : source.canDefineTransactionBoundaries(props);
+            }
+            answer.put("answer", value == null ? null : value.toString());
+        } catch (Exception e) {
+            answer.put("error", e.getMessage() == null ? "" : e.getMessage());
+        }
+        return answer.toString();
+    }
+
+    /**
      * The next request of a connector, or null after {@code timeoutMs}: {"id", "kind": "reconfigure"},
      * {"id", "kind": "error", "trace"}, or {"id", "kind": "offsets", "request", "partitions"}, which
      * the worker answers with {@link #answerOffsets(String, String)}.

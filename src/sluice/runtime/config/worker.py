@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sluice.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from sluice.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Range, ValidString
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WorkerConfig", "converter_props"]
 
@@ -308,6 +308,16 @@ def _distributed_keys(d: ConfigDef) -> None:
         "The group protocol workers speak.",
     )
     d.define(
+        EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
+        ConfigType.STRING,
+        "disabled",
+        CaseInsensitiveValidString.in_("disabled", "preparing", "enabled"),
+        Importance.HIGH,
+        "Exactly-once delivery of source records (Kafka's KIP-618): 'disabled' or 'preparing' (Kafka's "
+        "step of a rolling upgrade), both at least once on Sluice; 'enabled' is refused: Sluice does not "
+        "deliver source records exactly once yet.",
+    )
+    d.define(
         "worker.sync.timeout.ms",
         ConfigType.INT,
         3000,
@@ -315,6 +325,10 @@ def _distributed_keys(d: ConfigDef) -> None:
         documentation="How long a worker waits to catch up with the config topic before it gives up "
         "its work and rejoins.",
     )
+
+
+#: A distributed worker's exactly-once source support (``disabled``, ``preparing``, ``enabled``).
+EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG = "exactly.once.source.support"
 
 
 @dataclass(frozen=True)

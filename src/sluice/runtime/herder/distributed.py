@@ -110,6 +110,8 @@ class _ConfigEvents(ConfigUpdateListener):
 
 
 class DistributedHerder(WorkerHerder):
+    validates_as_distributed = True
+
     def __init__(
         self,
         worker: Worker,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -33,6 +34,7 @@ from typing import Any
 from sluice.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue, convert_to_string, parse_type
 from sluice.api.connector import Connector
 from sluice.api.errors import ConfigError, NotFoundError
+from sluice.api.source import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceConnector
 from sluice.runtime.config import (
     ADMIN_OVERRIDES_PREFIX,
     CONNECTOR_CLASS_CONFIG,
@@ -59,6 +61,7 @@ from sluice.runtime.config import (
     version_mismatch_message,
 )
 from sluice.runtime.config.clients import client_config_def
+from sluice.runtime.config.keys import EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG
 from sluice.runtime.data_path import topic_creation_errors
 from sluice.runtime.herder.base import (
     BadRequestError,
@@ -70,6 +73,8 @@ from sluice.runtime.herder.base import (
 from sluice.runtime.java_plugins import JavaConnector, JavaRuntime
 from sluice.runtime.plugin_versions import VersionRange
 from sluice.runtime.plugins import PluginDesc, Plugins, UnknownPluginError
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "config_key_info",
@@ -469,14 +474,15 @@ def resolve_connector_class(plugins: Plugins, config: Mapping[str, Any]) -> Plug
 
 
 def validate_connector_config(
-    plugins: Plugins, config: Mapping[str, Any], worker_config: WorkerConfig | None = None
+    plugins: Plugins, config: Mapping[str, Any], worker_config: WorkerConfig | None = None, *, distributed: bool = False
 ) -> ConfigInfos:
     """Validate a connector config as ``PUT /connector-plugins/{type}/config/validate``
     does and return Kafka's ConfigInfos (see the module docstring for its layout).
 
     ``worker_config`` supplies what Kafka takes from the worker: the defaults shown for
-    the converter keys and the client override policy. Raises :class:`BadRequestError`
-    when ``connector.class`` is missing or names no connector.
+    the converter keys and the client override policy. A ``distributed`` worker also runs
+    Kafka's exactly-once preflight checks of a source connector. Raises
+    :class:`BadRequestError` when ``connector.class`` is missing or names no connector.
     """
     desc = resolve_connector_class(plugins, config)
     connector: Connector = desc.cls()
@@ -487,6 +493,8 @@ def validate_connector_config(
     _version_checks(config, values, plugins, desc)
     if desc.type == "source":
         _topic_creation_checks(config, values, worker_config)
+        if distributed and isinstance(connector, SourceConnector):
+            _exactly_once_checks(connector, config, values)
     for key, raw in config.items():
         if raw is None:
             values.setdefault(key, ConfigValue(key)).add_error_message(NULL_VALUE_MESSAGE)
@@ -531,6 +539,69 @@ def validate_connector_config(
             converters[VALUE_CONVERTER_CLASS_CONFIG],
         ],
     )
+
+
+WORKER_WITHOUT_EXACTLY_ONCE = "This worker does not have exactly-once source support enabled."
+_NO_EXACTLY_ONCE_ANSWER = (
+    "The connector does not implement the API required for preflight validation of exactly-once source support. "
+    "Please consult the documentation for the connector to determine whether it supports exactly-once semantics, "
+    'and then consider reconfiguring the connector to use the value "requested" for this property (which will '
+    "disable this preflight check and allow the connector to be created)."
+)
+_EXACTLY_ONCE_UNSUPPORTED = "The connector does not support exactly-once semantics with the provided configuration."
+_NO_BOUNDARIES_ANSWER = (
+    "This connector has returned a null value from its canDefineTransactionBoundaries method, which is not "
+    "permitted. The connector will be treated as if it cannot define its own transaction boundaries, and cannot "
+    f"be configured with '{TRANSACTION_BOUNDARY_CONFIG}' set to 'connector'."
+)
+_BOUNDARIES_UNSUPPORTED = (
+    "The connector does not support connector-defined transaction boundaries with the given configuration. "
+    "Please reconfigure it to use a different transaction boundary definition."
+)
+
+
+def _exactly_once_checks(connector: SourceConnector, config: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
+    """A distributed worker's preflight checks of a source connector, as Kafka's
+    ``DistributedHerder``: ``exactly.once.support=required`` asks the worker (which has no
+    exactly-once source support: Sluice does not deliver exactly once yet) and the
+    connector's :meth:`~SourceConnector.exactly_once_support`;
+    ``transaction.boundary=connector`` asks its :meth:`~SourceConnector.can_define_transaction_boundaries`.
+    Each problem is one error on its key."""
+    raw = {key: value for key, value in config.items() if value is not None}
+    support = values.get(EXACTLY_ONCE_SUPPORT_CONFIG)
+    if support is not None and not support.error_messages and str(support.value).strip().lower() == "required":
+        support.add_error_message(WORKER_WITHOUT_EXACTLY_ONCE)
+        try:
+            answer = connector.exactly_once_support(dict(raw))
+            if answer is None:
+                support.add_error_message(_NO_EXACTLY_ONCE_ANSWER)
+            elif answer is ExactlyOnceSupport.UNSUPPORTED:
+                support.add_error_message(_EXACTLY_ONCE_UNSUPPORTED)
+            elif answer is not ExactlyOnceSupport.SUPPORTED:
+                raise ConfigError(f"Unexpected value returned from SourceConnector::exactlyOnceSupport: {answer}")
+        except Exception as exc:
+            log.error("Failed while validating connector support for exactly-once semantics", exc_info=True)
+            support.add_error_message(_unexpected_validation_error(exc))
+    boundary = values.get(TRANSACTION_BOUNDARY_CONFIG)
+    if boundary is not None and not boundary.error_messages and str(boundary.value).strip().lower() == "connector":
+        try:
+            boundaries = connector.can_define_transaction_boundaries(dict(raw))
+            if boundaries is None:
+                boundary.add_error_message(_NO_BOUNDARIES_ANSWER)
+            elif boundaries is not ConnectorTransactionBoundaries.SUPPORTED:
+                boundary.add_error_message(_BOUNDARIES_UNSUPPORTED)
+        except Exception as exc:
+            log.error(
+                "Failed while validating connector support for defining its own transaction boundaries", exc_info=True
+            )
+            boundary.add_error_message(_unexpected_validation_error(exc))
+
+
+def _unexpected_validation_error(exc: BaseException) -> str:
+    message = str(exc).strip()
+    if message:
+        return f"An unexpected error occurred during validation: {message}"
+    return "An unexpected error occurred during validation; please see the worker logs for more details."
 
 
 def invalid_config_message(infos: ConfigInfos) -> str:

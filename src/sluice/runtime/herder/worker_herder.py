@@ -59,6 +59,9 @@ __all__ = ["WorkerHerder"]
 class WorkerHerder(Herder):
     """The parts of a herder that only read state or act through the worker."""
 
+    #: Whether validation runs a distributed worker's checks (Kafka's exactly-once preflight).
+    validates_as_distributed = False
+
     def __init__(
         self,
         worker: Worker,
@@ -246,7 +249,9 @@ class WorkerHerder(Herder):
         # (Kafka accepts them) stay null.
         present = {key: value for key, value in config.items() if value is not None}
         resolved = {**config, **self.worker.resolve(present)}
-        return validate_connector_config(self.worker.plugins, resolved, worker_config=self.worker.config)
+        return validate_connector_config(
+            self.worker.plugins, resolved, worker_config=self.worker.config, distributed=self.validates_as_distributed
+        )
 
     def _restart_plan(
         self, name: str, include_tasks: bool, only_failed: bool
