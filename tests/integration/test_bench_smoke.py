@@ -381,3 +381,31 @@ def test_scale_smoke(tmp_path: Path) -> None:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[1][0].isdigit() and cells[5][0].isdigit(), row  # PSS: Kafka Connect, Sluice
         assert cells[-2].endswith("×"), row  # PSS: Sluice / KC
+
+
+def test_debezium_smoke(tmp_path: Path) -> None:
+    """bench/debezium.py with 3,000 changes, one round: Debezium's PostgresConnector streamed
+    the backlog on Kafka Connect and on Sluice, each change once, with every figure."""
+    output = tmp_path / "debezium.json"
+    command = [sys.executable, str(REPO / "bench" / "debezium.py"), "--changes", "3000", "--warmup", "500"]
+    _run_bench([*command, "--txn-rows", "500", "--rounds", "1", "--output", str(output)], tmp_path)
+    runs = json.loads(output.read_text())["runs"]
+    assert sorted(r["system"] for r in runs) == ["connect", "sluice"]
+    for r in runs:
+        assert r["ok"] and r["changes"] == 3000, r
+        for key in ("changes_per_s", "cpu_s_per_million", "peak_rss_mb"):
+            assert r[key] > 0, (r["system"], key, r[key])
+
+
+def test_replication_smoke(tmp_path: Path) -> None:
+    """bench/replication.py with 5,000 records, one round: the replicator and MirrorMaker 2's
+    source connector on Sluice and on Kafka Connect each copied every record."""
+    output = tmp_path / "replication.json"
+    command = [sys.executable, str(REPO / "bench" / "replication.py"), "--records", "5000", "--rounds", "1"]
+    _run_bench([*command, "--output", str(output)], tmp_path)
+    runs = json.loads(output.read_text())["runs"]
+    assert sorted(r["system"] for r in runs) == ["connect-mirror", "sluice-mirror", "sluice-replicator"]
+    for r in runs:
+        assert r["ok"] and r["copied"] == r["records"] == 5000, r
+        for key in ("records_per_s", "cpu_s_per_million", "peak_rss_mb"):
+            assert r[key] > 0, (r["system"], key, r[key])
