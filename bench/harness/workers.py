@@ -58,8 +58,12 @@ def java_task_settings() -> dict[str, str | None]:
     """Sluice worker settings for runs of Java plugins: their tasks run in Spark's driver JVM,
     so it gets the JIT Kafka Connect's JVM has (the suite's workers stop at C1 to start
     faster) and Spark's default driver heap, 1g, not the suite's 512m (``BENCH_DRIVER_MEMORY``
-    sets another). ``None`` drops a suite setting."""
-    return {"spark.driver.extraJavaOptions": None, "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY")}
+    sets another; ``BENCH_DRIVER_JAVA_OPTIONS``, JVM options of its own). ``None`` drops a
+    suite setting."""
+    return {
+        "spark.driver.extraJavaOptions": os.environ.get("BENCH_DRIVER_JAVA_OPTIONS"),
+        "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY"),
+    }
 
 
 class WorkerFailed(Exception):
