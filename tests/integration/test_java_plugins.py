@@ -385,6 +385,58 @@ def test_validation_of_a_java_plugin_answers_as_kafka_connect(
     assert not differences, json.dumps(differences, indent=1)
 
 
+def _python_hosts_of(pid: int) -> list[int]:
+    """The worker's descendants that are Spark's Python daemon or its task host workers."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        todo.extend(children.get(child, []))
+        try:
+            # python -m sluice.spark.daemon (the JVM names the module in its settings only)
+            if b"-m\0sluice.spark.daemon" in (Path(f"/proc/{child}") / "cmdline").read_bytes():
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def test_a_worker_without_standby_hosts_runs_java_tasks_with_no_python_process(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """``sluice.task.hosts.standby=false``: a Java connector's task runs and no Python task
+    host (nor Spark's Python daemon) is started; a Python connector that comes later gets
+    one, and runs."""
+    worker = _java_worker(tmp_path / "worker", kafka_bootstrap, "no-standby", {"sluice.task.hosts.standby": "false"})
+    worker.start()
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\ntwo\n", encoding="utf-8")
+    try:
+        assert worker.process is not None
+        assert "no task host on standby" in worker.log()
+        strings = {"file": str(source_file), "value.converter": STRING_CONVERTER}
+        java = {"connector.class": FILE_SOURCE, "connector.plugin.version": KAFKA_VERSION, **strings}
+        assert _put(worker, "java-only", {**java, "topic": f"{unique_name}-java"}).status_code == 201
+        wait_until(lambda: _running_versions(worker, "java-only"), timeout=90, message="the Java connector running")
+        values = [m.value() for m in read_topic(kafka_bootstrap, f"{unique_name}-java", 2)]
+        assert values == [b"one", b"two"]
+        assert _python_hosts_of(worker.process.pid) == []
+        python = {"connector.class": "FileStreamSource", **strings, "topic": f"{unique_name}-py"}
+        assert _put(worker, "python-later", python).status_code == 201
+        values = [m.value() for m in read_topic(kafka_bootstrap, f"{unique_name}-py", 2)]
+        assert values == [b"one", b"two"]
+        assert _python_hosts_of(worker.process.pid) != []
+    finally:
+        worker.stop()
+
+
 def test_exactly_once_preflight_validation_answers_as_kafka_connect(
     kafka_bootstrap: str, kafka_connect: ConnectDistributedWorker, unique_name: str, tmp_path: Path
 ) -> None:

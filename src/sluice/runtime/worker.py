@@ -22,6 +22,7 @@ from sluice.kafka.security import security_settings
 from sluice.kafka.settings import librdkafka_config, librdkafka_consumer_config
 from sluice.kafka.topics import TopicCreationSpec
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
+from sluice.runtime.config.worker import TASK_HOSTS_STANDBY_CONFIG
 from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
 from sluice.runtime.data_path import (
     DeadLetterTopic,
@@ -328,6 +329,8 @@ class Worker:
 
     def _start_engine(self, tasks_to_come: int) -> None:
         started = time.monotonic()
+        host_s = 0.0
+        standby = bool(self.config.get(TASK_HOSTS_STANDBY_CONFIG))
         try:
             self.startup.begin("starting its Spark session")
             launcher = self.task_launcher()
@@ -337,18 +340,27 @@ class Worker:
                 # not on the first request that lists or names a plugin.
                 self.startup.begin("scanning the Java plugins on plugin.path")
                 self.plugins.load_java()
-            self.startup.begin("waiting for its first task host to start on Spark")
-            host_s = launcher.warm_up(TASK_HOST_WARM_UP_TIMEOUT_S, hosts=tasks_to_come)
+            if standby:
+                self.startup.begin("waiting for its first task host to start on Spark")
+                host_s = launcher.warm_up(TASK_HOST_WARM_UP_TIMEOUT_S, hosts=tasks_to_come)
         except BaseException as exc:  # the worker cannot run tasks: its herder reports it and stops
             log.error("The worker's engine could not start", exc_info=True)
             self.startup.fail(exc)
             return
-        log.info(
-            "Engine ready in %.2f s: Spark session %.2f s, first task host %.2f s",
-            time.monotonic() - started,
-            session_s,
-            host_s,
-        )
+        if standby:
+            log.info(
+                "Engine ready in %.2f s: Spark session %.2f s, first task host %.2f s",
+                time.monotonic() - started,
+                session_s,
+                host_s,
+            )
+        else:
+            log.info(
+                "Engine ready in %.2f s: Spark session %.2f s; no task host on standby (%s=false)",
+                time.monotonic() - started,
+                session_s,
+                TASK_HOSTS_STANDBY_CONFIG,
+            )
         self.startup.finish()
 
     def task_launcher(self) -> TaskLauncher:

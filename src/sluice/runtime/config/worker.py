@@ -200,6 +200,17 @@ def _worker_def(standalone: bool) -> ConfigDef:
         "sluice.task.host=dedicated get a host of their own for each task besides.",
     )
     d.define(
+        TASK_HOSTS_STANDBY_CONFIG,
+        ConfigType.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Keep the shared task hosts up ahead of need, with or without tasks, from the "
+        "worker's start: a task starts at once. false: no Python process runs until a task that "
+        "needs one comes (it waits a few seconds for its host), and an empty host is let go — for "
+        "workers whose connectors are Java plugins (their tasks run in the JVM task host), where the "
+        "hosts would only cost memory.",
+    )
+    d.define(
         "sluice.console.enable",
         ConfigType.BOOLEAN,
         True,
@@ -327,6 +338,8 @@ def _distributed_keys(d: ConfigDef) -> None:
     )
 
 
+#: Whether shared task hosts are kept up ahead of need (true) or started for the tasks that come.
+TASK_HOSTS_STANDBY_CONFIG = "sluice.task.hosts.standby"
 #: A distributed worker's exactly-once source support (``disabled``, ``preparing``, ``enabled``).
 EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG = "exactly.once.source.support"
 
