@@ -40,7 +40,7 @@ from sluice.api.sink import SinkConnector
 from sluice.api.source import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceConnector
 from sluice.jvm.connect_runtime import EXTRA_CLASSPATH_SETTING, classpath_string, extra_classpath, host_classpath
 from sluice.runtime.plugins import PluginDesc
-from sluice.storage.offset_codec import encode_offset_value
+from sluice.storage.offset_codec import encode_json
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class JavaRuntime:
             if stored_offsets is None:
                 raise ConnectError("the connector's context keeps no offsets")
             offsets = stored_offsets(list(request["partitions"]))
-            answer: Any = [None if o is None else (encode_offset_value(o) or b"").decode("utf-8") for o in offsets]
+            answer: Any = [None if o is None else encode_json(o).decode("utf-8") for o in offsets]
         except Exception as exc:  # noqa: BLE001 - said to the connector, whose read fails with it
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         self.invoke("answerOffsets", str(request["request"]), json.dumps(answer))

@@ -347,20 +347,12 @@ class Worker:
             log.error("The worker's engine could not start", exc_info=True)
             self.startup.fail(exc)
             return
-        if standby:
-            log.info(
-                "Engine ready in %.2f s: Spark session %.2f s, first task host %.2f s",
-                time.monotonic() - started,
-                session_s,
-                host_s,
-            )
-        else:
-            log.info(
-                "Engine ready in %.2f s: Spark session %.2f s; no task host on standby (%s=false)",
-                time.monotonic() - started,
-                session_s,
-                TASK_HOSTS_STANDBY_CONFIG,
-            )
+        hosts = (
+            f"first task host {host_s:.2f} s"
+            if standby
+            else f"no task host on standby ({TASK_HOSTS_STANDBY_CONFIG}=false)"
+        )
+        log.info("Engine ready in %.2f s: Spark session %.2f s, %s", time.monotonic() - started, session_s, hosts)
         self.startup.finish()
 
     def task_launcher(self) -> TaskLauncher:

@@ -371,13 +371,19 @@ public final class DriverRuntime {
             super(id);
         }
 
+        /** Made on first use (in start, once the connector's name is known), then the same one, as Kafka's. */
+        private OffsetStorageReader offsetReader;
+
         @Override
-        public OffsetStorageReader offsetStorageReader() {
-            return offsetReads.reader(names.getOrDefault(id, id), request -> {
-                request.put("id", id);
-                request.put("kind", "offsets");
-                events.add(request.toString());
-            });
+        public synchronized OffsetStorageReader offsetStorageReader() {
+            if (offsetReader == null) {
+                offsetReader = offsetReads.reader(names.getOrDefault(id, id), request -> {
+                    request.put("id", id);
+                    request.put("kind", "offsets");
+                    events.add(request.toString());
+                });
+            }
+            return offsetReader;
         }
     }
 

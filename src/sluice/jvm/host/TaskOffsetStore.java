@@ -169,8 +169,12 @@ final class TaskOffsetStore implements OffsetBackingStore {
         return partitions;
     }
 
-    /** The partition of a key {@code ["connector", {partition}]}; null for another connector's. */
     private JsonNode partitionOf(ByteBuffer key) {
+        return partitionOf(connector, key);
+    }
+
+    /** The partition of an offset key {@code ["connector", {partition}]}; null for another connector's. */
+    static JsonNode partitionOf(String connector, ByteBuffer key) {
         JsonNode parsed = key == null ? null : parse(key);
         if (parsed == null || !parsed.isArray() || parsed.size() != 2 || !connector.equals(parsed.get(0).asText())) {
             return null;

@@ -96,10 +96,10 @@ final class WorkerOffsetReads {
             request.put("request", id);
             ArrayNode partitions = request.putArray("partitions");
             for (ByteBuffer key : keys) {
-                JsonNode parsed = parse(key);
-                if (parsed.isArray() && parsed.size() == 2 && connector.equals(parsed.get(0).asText())) {
+                JsonNode partition = TaskOffsetStore.partitionOf(connector, key);
+                if (partition != null) {
                     asked.add(key);
-                    partitions.add(parsed.get(1));
+                    partitions.add(partition);
                 }
             }
             if (asked.isEmpty()) {
@@ -142,17 +142,6 @@ final class WorkerOffsetReads {
         @Override
         public Set<Map<String, Object>> connectorPartitions(String connectorName) {
             return Set.of();
-        }
-    }
-
-    private static JsonNode parse(ByteBuffer buffer) {
-        ByteBuffer copy = buffer.duplicate();
-        byte[] bytes = new byte[copy.remaining()];
-        copy.get(bytes);
-        try {
-            return Channel.JSON.readTree(bytes);
-        } catch (IOException e) {
-            throw new ConnectException("An offset key that is not JSON", e);
         }
     }
 }
