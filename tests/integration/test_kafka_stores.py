@@ -22,6 +22,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
+from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice.rest import entities
 from sluice.rest.responses import JsonResponse
 from sluice.runtime.herder.base import ConnectorStateInfo, StateInfo, TaskStateInfo
@@ -47,7 +48,7 @@ from sluice.storage.kafka_formats import (
 from sluice.storage.kafka_log import ConsumedRecord, KafkaBasedLog, TopicSettings
 from sluice.storage.kafka_offsets import KafkaOffsetBackingStore
 from sluice.storage.kafka_status import KafkaStatusBackingStore, StatusChange
-from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
+from sluice.storage.offset_codec import connector_offsets
 from tests.helpers import wait_until
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 

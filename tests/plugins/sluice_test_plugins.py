@@ -366,3 +366,71 @@ class CapabilityAnsweringSourceConnector(SequenceSourceConnector):
             .config()
             .define("answer", ConfigType.STRING, "none", importance=Importance.LOW, documentation="What to answer.")
         )
+
+
+class TransactionBoundarySourceTask(SourceTask):
+    """Emits ``batches`` batches of ten seqnos (``0…9``, ``10…19``, …), two batches per poll,
+    and ends each batch's transaction after its last record through the task's
+    transaction context: batch ``b`` is aborted when ``b % abort.every == abort.every - 1``,
+    committed otherwise. Each record's offset is ``{"seqno": n}``; the task resumes after
+    the committed one."""
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic = props["topic"]
+        self.batches = int(props.get("batches", "30"))
+        self.abort_every = int(props.get("abort.every", "3"))
+        transactions = self.context.transaction_context()
+        if transactions is None:
+            raise RuntimeError("this task needs transaction.boundary=connector on an exactly-once worker")
+        self.transactions = transactions
+        committed = self.context.offset_storage_reader().offset({"source": "boundaries"})
+        self.next = int(committed["seqno"]) + 1 if committed else 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.next >= self.batches * 10:
+            time.sleep(0.1)
+            return None
+        records: list[SourceRecord] = []
+        while self.next < self.batches * 10 and len(records) < 20:
+            seqno = self.next
+            record = SourceRecord(
+                {"source": "boundaries"},
+                {"seqno": seqno},
+                self.topic,
+                value_schema=Schema.STRING_SCHEMA,
+                value=str(seqno),
+            )
+            records.append(record)
+            self.next += 1
+            if seqno % 10 == 9:
+                batch = seqno // 10
+                if batch % self.abort_every == self.abort_every - 1:
+                    self.transactions.abort_transaction(record)
+                else:
+                    self.transactions.commit_transaction(record)
+        return records
+
+    def stop(self) -> None:
+        pass
+
+
+class TransactionBoundarySourceConnector(SequenceSourceConnector):
+    """A connector whose task defines its own transaction boundaries
+    (:class:`TransactionBoundarySourceTask`)."""
+
+    def task_class(self) -> type[SourceTask]:
+        return TransactionBoundarySourceTask
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        return ExactlyOnceSupport.SUPPORTED
+
+    def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:
+        return ConnectorTransactionBoundaries.SUPPORTED
+
+    def config(self) -> ConfigDef:
+        return (
+            ConfigDef()
+            .define("topic", ConfigType.STRING, importance=Importance.HIGH, documentation="Topic to write to.")
+            .define("batches", ConfigType.INT, 30, importance=Importance.LOW, documentation="Batches of ten.")
+            .define("abort.every", ConfigType.INT, 3, importance=Importance.LOW, documentation="Abort each n-th.")
+        )

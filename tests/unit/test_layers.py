@@ -127,6 +127,7 @@ def test_the_runtime_and_the_task_hosts_import_without_pyspark() -> None:
         "sluice.spark.launcher",
         "sluice.taskhost.host",
         "sluice.taskhost.source",
+        "sluice.taskhost.transactional",
         "sluice.taskhost.sink",
         "sluice.taskhost.split_part",
         "sluice.kafka.security",

@@ -55,6 +55,7 @@ from sluice.api.source import (
     SourceConnector,
     SourceTask,
     SourceTaskContext,
+    TransactionContext,
 )
 from sluice.api.transforms import Predicate, Transformation
 
@@ -112,6 +113,7 @@ __all__ = [
     "Task",
     "TimestampType",
     "TopicPartition",
+    "TransactionContext",
     "Transformation",
     "Type",
     "ValidList",

@@ -17,6 +17,7 @@ __all__ = [
     "SourceConnector",
     "SourceTask",
     "SourceTaskContext",
+    "TransactionContext",
 ]
 
 
@@ -66,6 +67,33 @@ def _partition_key(partition: dict[str, Any]) -> Any:
 partition_key = _partition_key
 
 
+class TransactionContext(ABC):
+    """How a task of a connector with ``transaction.boundary=connector`` ends its
+    transactions (Kafka's ``TransactionContext``), given by
+    :meth:`SourceTaskContext.transaction_context`.
+
+    Each request is acted on by the task's thread after :meth:`SourceTask.poll` returned:
+    a request naming a record ends the transaction right after that record (one of the
+    batch ``poll`` returned, or of a later one) was handed to the producer; a request
+    naming none ends it after the whole batch. When both are asked for one record, or
+    several for one batch, the abort wins. A committed transaction's records become
+    visible to ``read_committed`` consumers at once, and the offsets of its records are
+    committed with them; an aborted transaction's records are never visible and its
+    offsets are never committed (the task itself decides whether to send them again).
+    Records of a transaction that was not ended when the task stops cleanly are
+    committed; when the task fails, they are aborted."""
+
+    @abstractmethod
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """End the transaction with a commit after ``record`` (or, with none, after the
+        current batch)."""
+
+    @abstractmethod
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """End the transaction with an abort after ``record`` (or, with none, after the
+        current batch): its records are discarded."""
+
+
 class SourceTaskContext(ABC):
     """What the framework offers a running :class:`SourceTask`. It lives with the task
     instance in the executor; its methods do no I/O and may be called from any thread
@@ -80,6 +108,12 @@ class SourceTaskContext(ABC):
         """Reader of this connector's committed source offsets: those stored when the
         task was launched, plus what this instance committed since (see
         :class:`OffsetStorageReader`)."""
+
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's :class:`TransactionContext` when its connector defines its own
+        transaction boundaries (exactly-once delivery enabled on the worker and
+        ``transaction.boundary=connector``); ``None`` otherwise."""
+        return None
 
     # -- Sluice's extension: reads split across Spark partitions (not in Kafka Connect)
 
@@ -241,9 +275,9 @@ class SourceConnector(Connector):
         connector is created or reconfigured), in the worker process, on a throwaway
         instance (never started), with the config as given (placeholders resolved).
         Anything but SUPPORTED — ``None`` included — is an error on
-        ``exactly.once.support``; so is an exception, with its message. (Sluice does not
-        deliver source records exactly once yet, so a ``required`` connector is refused in
-        any case: the worker says so on the same key.)"""
+        ``exactly.once.support``; so is an exception, with its message. A worker without
+        ``exactly.once.source.support=enabled`` refuses a ``required`` connector in any
+        case, with its own error on the same key."""
         return None
 
     def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:

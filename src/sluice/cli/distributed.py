@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sluice.api.errors import ConfigError
 from sluice.cli.connect import KafkaClusterId, build_rest_server, spark_and_plugins
 from sluice.kafka.security import ClientSecurity, check_authentication
 from sluice.runtime.config import WorkerConfig
@@ -42,16 +41,11 @@ def _topic_settings(config: WorkerConfig, kind: str) -> dict[str, str]:
     }
 
 
-def _refuse_exactly_once(config: WorkerConfig) -> None:
-    """A worker that is to deliver source records exactly once does not start: Sluice does
-    not yet (a worker that started anyway would deliver at least once, unannounced)."""
+def _announce_exactly_once(config: WorkerConfig) -> None:
+    """Say how this worker delivers source records."""
     support = str(config.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).strip().lower()
     if support == "enabled":
-        raise ConfigError(
-            EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
-            support,
-            "Sluice does not deliver source records exactly once yet; set it to disabled (see docs/compatibility.md)",
-        )
+        log.info("%s=enabled: source tasks deliver exactly once, in transactions", EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
     if support == "preparing":
         log.info(
             "%s=preparing: source records are delivered at least once, as with disabled",
@@ -64,7 +58,7 @@ class DistributedConnect:
 
     def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
         self.config = WorkerConfig.distributed(worker_props)
-        _refuse_exactly_once(self.config)
+        _announce_exactly_once(self.config)
         # The worker's own clients (internal topics, group membership) use its top-level
         # security settings, as Kafka's do; an untranslatable one stops the start here.
         self.security = ClientSecurity.from_java(self.config.raw, "the worker's Kafka clients")
@@ -85,6 +79,7 @@ class DistributedConnect:
             replication_factor=self.config.get("offset.storage.replication.factor"),
             topic_config=_topic_settings(self.config, "offset"),
             client_id=f"{group}-offsets",
+            read_committed=self.config.exactly_once_source,
         )
         self.status_store = KafkaStatusBackingStore(
             self.config.get("status.storage.topic"),

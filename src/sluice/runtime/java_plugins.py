@@ -39,8 +39,8 @@ from sluice.api.errors import ConnectError
 from sluice.api.sink import SinkConnector
 from sluice.api.source import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceConnector
 from sluice.jvm.connect_runtime import EXTRA_CLASSPATH_SETTING, classpath_string, extra_classpath, host_classpath
+from sluice.kafka.offset_format import encode_json
 from sluice.runtime.plugins import PluginDesc
-from sluice.storage.offset_codec import encode_json
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,10 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaExcep
 from confluent_kafka.admin import AdminClient
 
 from sluice.api.errors import ConnectError
+from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice.runtime.herder.base import BadRequestError, ConnectRestError
 from sluice.storage.base import OffsetBackingStore
-from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
+from sluice.storage.offset_codec import connector_offsets
 
 log = logging.getLogger(__name__)
 

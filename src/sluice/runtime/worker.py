@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
-from sluice.api.errors import ConfigError, IllegalWorkerStateError
+from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
 from sluice.kafka.security import security_settings
 from sluice.kafka.settings import librdkafka_config, librdkafka_consumer_config
 from sluice.kafka.topics import TopicCreationSpec
@@ -48,6 +48,7 @@ from sluice.runtime.tasks import (
     WorkerSourceTask,
     WorkerTask,
     new_incarnation,
+    source_transactions,
     wants_dedicated_host,
 )
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
@@ -501,6 +502,11 @@ class Worker:
                 connector_config = self.resolve(dict(connector_config))
                 desc = self.plugins.resolve_connector_of(connector_config)
                 if issubclass(desc.cls, JavaConnector):
+                    if wc.kind == "source" and self.config.exactly_once_source:
+                        raise ConnectError(
+                            "exactly.once.source.support=enabled: Sluice does not yet run Java source tasks "
+                            "exactly once (see docs/compatibility.md); run this connector on a worker without it"
+                        )
                     java_task = self._java_task(
                         name, task, wc.kind, desc.version, connector_config, config, target, task_count, may_commit
                     )
@@ -546,6 +552,7 @@ class Worker:
                 dead_letter_topic = DeadLetterTopic.of_connector(connector_config, self.admin_client())
                 worker_task: WorkerTask
                 if wc.kind == "source":
+                    producer_config = self._producer_config(connector_config)
                     worker_task = WorkerSourceTask(
                         spec,
                         target,
@@ -554,8 +561,11 @@ class Worker:
                         settings,
                         offset_store=self.offset_store,
                         kafka_options=self._producer_options(connector_config),
-                        producer_config=librdkafka_config(self._producer_config(connector_config)),
+                        producer_config=librdkafka_config(producer_config),
                         dead_letter_topic=dead_letter_topic,
+                        transactions=source_transactions(
+                            self.config, name, task, connector_config, producer_config["bootstrap.servers"]
+                        ),
                     )
                 else:
                     topics_regex = connector_config.get("topics.regex") or None

@@ -5,7 +5,7 @@ Kafka-topic implementations, mirroring Kafka Connect's ``OffsetBackingStore``,
 ``StatusBackingStore`` and ``ConfigBackingStore``:
 
 * :class:`OffsetBackingStore`: raw source offsets, keyed and valued by the JSON bytes of
-  spec 5.3 (see :mod:`sluice.storage.offset_codec` for the encoding).
+  spec 5.3 (see :mod:`sluice.kafka.offset_format` for the encoding).
 * :class:`StatusBackingStore`: the last reported state of every connector and task.
 * :class:`ConfigBackingStore`: connector configs, target states and task configs;
   :meth:`ConfigBackingStore.snapshot` returns an immutable-by-convention copy.

@@ -5,7 +5,7 @@ Pure functions, no Kafka client: the Kafka-backed stores (:mod:`sluice.storage.k
 
 Kafka Connect writes these records with its internal ``JsonConverter``
 (``schemas.enable=false``): compact JSON from a ``Struct``, fields in schema order, an
-optional field that is unset written as ``null``. :func:`sluice.storage.offset_codec.encode_json`
+optional field that is unset written as ``null``. :func:`sluice.kafka.offset_format.encode_json`
 reproduces Jackson's bytes (escapes, number forms), so every ``encode_*`` here gives the
 bytes a Java worker writes for the same record. Keys are plain UTF-8 strings.
 
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sluice._java.numbers import narrow
+from sluice.kafka.offset_format import encode_json
 from sluice.storage.base import DESTROYED, TARGET_STATES, check_target_state
-from sluice.storage.offset_codec import encode_json
 
 __all__ = [
     "COMMIT_TASKS_PREFIX",

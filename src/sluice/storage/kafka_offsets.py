@@ -1,7 +1,7 @@
 """Source offsets in a Kafka topic (``offset.storage.topic``), in Kafka Connect's format (spec 5.3).
 
 Each record's key is the JSON ``[<connector>,<source partition>]`` and its value the JSON
-source offset, both the exact bytes :mod:`sluice.storage.offset_codec` produces (and a
+source offset, both the exact bytes :mod:`sluice.kafka.offset_format` produces (and a
 Java worker writes); a tombstone deletes a partition's offset. Keys are partitioned with
 the Java producer's murmur2 hash, so a Java and a Sluice worker write the same key to
 the same partition and compaction keeps only the newest.
@@ -39,7 +39,9 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
     """Raw offset bytes in a compacted topic. Thread-safe.
 
     ``client_config`` holds librdkafka settings (at least ``bootstrap.servers``).
-    ``topic_config`` adds topic-level settings used when the topic is created.
+    ``topic_config`` adds topic-level settings used when the topic is created. With
+    ``read_committed``, offsets written in transactions are read once committed (and
+    never when aborted).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
         topic_config: Mapping[str, str] | None = None,
         client_id: str = "sluice-offsets",
         timeout: float = 30.0,
+        read_committed: bool = False,
     ) -> None:
         if not topic or not topic.strip():
             raise ValueError("Must specify topic for source connector offsets.")
@@ -71,6 +74,8 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
             client_config,
             self._on_record,
             client_id=client_id,
+            # offsets that exactly-once tasks wrote in transactions count once committed
+            consumer_config={"isolation.level": "read_committed"} if read_committed else None,
         )
         self._started = False
 

@@ -32,10 +32,11 @@ from collections.abc import Iterator
 from sluice.kafka.clients import LIBRDKAFKA, KafkaClients
 from sluice.taskhost import wire
 from sluice.taskhost.control import Heartbeats, TaskControl, WorkerGone
-from sluice.taskhost.loop import TaskLoop
+from sluice.taskhost.loop import TaskLoop, format_trace
 from sluice.taskhost.plugins import collect_less_often
 from sluice.taskhost.producers import HostProducers
 from sluice.taskhost.protocol import (
+    Failed,
     Hello,
     HostBootstrap,
     HostTask,
@@ -46,6 +47,7 @@ from sluice.taskhost.protocol import (
 )
 from sluice.taskhost.sink import SinkLoop
 from sluice.taskhost.source import SourceLoop
+from sluice.taskhost.transactional import TransactionalSourceLoop
 from sluice.taskhost.wire import ChannelClosed, ProtocolError
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,8 @@ __all__ = ["HostedTask", "make_loop", "run_host"]
 def make_loop(launch: TaskLaunch, control: TaskControl, clients: KafkaClients, producers: HostProducers) -> TaskLoop:
     """The loop that runs the task ``launch`` describes."""
     if isinstance(launch, RunSourceTask):
+        if launch.transactions is not None:
+            return TransactionalSourceLoop(launch, control, clients, producers)
         return SourceLoop(launch, control, clients, producers)
     if isinstance(launch, RunSinkTask):
         return SinkLoop(launch, control, clients)
@@ -95,7 +99,14 @@ class HostedTask:
             if launch is not None:
                 self.heartbeats.add(self.order.incarnation, control)  # from the task's start
                 try:
-                    make_loop(launch, control, self.clients, self.producers).run()
+                    try:
+                        loop = make_loop(launch, control, self.clients, self.producers)
+                    except Exception as exc:  # noqa: BLE001 - a task that cannot be built (its producer refused a setting) FAILS with the trace
+                        log.warning("Task %s-%s could not be built: %s", launch.task.connector, launch.task.task, exc)
+                        with contextlib.suppress(WorkerGone):
+                            control.send(Failed(format_trace(exc)))
+                    else:
+                        loop.run()
                 finally:
                     self.heartbeats.remove(self.order.incarnation)
             with contextlib.suppress(WorkerGone):

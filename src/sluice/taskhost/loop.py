@@ -46,7 +46,7 @@ class TaskFailure(Exception):
 
 
 class TaskLoop:
-    """A task instance's life on the task thread — ``initialize``, ``start``,
+    """A task instance's life on the task thread — :meth:`_before_start`, ``initialize``, ``start``,
     :meth:`_after_start`, :class:`Started`, :meth:`_loop` — then :meth:`_finish`, and a
     :class:`Failed` to the worker when the task failed."""
 
@@ -59,6 +59,7 @@ class TaskLoop:
         failure: str | None = None
         started = False
         try:
+            self._before_start()
             self.task.initialize(self.context)
             self.task.start(dict(self.spec.task_config))
             started = True
@@ -82,6 +83,9 @@ class TaskLoop:
                     self.control.send(Failed(failure))
         finally:
             self._release()
+
+    def _before_start(self) -> None:
+        """Before the task instance is initialized (a failure here fails it, unstarted)."""
 
     def _after_start(self) -> None:
         """After ``start`` returned, before the task counts as started."""

@@ -68,6 +68,7 @@ __all__ = [
     "TaskSpec",
     "TopicPartitionKey",
     "TopicsSeen",
+    "Transactions",
     "WorkerMessage",
 ]
 
@@ -140,6 +141,20 @@ class HostTask:
 
 
 @dataclass(frozen=True)
+class Transactions:
+    """How a source task delivers exactly once (Kafka's KIP-618): its producer is
+    transactional, and the offsets of each transaction's records are written, in Kafka
+    Connect's format, to ``offsets_topic`` within the same transaction."""
+
+    transactional_id: str
+    # where transactions end: "poll" (after each batch), "interval", "connector"
+    boundary: str = "poll"
+    # with the "interval" boundary, milliseconds between two commits
+    interval_ms: int = 60_000
+    offsets_topic: str = "connect-offsets"
+
+
+@dataclass(frozen=True)
 class RunSourceTask:
     """The first message of a source task's connection: the task to run and its settings."""
 
@@ -150,6 +165,8 @@ class RunSourceTask:
     committed_offsets: list[SourceOffset] = field(default_factory=list)
     # how often offsets are sent to the worker to be committed
     offset_flush_interval_ms: int = 60_000
+    # set when the task delivers exactly once
+    transactions: Transactions | None = None
 
 
 @dataclass(frozen=True)
@@ -256,10 +273,13 @@ class Started:
 
 @dataclass(frozen=True)
 class SourceOffsets:
-    """Offsets of records Kafka acknowledged, to store; answered by :class:`Committed`."""
+    """Offsets of records Kafka acknowledged, to store; answered by :class:`Committed`.
+    With ``written``, the task already wrote them to the offsets topic (in a committed
+    transaction): the worker only takes note of them."""
 
     seq: int
     offsets: list[SourceOffset]
+    written: bool = False
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 from sluice.api.errors import RetriableError
 from sluice.api.records import RecordMetadata, SourceRecord
-from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, partition_key
+from sluice.api.source import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext, partition_key
 from sluice.kafka.clients import KafkaClients
 from sluice.kafka.errors import ends_task
 from sluice.kafka.settings import producer_settings
@@ -31,7 +31,7 @@ from sluice.kafka.topics import TopicCreator
 from sluice.taskhost.control import TaskControl, WorkerGone
 from sluice.taskhost.loop import COMMIT_INTERVAL_MAX_MS, FINAL_FLUSH_S, Stopping, TaskFailure, TaskLoop, format_trace
 from sluice.taskhost.plugins import ensure_plugin_paths, load_class, make_pipeline
-from sluice.taskhost.producers import HostProducers
+from sluice.taskhost.producers import HostProducers, ProducerLease
 from sluice.taskhost.protocol import (
     PausedAck,
     RunSourceTask,
@@ -122,6 +122,21 @@ class SubmittedRecords:
                     self.outstanding -= dropped
                     break
 
+    def take_all(self) -> tuple[dict[Any, SourceOffset], list[_Submitted]]:
+        """Every record submitted, acknowledged or not, taken out: the offset of each source
+        partition's last record (the offsets of a transaction, which Kafka makes visible
+        all at once or never), and the records' entries."""
+        offsets: dict[Any, SourceOffset] = {}
+        entries: list[_Submitted] = []
+        for key, queue in self._partitions.items():
+            if queue and key is not _NO_PARTITION:
+                last = queue[-1].record
+                offsets[key] = (last.source_partition, last.source_offset)  # type: ignore[assignment]
+            entries.extend(queue)
+            queue.clear()
+        self.outstanding = 0
+        return offsets, entries
+
     def committable(self) -> dict[Any, SourceOffset]:
         """The offsets that may be committed now, by partition key; takes them out."""
         out: dict[Any, SourceOffset] = {}
@@ -164,11 +179,18 @@ class _SourceContext(SourceTaskContext):
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
 
+    def transaction_context(self) -> TransactionContext | None:
+        return self._loop.transaction_context
+
     @property
     def supports_split_reads(self) -> bool:
-        return True
+        # a split read's records are written by a Spark job of their own, outside the
+        # task's transactions
+        return self._loop.launch.transactions is None
 
     def request_split_read(self, parts: Sequence[Any]) -> None:
+        if not self.supports_split_reads:
+            raise NotImplementedError("a task that delivers exactly once cannot split its reads")
         parts = list(parts)
         if not parts:
             return
@@ -198,6 +220,7 @@ class SourceLoop(TaskLoop):
         self.submitted = SubmittedRecords(self)
         self.stored: dict[Any, SourceOffset] = {partition_key(p): (p, o) for p, o in launch.committed_offsets}
         self.uncommitted: dict[Any, SourceOffset] = {}
+        self.transaction_context: TransactionContext | None = None
         self.context = _SourceContext(spec.task_config, _LiveOffsetReader(self.stored), self)
         self.split_parts: list[bytes] = []  # each part pickled, as SplitReadRequest carries them
         self.topics_seen: set[str] = set()
@@ -221,9 +244,15 @@ class SourceLoop(TaskLoop):
         # last: nothing after it may raise, or the lease would never be released
         settings = producer_settings(spec.connector, spec.task, launch.producer_config)
         own_client_id = f"connector-producer-{spec.connector}-{spec.task}"
-        self.producers = producers if producers is not None else HostProducers(clients)
-        self.lease = self.producers.lease(settings, own_client_id, self._producer_error)
+        self.lease = self._lease_producer(clients, producers, settings, own_client_id)
         self.producer = self.lease.producer
+
+    def _lease_producer(
+        self, clients: KafkaClients, producers: HostProducers | None, settings: dict[str, Any], own_client_id: str
+    ) -> ProducerLease:
+        """The task's producer: one of the host's, shared with tasks of equal settings."""
+        pool = producers if producers is not None else HostProducers(clients)
+        return pool.lease(settings, own_client_id, self._producer_error)
 
     # -- the task thread ---------------------------------------------------------------
 
@@ -256,8 +285,12 @@ class SourceLoop(TaskLoop):
                 control.send(TopicsSeen(topics))
             now = time.monotonic()
             if now >= next_commit:
-                self._commit_offsets()
+                self._periodic_commit()
                 next_commit = now + self.interval_s
+
+    def _periodic_commit(self) -> None:
+        """What the loop does every commit interval."""
+        self._commit_offsets()
 
     def _check_failure(self) -> None:
         if self.failure is not None:

@@ -1,5 +1,5 @@
-"""``exactly.once.source.support`` on a distributed worker: Kafka's values, and ``enabled``
-refused at start (Sluice does not deliver source records exactly once yet)."""
+"""``exactly.once.source.support`` on a distributed worker: Kafka's values and what each
+means for the worker's source tasks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from sluice.api.errors import ConfigError
-from sluice.cli.distributed import _refuse_exactly_once
+from sluice.cli.distributed import _announce_exactly_once
 from sluice.runtime.config import WorkerConfig
 
 PROPS = {
@@ -29,15 +29,18 @@ def _config(value: str | None) -> WorkerConfig:
 
 def test_disabled_is_the_default_and_preparing_is_at_least_once(caplog: pytest.LogCaptureFixture) -> None:
     assert _config(None).get("exactly.once.source.support") == "disabled"
-    _refuse_exactly_once(_config(None))
+    assert not _config(None).exactly_once_source
     caplog.set_level(logging.INFO)
-    _refuse_exactly_once(_config("PREPARING"))
+    _announce_exactly_once(_config("PREPARING"))
     assert "delivered at least once" in caplog.text
+    assert not _config("PREPARING").exactly_once_source
 
 
-def test_enabled_stops_the_start_naming_the_key() -> None:
-    with pytest.raises(ConfigError, match=r"Invalid value enabled for configuration exactly.once.source.support: "):
-        _refuse_exactly_once(_config("Enabled"))
+def test_enabled_runs_source_tasks_exactly_once(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    _announce_exactly_once(_config("Enabled"))
+    assert "source tasks deliver exactly once" in caplog.text
+    assert _config("Enabled").exactly_once_source
 
 
 def test_another_value_is_refused_as_kafka_refuses_it() -> None:

@@ -1,7 +1,7 @@
 """A distributed worker's exactly-once preflight checks of a source connector's config, as
 Kafka's ``DistributedHerder`` makes them (``exactly.once.support=required``,
-``transaction.boundary=connector``); Sluice's workers have no exactly-once source support
-yet, which ``required`` is told on its key."""
+``transaction.boundary=connector``): a worker without ``exactly.once.source.support=enabled``
+says so on ``required``'s key, an enabled one leaves the answer to the connector."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sluice.runtime.config.worker import WorkerConfig
 from sluice.runtime.herder.validation import WORKER_WITHOUT_EXACTLY_ONCE, validate_connector_config
 from sluice.runtime.plugins import Plugins
 
@@ -22,14 +23,16 @@ def plugins() -> Plugins:
     return Plugins(plugin_path=[str(PLUGINS_DIR)])
 
 
-def _errors(plugins: Plugins, *, distributed: bool = True, **config: str) -> dict[str, list[str]]:
+def _errors(
+    plugins: Plugins, *, distributed: bool = True, worker: WorkerConfig | None = None, **config: str
+) -> dict[str, list[str]]:
     body = {
         "connector.class": CONNECTOR,
         "name": "c",
         "topic": "t",
         **{k.replace("_", "."): v for k, v in config.items()},
     }
-    infos = validate_connector_config(plugins, body, distributed=distributed)
+    infos = validate_connector_config(plugins, body, worker, distributed=distributed)
     return {c.value.name: c.value.errors for c in infos.configs if c.value and c.value.errors}
 
 
@@ -54,6 +57,31 @@ def test_required_exactly_once_is_refused_by_the_worker_and_by_a_connector_that_
     else:
         assert len(support) == 2 and support[1].startswith(connector_error), support
     assert errors == {}
+
+
+@pytest.mark.parametrize(
+    ("answer", "connector_error"),
+    [
+        ("SUPPORTED", None),
+        ("UNSUPPORTED", "The connector does not support exactly-once semantics with the provided configuration."),
+        ("none", "The connector does not implement the API required for preflight validation of exactly-once"),
+        ("raise", f"{UNEXPECTED}: cannot tell today"),
+    ],
+)
+def test_a_worker_with_exactly_once_enabled_leaves_required_to_the_connector(
+    plugins: Plugins, answer: str, connector_error: str | None
+) -> None:
+    worker = WorkerConfig.distributed(
+        {"bootstrap.servers": "localhost:9092", "group.id": "g", "exactly.once.source.support": "enabled"}
+        | {f"{kind}.storage.topic": kind for kind in ("config", "offset", "status")}
+        | {f"{kind}.converter": "org.apache.kafka.connect.json.JsonConverter" for kind in ("key", "value")}
+    )
+    errors = _errors(plugins, worker=worker, exactly_once_support="required", answer=answer)
+    if connector_error is None:
+        assert errors == {}
+    else:
+        assert list(errors) == ["exactly.once.support"] and len(errors["exactly.once.support"]) == 1
+        assert errors["exactly.once.support"][0].startswith(connector_error)
 
 
 @pytest.mark.parametrize(

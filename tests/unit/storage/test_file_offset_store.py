@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sluice.api.errors import ConnectError, IllegalWorkerStateError
+from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice.storage import FileOffsetBackingStore
 from sluice.storage.java_serialization import (
     JavaSerializationError,
@@ -20,7 +21,7 @@ from sluice.storage.java_serialization import (
     hashmap_capacity_and_threshold,
     load_hashmap,
 )
-from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
+from sluice.storage.offset_codec import connector_offsets
 
 from . import compile_java, kafka_classpath, requires_javac, requires_kafka_jars, run_java
 

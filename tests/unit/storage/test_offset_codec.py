@@ -12,9 +12,7 @@ from decimal import Decimal
 import pytest
 
 from sluice.api.errors import DataError
-from sluice.storage import MemoryOffsetBackingStore
-from sluice.storage.offset_codec import (
-    connector_offsets,
+from sluice.kafka.offset_format import (
     decode_offset_key,
     decode_offset_value,
     encode_json,
@@ -22,6 +20,8 @@ from sluice.storage.offset_codec import (
     encode_offset_value,
     java_double_to_string,
 )
+from sluice.storage import MemoryOffsetBackingStore
+from sluice.storage.offset_codec import connector_offsets
 
 from . import compile_java, kafka_classpath, requires_javac, requires_kafka_jars, run_java
 

@@ -25,7 +25,7 @@ from sluice.api.connector import Task
 from sluice.api.data import Schema, SchemaBuilder, Struct
 from sluice.api.errors import ConnectError
 from sluice.api.records import RecordMetadata, SourceRecord
-from sluice.api.source import SourceConnector, SourceTask
+from sluice.api.source import ExactlyOnceSupport, SourceConnector, SourceTask
 from sluice.connectors.testing.report import (
     REPORT_FILE_CONFIG,
     REPORT_FILE_DOC,
@@ -111,6 +111,10 @@ class VerifiableSourceConnector(SourceConnector):
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        """Supported, as Kafka's: each task's seqnos resume after its committed offset."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: Any) -> bool:
         return True  # every offset lives in the framework

@@ -324,9 +324,9 @@ def _distributed_keys(d: ConfigDef) -> None:
         "disabled",
         CaseInsensitiveValidString.in_("disabled", "preparing", "enabled"),
         Importance.HIGH,
-        "Exactly-once delivery of source records (Kafka's KIP-618): 'disabled' or 'preparing' (Kafka's "
-        "step of a rolling upgrade), both at least once on Sluice; 'enabled' is refused: Sluice does not "
-        "deliver source records exactly once yet.",
+        "Exactly-once delivery of source records (Kafka's KIP-618): 'enabled' runs every source task "
+        "with a transactional producer; 'disabled' delivers at least once; 'preparing' (Kafka's step "
+        "of a rolling upgrade) delivers at least once, as 'disabled'.",
     )
     d.define(
         "worker.sync.timeout.ms",
@@ -373,6 +373,13 @@ class WorkerConfig:
 
     def prefixed(self, prefix: str) -> dict[str, str]:
         return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
+
+    @property
+    def exactly_once_source(self) -> bool:
+        """Whether source tasks deliver exactly once (a distributed worker with
+        ``exactly.once.source.support=enabled``)."""
+        support = self.values.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
+        return str(support).strip().lower() == "enabled"
 
     @property
     def plugin_path(self) -> list[str]:

@@ -494,7 +494,9 @@ def validate_connector_config(
     if desc.type == "source":
         _topic_creation_checks(config, values, worker_config)
         if distributed and isinstance(connector, SourceConnector):
-            _exactly_once_checks(connector, config, values)
+            _exactly_once_checks(
+                connector, config, values, worker_config is not None and worker_config.exactly_once_source
+            )
     for key, raw in config.items():
         if raw is None:
             values.setdefault(key, ConfigValue(key)).add_error_message(NULL_VALUE_MESSAGE)
@@ -560,17 +562,20 @@ _BOUNDARIES_UNSUPPORTED = (
 )
 
 
-def _exactly_once_checks(connector: SourceConnector, config: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
+def _exactly_once_checks(
+    connector: SourceConnector, config: Mapping[str, Any], values: dict[str, ConfigValue], worker_enabled: bool
+) -> None:
     """A distributed worker's preflight checks of a source connector, as Kafka's
-    ``DistributedHerder``: ``exactly.once.support=required`` asks the worker (which has no
-    exactly-once source support: Sluice does not deliver exactly once yet) and the
-    connector's :meth:`~SourceConnector.exactly_once_support`;
+    ``DistributedHerder``: ``exactly.once.support=required`` asks the worker (whether
+    ``exactly.once.source.support`` is enabled) and the connector's
+    :meth:`~SourceConnector.exactly_once_support`;
     ``transaction.boundary=connector`` asks its :meth:`~SourceConnector.can_define_transaction_boundaries`.
     Each problem is one error on its key."""
     raw = {key: value for key, value in config.items() if value is not None}
     support = values.get(EXACTLY_ONCE_SUPPORT_CONFIG)
     if support is not None and not support.error_messages and str(support.value).strip().lower() == "required":
-        support.add_error_message(WORKER_WITHOUT_EXACTLY_ONCE)
+        if not worker_enabled:
+            support.add_error_message(WORKER_WITHOUT_EXACTLY_ONCE)
         try:
             answer = connector.exactly_once_support(dict(raw))
             if answer is None:

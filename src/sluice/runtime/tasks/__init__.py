@@ -8,7 +8,7 @@ from sluice.runtime.tasks.base import LaunchHandle, Phase, TaskLauncher, WorkerT
 from sluice.runtime.tasks.java import JavaSinkTask, JavaSourceTask
 from sluice.runtime.tasks.settings import StatusListener, TaskHooks, TaskSettings, wants_dedicated_host
 from sluice.runtime.tasks.sink import SinkPartitions, TopicListings, WorkerSinkTask
-from sluice.runtime.tasks.source import WorkerSourceTask
+from sluice.runtime.tasks.source import WorkerSourceTask, source_transactions
 
 __all__ = [
     "JavaSinkTask",
@@ -25,5 +25,6 @@ __all__ = [
     "WorkerSourceTask",
     "WorkerTask",
     "new_incarnation",
+    "source_transactions",
     "wants_dedicated_host",
 ]

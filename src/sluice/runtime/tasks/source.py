@@ -7,12 +7,20 @@ import logging
 import time
 from typing import Any, ClassVar
 
+from sluice.api.errors import ConnectError
 from sluice.api.source import partition_key
+from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice.kafka.retries import with_kafka_retries
+from sluice.runtime.config import WorkerConfig
+from sluice.runtime.config.keys import (
+    OFFSETS_TOPIC_CONFIG,
+    TRANSACTION_BOUNDARY_CONFIG,
+    TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+)
 from sluice.runtime.data_path import DeadLetterTopic
 from sluice.runtime.tasks.base import Handler, WorkerTask, format_trace
 from sluice.storage.base import OffsetBackingStore
-from sluice.storage.offset_codec import connector_offsets, encode_offset_key, encode_offset_value
+from sluice.storage.offset_codec import connector_offsets
 from sluice.taskhost.protocol import (
     Committed,
     RunSourceTask,
@@ -20,11 +28,44 @@ from sluice.taskhost.protocol import (
     SourceOffsets,
     SplitReadDone,
     SplitReadRequest,
+    Transactions,
 )
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerSourceTask"]
+__all__ = ["WorkerSourceTask", "source_transactions"]
+
+
+def source_transactions(
+    worker_config: WorkerConfig, connector: str, task: int, connector_config: dict[str, str], producer_bootstrap: str
+) -> Transactions | None:
+    """How a source task delivers exactly once on this worker (``None``: at least once).
+
+    Kafka's transactional id, ``<group.id>-<connector>-<task>``; the connector's
+    ``transaction.boundary`` (and its interval: ``transaction.boundary.interval.ms``, else
+    the worker's ``offset.flush.interval.ms``); offsets written to the worker's offsets
+    topic. A connector-specific offsets topic, or a producer that writes to another Kafka
+    cluster than the worker's, raise :class:`ConnectError` (not built yet)."""
+    if not worker_config.exactly_once_source:
+        return None
+    worker_topic = str(worker_config.get("offset.storage.topic"))
+    own_topic = (connector_config.get(OFFSETS_TOPIC_CONFIG) or "").strip()
+    if own_topic and own_topic != worker_topic:
+        raise ConnectError(
+            f"{OFFSETS_TOPIC_CONFIG}={own_topic}: Sluice does not yet keep a connector's offsets in a topic of its "
+            f"own with exactly-once delivery; leave it unset (the worker's topic, {worker_topic}, is used)"
+        )
+    if producer_bootstrap != worker_config.bootstrap_servers:
+        raise ConnectError(
+            "With exactly-once delivery, Sluice's source tasks write to the worker's Kafka cluster only "
+            f"(the producer's bootstrap.servers {producer_bootstrap} is not the worker's "
+            f"{worker_config.bootstrap_servers}): a connector-specific offsets topic is not built yet"
+        )
+    boundary = (connector_config.get(TRANSACTION_BOUNDARY_CONFIG) or "poll").strip().lower()
+    interval = connector_config.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG)
+    interval_ms = int(interval) if interval not in (None, "") else int(worker_config.get("offset.flush.interval.ms"))
+    group = worker_config.get("group.id")
+    return Transactions(f"{group}-{connector}-{task}", boundary, interval_ms, worker_topic)
 
 
 class WorkerSourceTask(WorkerTask):
@@ -39,9 +80,11 @@ class WorkerSourceTask(WorkerTask):
         kafka_options: dict[str, str],
         producer_config: dict[str, str] | None = None,
         dead_letter_topic: DeadLetterTopic | None = None,
+        transactions: Transactions | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
+        self.transactions = transactions
         self.dead_letter_topic = dead_letter_topic  # written by the task's producer, created here
         self.offset_store = offset_store
         self.kafka_options = kafka_options  # Spark's Kafka writer, for split reads
@@ -61,10 +104,17 @@ class WorkerSourceTask(WorkerTask):
             producer_config=self.producer_config,
             committed_offsets=list(self.committed.values()),
             offset_flush_interval_ms=self.settings.offset_flush_interval_ms,
+            transactions=self.transactions,
         )
 
     def _on_offsets(self, message: SourceOffsets) -> None:
-        """Store the offsets of records Kafka acknowledged (unless the task was moved)."""
+        """Store the offsets of records Kafka acknowledged (unless the task was moved); take
+        note of those an exactly-once task wrote in its transaction."""
+        if message.written:
+            for partition, offset in message.offsets:
+                self.committed[partition_key(partition)] = (partition, offset)
+            self._answer(Committed(message.seq))
+            return
         self._answer(self._store(message.seq, message.offsets))
 
     def _on_split_read(self, message: SplitReadRequest) -> None:
