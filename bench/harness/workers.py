@@ -298,7 +298,7 @@ class SluiceDistributedWorker(SluiceWorker):
     mode = "distributed"
 
     def __init__(
-        self, work_dir: Path, bootstrap: str, name: str, group: str, extra: dict[str, str] | None = None
+        self, work_dir: Path, bootstrap: str, name: str, group: str, extra: dict[str, str | None] | None = None
     ) -> None:
         self.group = group
         super().__init__(work_dir, bootstrap, name, extra)

@@ -8,12 +8,13 @@ last committed transaction."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
 import httpx2
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.helpers import wait_until
@@ -202,3 +203,84 @@ def test_sources_deliver_exactly_once_across_a_sigkill(kafka_bootstrap, unique_n
             reader.close()
         for worker in (first, second):
             worker.kill()
+
+
+def _config_records(bootstrap: str, topic: str) -> list[tuple[str, Any]]:
+    """The ``(key, JSON value)`` records of a config topic, in order."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    records: list[tuple[str, Any]] = []
+    try:
+        while batch := consumer.consume(1000, 1.0):
+            for m in batch:
+                if m.error() is None:
+                    records.append(((m.key() or b"").decode(), json.loads(m.value()) if m.value() else None))
+    finally:
+        consumer.close()
+    return records
+
+
+def _await_progress(reader: TopicReader, delivered: dict[str, int], count: int) -> None:
+    """Wait until each of ``count`` tasks delivered 50 more seqnos than ``delivered``."""
+
+    def progressed() -> bool:
+        seen = reader.seqnos()
+        return all(len(seen.get(str(task), [])) >= delivered.get(str(task), 0) + 50 for task in range(count))
+
+    wait_until(progressed, timeout=120, message=lambda: f"progress with {count} tasks: {len(reader.records)} records")
+
+
+def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_bootstrap, unique_name, tmp_path):
+    """3 → 5 → 1 → 5 → 3 tasks: each new generation starts after the previous one's
+    producers were fenced (the task-count records say how many), a zombie producer with a
+    task's transactional id cannot commit once that task started, and every task's seqnos
+    arrive exactly once."""
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    topic = f"{unique_name}-t"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    name = f"{unique_name[:40]}-src"
+    group = unique_name
+    reader = TopicReader(kafka_bootstrap, topic)
+    worker = DistributedWorker(tmp_path / "w", kafka_bootstrap, "w", group, extra=SETTINGS)
+    zombie = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"{group}-{name}-4"})
+    try:
+        worker.start(timeout=180)
+        config = {"connector.class": VERIFIABLE, "throughput": "100", "topic": topic}
+        delivered: dict[str, int] = {}
+        for step, count in enumerate((3, 5, 1, 5, 3)):
+            _put(worker, name, {**config, "tasks.max": str(count)})
+            wait_until(lambda count=count: _running(worker, name, count), timeout=120, message=f"{count} tasks RUNNING")
+            if step == 0:
+                # A zombie with the transactional id of task 4 (not running yet) opens a
+                # transaction; task 4's start in the next step fences it.
+                zombie.init_transactions(30)
+                zombie.begin_transaction()
+                zombie.produce(topic, b"zombie", b"4")
+                zombie.flush(30)
+            _await_progress(reader, delivered, count)
+            delivered = {task: len(seqnos) for task, seqnos in reader.seqnos().items()}
+            if step == 1:
+                with pytest.raises(KafkaException) as fenced:
+                    zombie.commit_transaction(30)
+                assert "fenced" in str(fenced.value).lower() or "epoch" in str(fenced.value).lower(), fenced.value
+        assert httpx2.put(f"{worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
+        wait_until(
+            lambda: worker.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED",
+            timeout=120,
+            message="connector STOPPED",
+        )
+        seen = reader.seqnos()
+        assert sorted(seen) == ["0", "1", "2", "3", "4"]
+        for task, seqnos in seen.items():
+            assert seqnos == list(range(len(seqnos))), f"task {task}: gaps or duplicates"
+        counts = [
+            value["task-count"]
+            for key, value in _config_records(kafka_bootstrap, f"{group}-configs")
+            if key == f"tasks-fencing-{name}"
+        ]
+        assert counts[:5] == [3, 5, 1, 5, 3], counts
+        assert "Fenced the producers of 5 earlier tasks" in worker.log_path.read_text(errors="replace")
+        assert worker.stop() == 0, worker.log()
+    finally:
+        reader.close()
+        worker.kill()

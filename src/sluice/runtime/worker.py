@@ -21,6 +21,7 @@ from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
 from sluice.kafka.security import security_settings
 from sluice.kafka.settings import librdkafka_config, librdkafka_consumer_config
 from sluice.kafka.topics import TopicCreationSpec
+from sluice.kafka.transactions import fence_transactional_ids
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
 from sluice.runtime.config.worker import TASK_HOSTS_STANDBY_CONFIG
 from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
@@ -49,6 +50,7 @@ from sluice.runtime.tasks import (
     WorkerTask,
     new_incarnation,
     source_transactions,
+    transactional_id,
     wants_dedicated_host,
 )
 from sluice.storage.base import ConnectorStatus, OffsetBackingStore, StatusBackingStore, TaskStatus
@@ -290,6 +292,25 @@ class Worker:
                 connector.stop()
         except Exception:
             log.warning("Error stopping connector %s", name, exc_info=True)
+
+    def delivers_exactly_once(self, config: dict[str, str]) -> bool:
+        """Whether the connector of ``config`` is a source whose tasks deliver exactly once
+        here (``exactly.once.source.support=enabled``): its tasks start only once the
+        producers of its earlier tasks are fenced."""
+        if not self.config.exactly_once_source:
+            return False
+        try:
+            return self.plugins.resolve_connector_of(config).type == "source"
+        except Exception:  # noqa: BLE001 - an unknown class: its tasks fail on their own
+            return False
+
+    def fence_source_producers(self, name: str, connector_config: dict[str, str], task_count: int) -> None:
+        """Fence the transactional producers of the connector's tasks ``0…task_count-1``
+        (Kafka's zombie fencing), with the tasks' producer settings. Raises when one
+        cannot be fenced (a missing permission on its transactional id)."""
+        producer = librdkafka_config(self._producer_config(self.resolve(dict(connector_config))))
+        group = str(self.config.get("group.id"))
+        fence_transactional_ids(producer, [transactional_id(group, name, task) for task in range(task_count)])
 
     def runs_connector(self, name: str) -> bool:
         wc = self._connectors.get(name)

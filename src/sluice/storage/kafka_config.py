@@ -13,7 +13,7 @@ key                             value
 ``restart-connector-<name>``    ``{"include-tasks":bool,"only-failed":bool}``
 ``logger-cluster-<namespace>``  ``{"level":"DEBUG"}``
 ``session-key``                 read and kept (``KafkaClusterConfigState.session_key``)
-``tasks-fencing-<name>``        read and kept (exactly-once task-count records)
+``tasks-fencing-<name>``        ``{"task-count":<n>}``, written after fencing
 ==============================  ====================================================
 
 The topic has exactly one partition, so every worker reads the records in the same
@@ -75,10 +75,12 @@ from sluice.storage.kafka_formats import (
     encode_target_state,
     encode_task_commit,
     encode_task_config,
+    encode_task_count_record,
     logger_cluster_key,
     parse_config_key,
     restart_key,
     target_state_key,
+    task_count_record_key,
     task_key,
 )
 from sluice.storage.kafka_log import ConsumedRecord, KafkaBasedLog, TopicSettings
@@ -123,6 +125,10 @@ class ConfigUpdateListener:
     def on_task_commit(self, connector: str, task_count: int) -> None:
         """A consistent ``commit-`` record was read: the connector now has ``task_count``
         tasks (0 when it was stopped)."""
+
+    def on_task_count_record(self, connector: str, task_count: int) -> None:
+        """A ``tasks-fencing-`` record was read: the producers of the connector's earlier
+        tasks are fenced, its ``task_count`` tasks may start (exactly-once sources)."""
 
     def on_restart_request(self, request: RestartRequest) -> None:
         """A ``restart-connector-`` record was read."""
@@ -314,6 +320,14 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         self._log.write([(commit_tasks_key(name), encode_task_commit(len(configs)))], timeout=_remaining(deadline))
         self._read_to_end(deadline, what)
 
+    def put_task_count_record(self, name: str, task_count: int) -> None:
+        """Write ``tasks-fencing-<name>`` (``{"task-count": n}``): the connector's earlier
+        producers are fenced and its ``task_count`` tasks may start (Kafka's KIP-618)."""
+        self._write(
+            [(task_count_record_key(name), encode_task_count_record(task_count))],
+            f"the task count record of connector {name}",
+        )
+
     def put_restart_request(self, connector: str, *, only_failed: bool = False, include_tasks: bool = False) -> None:
         """Write ``restart-connector-<name>``; every worker's listener hears it."""
         value = encode_restart_request(include_tasks=include_tasks, only_failed=only_failed)
@@ -405,7 +419,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
             with self._lock:
                 self._task_count_records[name] = count
                 self._pending_fencing.discard(name)
-            return None
+            return lambda listener: listener.on_task_count_record(name, count)
         if key.kind == "session-key":
             session_key = decode_session_key(value)
             with self._lock:

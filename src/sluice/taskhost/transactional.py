@@ -27,6 +27,7 @@ from sluice.api.records import RecordMetadata, SourceRecord
 from sluice.api.source import TransactionContext
 from sluice.kafka.clients import KafkaClients, close_producer
 from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
+from sluice.kafka.transactions import transactional_settings
 from sluice.taskhost.control import TaskControl
 from sluice.taskhost.loop import FINAL_FLUSH_S, TaskFailure, format_trace
 from sluice.taskhost.producers import HostProducers, ProducerLease
@@ -40,8 +41,6 @@ __all__ = ["TransactionalSourceLoop"]
 #: How long ``init_transactions`` may take (it waits for the earlier producer's open
 #: transaction to be aborted).
 INIT_TIMEOUT_S = 60.0
-#: The producer's ``transaction.timeout.ms`` default (Kafka's and librdkafka's).
-DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 
 
 class _BoundaryRequests(TransactionContext):
@@ -103,16 +102,8 @@ class TransactionalSourceLoop(SourceLoop):
         self, clients: KafkaClients, producers: HostProducers | None, settings: dict[str, Any], own_client_id: str
     ) -> ProducerLease:
         """A transactional producer of the task's own."""
-        made = dict(settings)
+        made = transactional_settings(settings, self.transactions.transactional_id)
         made.setdefault("client.id", own_client_id)
-        made["transactional.id"] = self.transactions.transactional_id
-        made["enable.idempotence"] = True
-        # librdkafka refuses a message timeout beyond the transaction's (Kafka Connect's
-        # default is the largest int): a record not delivered in time aborts the transaction
-        transaction_timeout = int(made.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS))
-        for key in ("delivery.timeout.ms", "message.timeout.ms"):
-            if key in made:
-                made[key] = min(int(made[key]), transaction_timeout)
         made["error_cb"] = self._producer_error
         producer = clients.producer(made)
         return ProducerLease(producer, lambda: close_producer(producer))

@@ -41,8 +41,9 @@ from sluice.runtime.metrics.exposition import rebalance_metrics
 from sluice.runtime.metrics.recorders import RebalanceStats
 from sluice.runtime.offsets import SinkGroupOffsets
 from sluice.runtime.startup import Stage
+from sluice.runtime.tasks.base import format_trace
 from sluice.runtime.worker import Worker
-from sluice.storage.base import DESTROYED, StatusBackingStore, connector_config_map
+from sluice.storage.base import DESTROYED, StatusBackingStore, TaskStatus, connector_config_map
 from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore
 from sluice.storage.kafka_formats import RestartRequest
 
@@ -81,6 +82,7 @@ class _ConfigEvents(ConfigUpdateListener):
         task_configs_changed: Callable[[list[str]], None],
         restart_requested: Callable[[RestartRequest], None],
         logger_level_changed: Callable[[str, str], None],
+        task_count_recorded: Callable[[str], None],
     ) -> None:
         self._post = post
         self._config_changed = config_changed
@@ -89,6 +91,7 @@ class _ConfigEvents(ConfigUpdateListener):
         self._task_configs_changed = task_configs_changed
         self._restart_requested = restart_requested
         self._logger_level_changed = logger_level_changed
+        self._task_count_recorded = task_count_recorded
 
     def on_connector_config_update(self, connector: str) -> None:
         self._post(lambda: self._config_changed(connector))
@@ -101,6 +104,9 @@ class _ConfigEvents(ConfigUpdateListener):
 
     def on_task_commit(self, connector: str, task_count: int) -> None:
         self._post(lambda: self._task_configs_changed([connector]))
+
+    def on_task_count_record(self, connector: str, task_count: int) -> None:
+        self._post(lambda: self._task_count_recorded(connector))
 
     def on_restart_request(self, request: RestartRequest) -> None:
         self._post(lambda: self._restart_requested(request))
@@ -128,6 +134,8 @@ class DistributedHerder(WorkerHerder):
         self.member: WorkerGroupMember | None = None
         self._owned_connectors: set[str] = set()
         self._owned_tasks: set[TaskId] = set()
+        # owned exactly-once source tasks waiting for their connector's task-count record
+        self._awaiting_fencing: set[TaskId] = set()
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
         # Queued events not yet carried out: a config change read a moment ago may be about
         # to start a rebalance (REST writes wait for it, see _settled).
@@ -157,6 +165,7 @@ class DistributedHerder(WorkerHerder):
                 task_configs_changed=self._task_configs_changed,
                 restart_requested=self._restart_requested,
                 logger_level_changed=self._set_logger_level,
+                task_count_recorded=self._start_fenced_tasks,
             )
         )
         self._thread = threading.Thread(target=self._run, name="sluice-herder-tick", daemon=True)
@@ -317,18 +326,62 @@ class DistributedHerder(WorkerHerder):
             self._generate_task_configs(name)
 
     def _generate_task_configs(self, name: str) -> None:
-        """The connector's owner asks it for task configs and writes them when they changed."""
+        """The connector's owner asks it for task configs and writes them when they changed
+        (then, for an exactly-once source, fences its earlier tasks' producers)."""
         if name not in self._owned_connectors or not self.worker.runs_connector(name):
             return
+        before = self.config_store.snapshot()
         configs = self._changed_task_configs(name)
-        if configs is None:
+        config = before.connector_config(name)
+        fences = config is not None and self.worker.delivers_exactly_once(dict(config))
+        if configs is None and not (fences and name in before.pending_fencing):
             return
         if self.member is not None and self.member.coordinator_unreachable:
             # Cut off from the group, this worker may no longer own the connector: its
             # next owner writes the task configs instead.
             log.warning("Not writing task configs of connector %s: the group coordinator is unreachable", name)
             return
-        self.config_store.put_task_configs(name, configs)
+        if configs is not None:
+            self.config_store.put_task_configs(name, configs)
+        if fences and config is not None:
+            count = before.task_count(name) if configs is None else len(configs)
+            self._fence_zombies(name, dict(config), before, count)
+
+    def _fence_zombies(self, name: str, config: dict[str, str], before: Any, task_count: int) -> None:
+        """Kafka's zombie fencing, by the connector's owner right after it wrote new task
+        configs: fence the transactional producers of the previous generation's tasks (a
+        task a reconfiguration removed, or an instance on a worker that lost its work,
+        can then write nothing more), then write the task-count record, which lets the
+        new generation's tasks start on every worker. A failure (a missing permission on
+        a transactional id) fails the new tasks, with the error; restarting the
+        connector fences again."""
+        previous = max(before.task_count_records.get(name, 0), before.task_count(name))
+        try:
+            self.worker.fence_source_producers(name, config, previous)
+            self.config_store.put_task_count_record(name, task_count)
+        except Exception as exc:
+            log.error("Could not fence the earlier producers of connector %s", name, exc_info=True)
+            trace = (
+                f"Could not fence the transactional producers of the earlier tasks of connector {name}, "
+                f"so its tasks cannot start; restart the connector once that is fixed: {exc}\n{format_trace(exc)}"
+            )
+            for task in range(task_count):
+                self.status_store.put_task(
+                    TaskStatus(name, task, State.FAILED.value, self.worker.worker_id, trace, self.worker.generation)
+                )
+            return
+        log.info(
+            "Fenced the producers of %d earlier tasks of connector %s; %d tasks may start", previous, name, task_count
+        )
+
+    def _start_fenced_tasks(self, name: str) -> None:
+        """The connector's task-count record was read: start its tasks that waited for it."""
+        snapshot = self.config_store.snapshot()
+        for task in sorted(t for t in self._awaiting_fencing if t[0] == name):
+            self._awaiting_fencing.discard(task)
+            if task in self._owned_tasks:
+                self._owned_tasks.discard(task)
+                self._start_task(task, snapshot)
 
     def _start_task(self, task: TaskId, snapshot: Any) -> None:
         name, number = task
@@ -337,6 +390,12 @@ class DistributedHerder(WorkerHerder):
         if config is None or task_config is None:
             return
         self._owned_tasks.add(task)
+        self._awaiting_fencing.discard(task)
+        if self.worker.delivers_exactly_once(dict(config)) and name in snapshot.pending_fencing:
+            # Kafka's order: the earlier generation's producers are fenced first.
+            self._awaiting_fencing.add(task)
+            log.info("Task %s-%d starts once the producers of the connector's earlier tasks are fenced", name, number)
+            return
         self.worker.host_tasks_of(name, dict(config))
         generation = self.worker.generation
         self.worker.start_task(

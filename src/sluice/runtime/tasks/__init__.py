@@ -8,7 +8,7 @@ from sluice.runtime.tasks.base import LaunchHandle, Phase, TaskLauncher, WorkerT
 from sluice.runtime.tasks.java import JavaSinkTask, JavaSourceTask
 from sluice.runtime.tasks.settings import StatusListener, TaskHooks, TaskSettings, wants_dedicated_host
 from sluice.runtime.tasks.sink import SinkPartitions, TopicListings, WorkerSinkTask
-from sluice.runtime.tasks.source import WorkerSourceTask, source_transactions
+from sluice.runtime.tasks.source import WorkerSourceTask, source_transactions, transactional_id
 
 __all__ = [
     "JavaSinkTask",
@@ -26,5 +26,6 @@ __all__ = [
     "WorkerTask",
     "new_incarnation",
     "source_transactions",
+    "transactional_id",
     "wants_dedicated_host",
 ]

@@ -33,7 +33,12 @@ from sluice.taskhost.protocol import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerSourceTask", "source_transactions"]
+__all__ = ["WorkerSourceTask", "source_transactions", "transactional_id"]
+
+
+def transactional_id(group_id: str, connector: str, task: int) -> str:
+    """A source task's transactional id on an exactly-once worker (Kafka's)."""
+    return f"{group_id}-{connector}-{task}"
 
 
 def source_transactions(
@@ -64,8 +69,8 @@ def source_transactions(
     boundary = (connector_config.get(TRANSACTION_BOUNDARY_CONFIG) or "poll").strip().lower()
     interval = connector_config.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG)
     interval_ms = int(interval) if interval not in (None, "") else int(worker_config.get("offset.flush.interval.ms"))
-    group = worker_config.get("group.id")
-    return Transactions(f"{group}-{connector}-{task}", boundary, interval_ms, worker_topic)
+    group = str(worker_config.get("group.id"))
+    return Transactions(transactional_id(group, connector, task), boundary, interval_ms, worker_topic)
 
 
 class WorkerSourceTask(WorkerTask):

@@ -63,6 +63,9 @@ class FakeWorker:
     def host_tasks_of(self, name: str, config: dict[str, str]) -> None:
         pass
 
+    def delivers_exactly_once(self, config: dict[str, str]) -> bool:
+        return False
+
     def start_task(self, name: str, task: int, *args: Any, **kwargs: Any) -> None:
         self.calls.append(("start_task", name, task))
 
