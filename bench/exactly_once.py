@@ -1,10 +1,12 @@
 """Exactly-once sources (KIP-618): a FileStreamSource on a distributed worker with
-``exactly.once.source.support=enabled`` — Sluice's built-in against Kafka's on Apache
-Kafka Connect 4.3.1 — and the same at least once on each, to show what exactly once costs.
-Same broker, same machine, one run, alternating order.
+``exactly.once.source.support=enabled`` — Sluice's built-in, and Kafka's own connect-file
+jar run by Sluice's JVM task host, against Kafka's on Apache Kafka Connect 4.3.1 — and the
+same at least once on each, to show what exactly once costs. Same broker, same machine, one
+run, alternating order.
 
     .venv/bin/python bench/exactly_once.py [--lines 1000000] [--rounds 3]
-        [--systems connect-eos,sluice-eos,connect-alo,sluice-alo] [--output /tmp/sluice-exactly-once.json]
+        [--systems connect-eos,sluice-eos,sluice-java-eos,connect-alo,sluice-alo]
+        [--output /tmp/sluice-exactly-once.json]
 
 Starts one Kafka broker with the project's tooling and writes one input file of
 ``--lines`` lines. Each run starts a fresh distributed worker (its own group and internal
@@ -36,16 +38,24 @@ if str(REPO) not in sys.path:
 
 from bench.harness.data import write_input  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
-from bench.harness.workers import BenchWorker, ConnectDistributedWorker, SluiceDistributedWorker  # noqa: E402
+from bench.harness.runs import JAVA_FILE_VERSION  # noqa: E402
+from bench.harness.workers import (  # noqa: E402
+    BenchWorker,
+    ConnectDistributedWorker,
+    SluiceDistributedWorker,
+    java_task_settings,
+)
 from sluice_devtools import jars  # noqa: E402
 from sluice_devtools.kafka import KafkaBroker  # noqa: E402
+from tests.integration.workers import TEST_PLUGINS  # noqa: E402
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 WARM_LINES = 10_000
-SYSTEMS = ("connect-eos", "sluice-eos", "connect-alo", "sluice-alo")
+SYSTEMS = ("connect-eos", "sluice-eos", "sluice-java-eos", "connect-alo", "sluice-alo")
 LABELS = {
     "connect-eos": "Kafka Connect 4.3.1, exactly once",
     "sluice-eos": "Sluice, exactly once",
+    "sluice-java-eos": "Kafka's FileStreamSource on Sluice, exactly once",
     "connect-alo": "Kafka Connect 4.3.1, at least once",
     "sluice-alo": "Sluice, at least once",
 }
@@ -86,7 +96,7 @@ class _CommittedReader:
         self._consumer.close()
 
 
-def _source(name: str, file: Path, topic: str, exactly_once: bool) -> dict[str, str]:
+def _source(name: str, file: Path, topic: str, exactly_once: bool, java: bool = False) -> dict[str, str]:
     config = {
         "name": name,
         "connector.class": "FileStreamSource",
@@ -98,6 +108,8 @@ def _source(name: str, file: Path, topic: str, exactly_once: bool) -> dict[str, 
     }
     if exactly_once:
         config["exactly.once.support"] = "required"
+    if java:  # Kafka's Java connector of the same name, from connect-file on plugin.path
+        config["connector.plugin.version"] = JAVA_FILE_VERSION
     return config
 
 
@@ -105,6 +117,9 @@ def _worker(system: str, run_dir: Path, bootstrap: str, group: str) -> BenchWork
     exactly_once = {"exactly.once.source.support": "enabled" if system.endswith("-eos") else "disabled"}
     if system.startswith("connect"):
         return ConnectDistributedWorker(run_dir, bootstrap, "connect", group, extra=exactly_once)
+    if system == "sluice-java-eos":
+        plugins = {"plugin.path": f"{TEST_PLUGINS},{jars.kafka_connect_classpath()[1]}", **java_task_settings()}
+        return SluiceDistributedWorker(run_dir, bootstrap, "sluice", group, extra={**exactly_once, **plugins})
     # the file source's task is Python: only the JIT setting, as in the other benchmarks
     return SluiceDistributedWorker(
         run_dir, bootstrap, "sluice", group, extra={**exactly_once, "spark.driver.extraJavaOptions": None}
@@ -131,6 +146,7 @@ def run_once(
     run_dir = work / run
     run_dir.mkdir()
     exactly_once = system.endswith("-eos")
+    java = system == "sluice-java-eos"
     result: dict[str, Any] = {"system": system, "run": run, "lines": lines, "ok": False}
     worker = _worker(system, run_dir, broker.bootstrap, f"bench-eos-{run}")
     sampler: PeakRss | None = None
@@ -145,12 +161,12 @@ def run_once(
         warm = _CommittedReader(broker.bootstrap, f"{run}-warm")
         copy = _CommittedReader(broker.bootstrap, f"{run}-copy")
         readers = [warm, copy]
-        worker.create_connector(_source("warm", inputs["warm"].path, f"{run}-warm", exactly_once))
+        worker.create_connector(_source("warm", inputs["warm"].path, f"{run}-warm", exactly_once, java))
         _wait("warm-up", lambda: warm.read() >= WARM_LINES, time.monotonic() + 300, worker, "warm")
         worker.delete_connector("warm")
         started = time.monotonic()
         cpu_before = sample_tree(worker.pid).cpu_seconds
-        worker.create_connector(_source("copy", inputs["copy"].path, f"{run}-copy", exactly_once))
+        worker.create_connector(_source("copy", inputs["copy"].path, f"{run}-copy", exactly_once, java))
         _wait("copy", lambda: copy.read() >= lines, started + max(300.0, lines / 2_000), worker, "copy")
         elapsed = time.monotonic() - started
         cpu = sample_tree(worker.pid).cpu_seconds - cpu_before
@@ -205,9 +221,9 @@ def table(runs: list[dict[str, Any]], systems: list[str]) -> str:
         rate = median(system, "lines_per_s")
         ok = sum(1 for r in runs if r["system"] == system and r["ok"])
         total = sum(1 for r in runs if r["system"] == system)
-        mode = system.split("-", 1)[1]
+        mode = system.rsplit("-", 1)[1]
         connect = median(f"connect-{mode}", "lines_per_s")
-        at_least_once = median(system.replace("-eos", "-alo"), "lines_per_s")
+        at_least_once = median(system.replace("-eos", "-alo"), "lines_per_s")  # none for Java on Sluice
         versus = f"{rate / connect:.2f}×" if rate and connect and system.startswith("sluice") else "–"
         cost = f"{rate / at_least_once:.2f}×" if rate and at_least_once and mode == "eos" else "–"
         cpu, rss = median(system, "cpu_s_per_million"), median(system, "peak_rss_mb")

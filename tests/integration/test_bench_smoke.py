@@ -409,3 +409,17 @@ def test_replication_smoke(tmp_path: Path) -> None:
         assert r["ok"] and r["copied"] == r["records"] == 5000, r
         for key in ("records_per_s", "cpu_s_per_million", "peak_rss_mb"):
             assert r[key] > 0, (r["system"], key, r[key])
+
+
+def test_exactly_once_smoke(tmp_path: Path) -> None:
+    """bench/exactly_once.py with 5,000 lines, one round, exactly once on each system: the
+    FileStreamSource delivered every line once to a read_committed consumer."""
+    output = tmp_path / "exactly_once.json"
+    command = [sys.executable, str(REPO / "bench" / "exactly_once.py"), "--lines", "5000", "--rounds", "1"]
+    _run_bench([*command, "--systems", "connect-eos,sluice-eos", "--output", str(output)], tmp_path)
+    runs = json.loads(output.read_text())["runs"]
+    assert sorted(r["system"] for r in runs) == ["connect-eos", "sluice-eos"]
+    for r in runs:
+        assert r["ok"] and r["lines"] == 5000, r
+        for key in ("lines_per_s", "cpu_s_per_million", "peak_rss_mb"):
+            assert r[key] > 0, (r["system"], key, r[key])

@@ -8,8 +8,12 @@ last committed transaction."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -18,7 +22,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.helpers import wait_until
-from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
+from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -220,14 +224,14 @@ def _config_records(bootstrap: str, topic: str) -> list[tuple[str, Any]]:
     return records
 
 
-def _await_progress(reader: TopicReader, delivered: dict[str, int], count: int) -> None:
-    """Wait until each of ``count`` tasks delivered 50 more seqnos than ``delivered``."""
+def _await_progress(reader: TopicReader, delivered: dict[str, int], count: int, at_least: int = 50) -> None:
+    """Wait until each of ``count`` tasks delivered ``at_least`` more seqnos than ``delivered``."""
 
     def progressed() -> bool:
         seen = reader.seqnos()
-        return all(len(seen.get(str(task), [])) >= delivered.get(str(task), 0) + 50 for task in range(count))
+        return all(len(seen.get(str(task), [])) >= delivered.get(str(task), 0) + at_least for task in range(count))
 
-    wait_until(progressed, timeout=120, message=lambda: f"progress with {count} tasks: {len(reader.records)} records")
+    wait_until(progressed, timeout=180, message=lambda: f"progress with {count} tasks: {len(reader.records)} records")
 
 
 def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_bootstrap, unique_name, tmp_path):
@@ -284,3 +288,200 @@ def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_b
     finally:
         reader.close()
         worker.kill()
+
+
+def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_source(
+    kafka_bootstrap, unique_name, tmp_path
+):
+    """Interoperability: one group's config, offset and status topics used in turn by a
+    Sluice worker, by Kafka Connect 4.3.1 and by Sluice again, all with exactly-once
+    enabled: each reads the task configs, task-count records and transactional offsets
+    the other wrote, and the file's lines reach the topic once each, in order."""
+    from tests.integration.kafka_connect_reference import ConnectDistributedWorker
+
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    topic = f"{unique_name}-lines"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    group = unique_name
+    name = f"{unique_name[:40]}-file"
+    source_file = tmp_path / "input.txt"
+    reader = TopicReader(kafka_bootstrap, topic)
+    string = "org.apache.kafka.connect.storage.StringConverter"
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(source_file),
+        "topic": topic,
+        "tasks.max": "1",
+        "key.converter": string,
+        "value.converter": string,
+        "exactly.once.support": "required",
+    }
+
+    def append(first: int, count: int) -> None:
+        with source_file.open("a") as out:
+            out.writelines(f"line-{n}\n" for n in range(first, first + count))
+
+    def lines() -> list[str]:
+        return [value for _, value in reader.read()]
+
+    def await_lines(count: int, log: Callable[[], str]) -> None:
+        wait_until(
+            lambda: len(lines()) >= count,
+            timeout=120,
+            message=lambda: f"{len(reader.records)} of {count} lines\n{log()[-5000:]}",
+        )
+
+    sluice = DistributedWorker(tmp_path / "s1", kafka_bootstrap, "s1", group, extra=SETTINGS)
+    connect = ConnectDistributedWorker(
+        tmp_path / "connect",
+        kafka_bootstrap,
+        group_id=group,
+        config_topic=f"{group}-configs",
+        offset_topic=f"{group}-offsets",
+        status_topic=f"{group}-status",
+        extra={"exactly.once.source.support": "enabled", "offset.storage.partitions": "3"},
+    )
+    again = DistributedWorker(tmp_path / "s2", kafka_bootstrap, "s2", group, extra=SETTINGS)
+    try:
+        append(0, 1000)
+        sluice.start(timeout=180)
+        _put(sluice, name, config)
+        await_lines(1000, sluice.log)
+        assert sluice.stop() == 0, sluice.log()
+
+        append(1000, 1000)
+        connect.start(timeout=120)
+        await_lines(2000, connect.log_tail)
+        connect.stop()
+
+        append(2000, 1000)
+        again.start(timeout=180)
+        await_lines(3000, again.log)
+        assert again.stop() == 0, again.log()
+
+        assert lines() == [f"line-{n}" for n in range(3000)]
+        counts = [
+            value["task-count"]
+            for key, value in _config_records(kafka_bootstrap, f"{group}-configs")
+            if key == f"tasks-fencing-{name}"
+        ]
+        assert counts and all(count == 1 for count in counts), counts
+    finally:
+        reader.close()
+        sluice.kill()
+        again.kill()
+        with contextlib.suppress(Exception):
+            connect.stop()
+
+
+def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(kafka_bootstrap, unique_name, tmp_path):
+    """Kafka's own Java VerifiableSource (connect-test-plugins 4.3.1) through the JVM task
+    host, run by Kafka's ExactlyOnceWorkerSourceTask: two tasks, the worker SIGKILLed and
+    replaced, and a read_committed consumer sees each task's seqnos once, with no gap."""
+    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
+
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    topic = f"{unique_name}-t"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    name = f"{unique_name[:40]}-java"
+    group = unique_name
+    env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
+    reader = TopicReader(kafka_bootstrap, topic)
+    first = DistributedWorker(tmp_path / "w1", kafka_bootstrap, "w1", group, extra=SETTINGS, env=env)
+    second = DistributedWorker(tmp_path / "w2", kafka_bootstrap, "w2", group, extra=SETTINGS, env=env)
+    try:
+        first.start(timeout=180)
+        _put(
+            first,
+            name,
+            {
+                "connector.class": VERIFIABLE,
+                "connector.plugin.version": "4.3.1",
+                "tasks.max": "2",
+                "throughput": "200",
+                "topic": topic,
+            },
+        )
+        _await_progress(reader, {}, 2, at_least=300)
+        before = {task: len(seqnos) for task, seqnos in reader.seqnos().items()}
+        first.kill()
+        second.start(timeout=180)
+        _await_progress(reader, before, 2, at_least=300)
+        assert httpx2.put(f"{second.url}/connectors/{name}/stop", timeout=60).status_code == 204
+        wait_until(
+            lambda: second.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED",
+            timeout=120,
+            message="connector STOPPED",
+        )
+        seen = reader.seqnos()
+        assert sorted(seen) == ["0", "1"]
+        for task, seqnos in seen.items():
+            assert seqnos == list(range(len(seqnos))), f"task {task}: gaps or duplicates"
+        stored = {o["partition"]["id"]: o["offset"]["seqno"] for o in _offsets(second, name)}
+        assert stored == {task: len(seen[str(task)]) - 1 for task in range(2)}
+        assert second.stop() == 0, second.log()
+    finally:
+        reader.close()
+        for worker in (first, second):
+            worker.kill()
+
+
+def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path):
+    """Kafka's ducktape ``test_exactly_once_source`` in the suite's time: a three-task
+    Verifiable source on three exactly-once workers, bounced one at a time — cleanly, then
+    with SIGKILL, then cleanly again, four rounds — its tasks moving between workers and
+    fencing their earlier instances; a read_committed consumer sees each task's seqnos once,
+    with no gap."""
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    topic = f"{unique_name}-t"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    name = f"{unique_name[:40]}-src"
+    group = unique_name
+    reader = TopicReader(kafka_bootstrap, topic)
+    generation = [0]
+    everyone: list[DistributedWorker] = []
+
+    def new_worker(slot: int) -> DistributedWorker:
+        generation[0] += 1
+        label = f"w{slot}-{generation[0]}"
+        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS)
+        everyone.append(worker)
+        return worker
+
+    workers = [new_worker(slot) for slot in range(3)]
+    try:
+        start_together(workers)
+        _put(workers[0], name, {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic})
+        wait_until(lambda: _running(workers[0], name, 3), timeout=180, message="3 tasks RUNNING")
+        _await_progress(reader, {}, 3)
+        for slot, kill in ((0, False), (1, True), (2, False), (0, True)):
+            delivered = {task: len(seqnos) for task, seqnos in reader.seqnos().items()}
+            if kill:
+                workers[slot].kill()
+            else:
+                assert workers[slot].stop() == 0, workers[slot].log()
+            workers[slot] = new_worker(slot)
+            workers[slot].start(timeout=180)
+            witness = workers[(slot + 1) % 3]
+            wait_until(
+                functools.partial(_running, witness, name, 3),
+                timeout=180,
+                message=f"3 tasks RUNNING after bouncing slot {slot}",
+            )
+            _await_progress(reader, delivered, 3)
+        assert httpx2.put(f"{workers[1].url}/connectors/{name}/stop", timeout=60).status_code == 204
+        wait_until(
+            lambda: workers[1].get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED",
+            timeout=120,
+            message="connector STOPPED",
+        )
+        seen = reader.seqnos()
+        assert sorted(seen) == ["0", "1", "2"]
+        for task, seqnos in seen.items():
+            assert seqnos == list(range(len(seqnos))), f"task {task}: gaps or duplicates"
+        codes = [worker.stop() for worker in workers]
+        assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
+    finally:
+        reader.close()
+        for worker in everyone:
+            worker.kill()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sluice.api.connector import Connector, ConnectorContext
-from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
+from sluice.api.errors import ConfigError, IllegalWorkerStateError
 from sluice.kafka.security import security_settings
 from sluice.kafka.settings import librdkafka_config, librdkafka_consumer_config
 from sluice.kafka.topics import TopicCreationSpec
@@ -523,11 +523,6 @@ class Worker:
                 connector_config = self.resolve(dict(connector_config))
                 desc = self.plugins.resolve_connector_of(connector_config)
                 if issubclass(desc.cls, JavaConnector):
-                    if wc.kind == "source" and self.config.exactly_once_source:
-                        raise ConnectError(
-                            "exactly.once.source.support=enabled: Sluice does not yet run Java source tasks "
-                            "exactly once (see docs/compatibility.md); run this connector on a worker without it"
-                        )
                     java_task = self._java_task(
                         name, task, wc.kind, desc.version, connector_config, config, target, task_count, may_commit
                     )

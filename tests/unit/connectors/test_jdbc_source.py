@@ -16,7 +16,7 @@ import pytest
 from sluice.api.connector import ConnectorContext
 from sluice.api.data import Date, Decimal, Schema, Time, Timestamp
 from sluice.api.errors import ConfigError, ConnectError
-from sluice.api.source import OffsetStorageReader, SourceTaskContext, partition_key
+from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceTaskContext, partition_key
 from sluice.connectors.jdbc import JdbcSourceConnector, JdbcSourceTask
 from sluice.connectors.jdbc.source import group_partitions
 from sluice.connectors.jdbc.source_querier import Offset
@@ -1031,3 +1031,17 @@ def test_without_split_support_a_large_table_is_read_by_the_task(db) -> None:
         assert sorted(ids(drain(task))) == list(range(1000))
     finally:
         task.stop()
+
+
+@pytest.mark.parametrize(
+    ("mode", "answer"),
+    [
+        ("incrementing", ExactlyOnceSupport.SUPPORTED),
+        ("timestamp", ExactlyOnceSupport.SUPPORTED),
+        ("timestamp+incrementing", ExactlyOnceSupport.SUPPORTED),
+        ("bulk", ExactlyOnceSupport.UNSUPPORTED),
+    ],
+)
+def test_exactly_once_is_supported_where_offsets_track_the_rows_copied(mode: str, answer: ExactlyOnceSupport) -> None:
+    config = {"connection.url": "jdbc:sqlite::memory:", "mode": mode, "topic.prefix": "t-"}
+    assert JdbcSourceConnector().exactly_once_support(config) is answer

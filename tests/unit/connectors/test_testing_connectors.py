@@ -15,7 +15,7 @@ from sluice.api.connector import ConnectorContext
 from sluice.api.data import Schema, Struct
 from sluice.api.errors import ConnectError
 from sluice.api.records import RecordMetadata, SinkRecord, TopicPartition
-from sluice.api.source import OffsetStorageReader, SourceTaskContext, partition_key
+from sluice.api.source import ExactlyOnceSupport, OffsetStorageReader, SourceTaskContext, partition_key
 from sluice.connectors.testing import (
     MockConnector,
     MockSinkConnector,
@@ -492,3 +492,7 @@ def test_a_report_file_that_cannot_be_written_fails_the_task_at_start(tmp_path: 
         source_task(tmp_path / "no-such-dir" / "report.jsonl")
     with pytest.raises(FileNotFoundError):
         sink_task(tmp_path / "no-such-dir" / "report.jsonl")
+
+
+def test_the_verifiable_source_declares_exactly_once_support() -> None:
+    assert VerifiableSourceConnector().exactly_once_support({"topic": "t"}) is ExactlyOnceSupport.SUPPORTED

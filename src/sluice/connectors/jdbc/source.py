@@ -60,7 +60,7 @@ from sluice.api.config import Config, ConfigDef
 from sluice.api.connector import Task
 from sluice.api.errors import ConfigError, ConnectError, DataError
 from sluice.api.records import SourceRecord
-from sluice.api.source import SourceConnector, SourceTask, partition_key
+from sluice.api.source import ExactlyOnceSupport, SourceConnector, SourceTask, partition_key
 from sluice.connectors.jdbc.dialect import Dialect
 from sluice.connectors.jdbc.source_config import (
     CONFIG_DEF,
@@ -299,6 +299,15 @@ class JdbcSourceConnector(SourceConnector):
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        """Supported in the incrementing and timestamp modes, whose offsets say which rows
+        were copied (a transaction holds rows and the offset after them); not in bulk mode,
+        which copies whole tables again every poll interval and keeps no offsets."""
+        mode = (connector_config.get(MODE) or "").strip().lower()
+        if mode in (MODE_INCREMENTING, MODE_TIMESTAMP, MODE_TIMESTAMP_INCREMENTING):
+            return ExactlyOnceSupport.SUPPORTED
+        return ExactlyOnceSupport.UNSUPPORTED
 
     def task_class(self) -> type[Task]:
         return JdbcSourceTask

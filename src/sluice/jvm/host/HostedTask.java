@@ -16,6 +16,7 @@ import org.apache.kafka.connect.runtime.TargetState;
 import org.apache.kafka.connect.runtime.TaskStatus;
 import org.apache.kafka.connect.runtime.Worker;
 import org.apache.kafka.connect.runtime.WorkerConfig;
+import org.apache.kafka.connect.runtime.distributed.DistributedConfig;
 import org.apache.kafka.connect.runtime.standalone.StandaloneConfig;
 import org.apache.kafka.connect.storage.ClusterConfigState;
 import org.apache.kafka.connect.util.ConnectorTaskId;
@@ -251,9 +252,18 @@ final class HostedTask {
                     Map.of(id, taskConfig),
                     Map.of(), Map.of(), Map.of(), Set.of(), Set.of());
             Listener listener = new Listener();
-            boolean started = sink
-                    ? worker.startSinkTask(id, configState, connectorConfig, taskConfig, listener, initial)
-                    : worker.startSourceTask(id, configState, connectorConfig, taskConfig, listener, initial);
+            boolean started;
+            if (sink) {
+                started = worker.startSinkTask(id, configState, connectorConfig, taskConfig, listener, initial);
+            } else if (exactlyOnce(launch)) {
+                // Kafka's ExactlyOnceWorkerSourceTask: its transactional producer fences the
+                // task's earlier instances; the connector's owner fenced the previous
+                // generation before the task was launched, so no checks are left to make here.
+                started = worker.startExactlyOnceSourceTask(
+                        id, configState, connectorConfig, taskConfig, listener, initial, () -> { }, () -> { });
+            } else {
+                started = worker.startSourceTask(id, configState, connectorConfig, taskConfig, listener, initial);
+            }
             if (started) {
                 serve(worker, connector);
             }
@@ -303,7 +313,11 @@ final class HostedTask {
         // (Python classes, possibly) are the worker's to run, and JMX would see one Kafka
         // worker per task register the same worker-level names.
         props.put(WorkerConfig.METRIC_REPORTER_CLASSES_CONFIG, "");
-        StandaloneConfig config = new StandaloneConfig(props);
+        // A source task of a worker with exactly-once support runs in a distributed Kafka
+        // worker (Kafka builds ExactlyOnceWorkerSourceTask only there): its transactional
+        // producer writes the offsets to the worker's offsets topic itself, read back with a
+        // read_committed consumer of its own.
+        WorkerConfig config = exactlyOnce(launch) ? new DistributedConfig(props) : new StandaloneConfig(props);
         ConnectorClientConfigOverridePolicy policy = runtime.plugins.newPlugin(
                 config.getString(WorkerConfig.CONNECTOR_CLIENT_POLICY_CLASS_CONFIG), config,
                 ConnectorClientConfigOverridePolicy.class);
@@ -312,6 +326,12 @@ final class HostedTask {
         TaskStatuses.attach(worker, channel);
         worker.start();
         return worker;
+    }
+
+    /** Whether the launched task is a source task of a worker with exactly-once source support. */
+    private static boolean exactlyOnce(JsonNode launch) {
+        String support = launch.path("worker_config").path(DistributedConfig.EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG).asText("");
+        return !launch.path("sink").asBoolean() && "enabled".equalsIgnoreCase(support.trim());
     }
 
     private void sendFailed(String trace) throws Channel.Closed {
