@@ -52,6 +52,7 @@ __all__ = [
     "FakeKafkaError",
     "FakeMessage",
     "FakeProducer",
+    "FakeTransactionalProducer",
     "ObservedTaskControl",
     "Produced",
     "WorkerEnd",
@@ -441,6 +442,45 @@ class FakeConsumer:
             self.calls.append((name, partitions))
 
 
+class FakeTransactionalProducer(FakeProducer):
+    """librdkafka's transactional producer: ``transactions`` logs ``init``, ``begin``,
+    ``commit`` and ``abort`` in order. A commit acknowledges every record of the
+    transaction (Kafka writes them with the commit) and serves their reports; an abort
+    fails what awaits a report, as librdkafka purges it. ``fail_next`` makes the next
+    transactional call raise ``KafkaException`` with that error."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        super().__init__(settings)
+        self.transactions: list[str] = []
+        self.fail_next: FakeKafkaError | None = None
+
+    def _call(self, what: str) -> None:
+        failure, self.fail_next = self.fail_next, None
+        if failure is not None:
+            raise KafkaException(failure)
+        self.transactions.append(what)
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        self._call("init")
+
+    def begin_transaction(self) -> None:
+        self._call("begin")
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        self._call("commit")
+        self.release_all()
+        self._serve()
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        self._call("abort")
+        self.purge()
+        self._serve()
+
+    def to(self, topic: str) -> list[Produced]:
+        """What went to ``topic``, in order."""
+        return [p for p in self.produced if p.topic == topic]
+
+
 class FakeClients:
     """The client factory a loop takes (:class:`~sluice.kafka.clients.KafkaClients`):
     hands out fakes and keeps them for the test to drive."""
@@ -450,7 +490,7 @@ class FakeClients:
         self.consumers: list[FakeConsumer] = []
 
     def producer(self, settings: dict[str, Any]) -> FakeProducer:
-        made = FakeProducer(settings)
+        made = FakeTransactionalProducer(settings) if "transactional.id" in settings else FakeProducer(settings)
         self.producers.append(made)
         return made
 
