@@ -13,7 +13,7 @@ import functools
 import json
 import os
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx2
@@ -21,6 +21,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from sluice_devtools.kafka import KafkaBroker
 from tests.helpers import wait_until
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
@@ -485,3 +486,91 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
         reader.close()
         for worker in everyone:
             worker.kill()
+
+
+@pytest.fixture(scope="module")
+def second_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka-second"))
+    broker.start(timeout=120)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _offset_records(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
+    """The (key, value) JSON of every committed record of an offsets topic."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{topic}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        records = []
+        while batch := consumer.consume(1000, 1.0):
+            records += [(json.loads(m.key()), json.loads(m.value())) for m in batch if m.error() is None and m.value()]
+        return records
+    finally:
+        consumer.close()
+
+
+def test_a_connectors_own_offsets_topic_on_its_producers_cluster(
+    kafka_bootstrap, second_cluster, unique_name, tmp_path
+):
+    """``offsets.storage.topic`` with the producer on a second cluster: the topic is created
+    there, the task's transactions write its offsets there (and the worker backs them up to
+    its own topic), the offsets API reads them, and a new worker resumes from them: every
+    line once, in order."""
+    other = second_cluster.bootstrap
+    topic, own_offsets = f"{unique_name}-lines", f"{unique_name}-offsets"
+    AdminClient({"bootstrap.servers": other}).create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    group = unique_name
+    name = f"{unique_name[:40]}-file"
+    source_file = tmp_path / "input.txt"
+    source_file.write_text("".join(f"line-{n}\n" for n in range(500)))
+    reader = TopicReader(other, topic)
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(source_file),
+        "topic": topic,
+        "exactly.once.support": "required",
+        "offsets.storage.topic": own_offsets,
+        "producer.override.bootstrap.servers": other,
+    }
+    first = DistributedWorker(tmp_path / "w1", kafka_bootstrap, "w1", group, extra=SETTINGS)
+    second = DistributedWorker(tmp_path / "w2", kafka_bootstrap, "w2", group, extra=SETTINGS)
+    expected = [([name, {"filename": str(source_file)}], {"position": source_file.stat().st_size})]
+    try:
+        first.start(timeout=180)
+        _put(first, name, config)
+        wait_until(lambda: len(reader.read()) >= 500, timeout=120, message=lambda: f"{len(reader.records)} lines")
+        wait_until(
+            lambda: _offset_records(other, own_offsets)[-1:] == expected,
+            timeout=60,
+            message=lambda: f"offsets on the second cluster: {_offset_records(other, own_offsets)[-3:]}",
+        )
+        wait_until(
+            lambda: _offset_records(kafka_bootstrap, f"{group}-offsets")[-1:] == expected,
+            timeout=60,
+            message="the backup in the worker's offsets topic",
+        )
+        assert _offsets(first, name) == [
+            {"partition": {"filename": str(source_file)}, "offset": {"position": source_file.stat().st_size}}
+        ]
+        assert first.stop() == 0, first.log()
+
+        with source_file.open("a") as out:
+            out.writelines(f"line-{n}\n" for n in range(500, 1000))
+        second.start(timeout=180)
+        wait_until(lambda: len(reader.read()) >= 1000, timeout=120, message=lambda: f"{len(reader.records)} lines")
+        assert second.stop() == 0, second.log()
+        assert [value for _, value in reader.read()] == [f"line-{n}" for n in range(1000)]
+    finally:
+        reader.close()
+        first.kill()
+        second.kill()

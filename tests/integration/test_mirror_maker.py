@@ -16,6 +16,7 @@ stay monotonic across restarts of all three connectors.
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -467,5 +468,105 @@ def test_offset_syncs_on_the_target_and_a_topic_created_later(
         _create_topic(east[1], later)
         sent_later = _produce(east[1], later, "later", partitions=1)
         assert _read(west[1], f"east.{later}", PER_PARTITION, timeout=120)[0] == sent_later[0]
+    finally:
+        assert worker.stop() == 0, worker.log()[-3000:]
+
+
+def _committed_count(bootstrap: str, topic: str, expected: int, timeout: float = 120.0) -> int:
+    """How many records a read_committed consumer finds in ``topic`` once it has found
+    ``expected`` and nothing more came for two seconds."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-committed-{topic}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+
+        def known() -> Any:
+            # librdkafka answers for a topic it cannot find too, with an error and no partitions
+            found = consumer.list_topics(topic, timeout=5).topics.get(topic)
+            return found if found is not None and found.error is None and found.partitions else None
+
+        metadata = wait_until(known, timeout=timeout, message=f"{topic} exists on {bootstrap}")
+        consumer.assign([TopicPartition(topic, p, 0) for p in sorted(metadata.partitions)])
+        seen = [0]
+
+        def read(wait: float) -> int:
+            seen[0] += sum(1 for m in consumer.consume(1000, wait) if m.error() is None)
+            return seen[0]
+
+        wait_until(
+            lambda: read(0.5) >= expected, timeout=timeout, message=lambda: f"{seen[0]} of {expected} in {topic}"
+        )
+        quiet_until = time.monotonic() + 2.0
+        while time.monotonic() < quiet_until:
+            read(0.2)
+        return seen[0]
+    finally:
+        consumer.close()
+
+
+def test_exactly_once_mirror_source_re_replicates_what_its_altered_offsets_say(
+    kafka_bootstrap: str,
+    backup_broker: KafkaBroker,
+    mirror_plugin_path: Path,
+    unique_name: str,
+    tmp_path: Path,
+) -> None:
+    """Kafka's ``MirrorConnectorsIntegrationExactlyOnceTest``: MirrorSourceConnector on a
+    Sluice worker with exactly-once source support; stopped, its offsets moved back to 0
+    for one topic (it resumes after offset 0) and reset for another (it starts over), then
+    resumed: a read_committed consumer on the backup finds exactly the records replicated
+    again on top of the first copy, no more."""
+    primary, backup = ("primary", kafka_bootstrap), ("backup", backup_broker.bootstrap)
+    name = unique_name[-24:]
+    first, second = f"{name}-one", f"{name}-two"
+    _create_topic(primary[1], first)
+    admin = AdminClient({"bootstrap.servers": primary[1]})
+    admin.create_topics([NewTopic(second, 1, 1)])[second].result(timeout=30)
+    _produce(primary[1], first, "one")
+    _produce(primary[1], second, "two", partitions=1)
+    worker = DistributedWorker(
+        tmp_path / name,
+        backup[1],
+        f"{name}-eos",
+        f"{name}-eos",
+        {
+            **QUICK_GROUP_SETTINGS,
+            "plugin.path": str(mirror_plugin_path),
+            "offset.flush.interval.ms": "1000",
+            "exactly.once.source.support": "enabled",
+        },
+    ).start(timeout=180)
+    source = "eos-MirrorSourceConnector"
+    try:
+        _start_mirror(worker, "eos", {CONNECTORS[0]: _mirror_config(CONNECTORS[0], primary, backup, f"{name}-.*", "")})
+        assert _committed_count(backup[1], f"primary.{first}", PARTITIONS * PER_PARTITION) == PARTITIONS * PER_PARTITION
+        assert _committed_count(backup[1], f"primary.{second}", PER_PARTITION) == PER_PARTITION
+
+        assert httpx2.put(f"{worker.url}/connectors/{source}/stop", timeout=60).status_code == 204
+        wait_until(
+            lambda: worker.get(f"/connectors/{source}/status").json()["connector"]["state"] == "STOPPED",
+            timeout=120,
+            message="MirrorSourceConnector STOPPED",
+        )
+
+        def partition(topic: str, p: int) -> dict[str, Any]:
+            return {"cluster": "primary", "topic": topic, "partition": p}
+
+        offsets: list[dict[str, Any]] = [
+            {"partition": partition(first, p), "offset": {"offset": 0}} for p in range(PARTITIONS)
+        ]
+        offsets.append({"partition": partition(second, 0), "offset": None})
+        answer = httpx2.patch(f"{worker.url}/connectors/{source}/offsets", json={"offsets": offsets}, timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert httpx2.put(f"{worker.url}/connectors/{source}/resume", timeout=60).status_code == 202
+
+        again_first = PARTITIONS * PER_PARTITION + PARTITIONS * (PER_PARTITION - 1)
+        assert _committed_count(backup[1], f"primary.{first}", again_first) == again_first
+        assert _committed_count(backup[1], f"primary.{second}", 2 * PER_PARTITION) == 2 * PER_PARTITION
     finally:
         assert worker.stop() == 0, worker.log()[-3000:]

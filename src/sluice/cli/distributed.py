@@ -18,6 +18,7 @@ from sluice.kafka.security import ClientSecurity, check_authentication
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config.worker import EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG
 from sluice.runtime.config_transformer import ConfigProviders
+from sluice.runtime.connector_offsets import ConnectorOffsetStores
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.herder.distributed import DistributedHerder
 from sluice.runtime.worker import Worker
@@ -55,6 +56,21 @@ def _announce_exactly_once(config: WorkerConfig) -> None:
 
 class DistributedConnect:
     """A distributed worker process's parts, started and stopped as one."""
+
+    def _connector_offset_store(self, topic: str, client: dict[str, str]) -> KafkaOffsetBackingStore:
+        """A connector's own offsets topic on its producer's cluster (``client``), created
+        when missing with the worker's offsets topic settings, and read to its end."""
+        store = KafkaOffsetBackingStore(
+            topic,
+            client,
+            partitions=self.config.get("offset.storage.partitions"),
+            replication_factor=self.config.get("offset.storage.replication.factor"),
+            topic_config=_topic_settings(self.config, "offset"),
+            client_id=f"{self.config.get('group.id')}-offsets-{topic}",
+            read_committed=self.config.exactly_once_source,
+        )
+        store.start()
+        return store
 
     def __init__(self, worker_props: dict[str, str], spark_factory: Callable[[], Any] | None = None) -> None:
         self.config = WorkerConfig.distributed(worker_props)
@@ -98,6 +114,7 @@ class DistributedConnect:
             self.status_store,
             self.spark,
             config_providers=self.config_providers,
+            connector_offsets=ConnectorOffsetStores(self.config, self.offset_store, self._connector_offset_store),
         )
         self.herder = DistributedHerder(
             self.worker,

@@ -25,6 +25,7 @@ from sluice.kafka.transactions import fence_transactional_ids
 from sluice.runtime.config import SIMPLE_HEADER_CONVERTER, WorkerConfig, converter_props
 from sluice.runtime.config.worker import TASK_HOSTS_STANDBY_CONFIG
 from sluice.runtime.config_transformer import ConfigProviders, reverse_transform
+from sluice.runtime.connector_offsets import ConnectorOffsetStores
 from sluice.runtime.data_path import (
     DeadLetterTopic,
     error_policy,
@@ -131,7 +132,7 @@ class _Context(ConnectorContext):
     def stored_offsets(self, partitions: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
         """The stored offsets of the connector's source ``partitions`` (a Java connector's
         ``offsetStorageReader()`` reads them), in order; ``None`` where there is none."""
-        return partition_offsets(self._worker.offset_store, self._name, partitions)
+        return partition_offsets(self._worker.offset_store_of_connector(self._name), self._name, partitions)
 
 
 @dataclass
@@ -161,6 +162,7 @@ class Worker:
         spark: SparkProvider,
         on_reconfiguration_request: Callable[[str], None] | None = None,
         config_providers: ConfigProviders | None = None,
+        connector_offsets: ConnectorOffsetStores | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config_providers = config_providers or ConfigProviders()
@@ -169,6 +171,8 @@ class Worker:
         #: Kafka Connect's runtime for Java plugins, when plugin.path holds any.
         self.java_runtime: JavaRuntime | None = plugins.java if isinstance(plugins.java, JavaRuntime) else None
         self.offset_store = offset_store
+        # a distributed worker's: connectors with offsets topics of their own
+        self._connector_offsets = connector_offsets
         self.status_store = status_store
         self.spark = spark
         # Told when a connector asks for new task configs; the herder sets it.
@@ -568,19 +572,19 @@ class Worker:
                 dead_letter_topic = DeadLetterTopic.of_connector(connector_config, self.admin_client())
                 worker_task: WorkerTask
                 if wc.kind == "source":
-                    producer_config = self._producer_config(connector_config)
+                    producer_config = librdkafka_config(self._producer_config(connector_config))
                     worker_task = WorkerSourceTask(
                         spec,
                         target,
                         self.task_launcher,
                         hooks,
                         settings,
-                        offset_store=self.offset_store,
+                        offset_store=self.offset_store_of(connector_config),
                         kafka_options=self._producer_options(connector_config),
-                        producer_config=librdkafka_config(producer_config),
+                        producer_config=producer_config,
                         dead_letter_topic=dead_letter_topic,
                         transactions=source_transactions(
-                            self.config, name, task, connector_config, producer_config["bootstrap.servers"]
+                            self.config, name, task, connector_config, self._offsets_topic(connector_config)
                         ),
                     )
                 else:
@@ -651,9 +655,38 @@ class Worker:
         )
         if kind == "source":
             return JavaSourceTask(
-                spec, target, self.task_launcher, hooks, settings, offset_store=self.offset_store, launch=launch
+                spec,
+                target,
+                self.task_launcher,
+                hooks,
+                settings,
+                offset_store=self.offset_store_of(connector_config),
+                launch=launch,
             )
         return JavaSinkTask(spec, target, self.task_launcher, hooks, settings, launch=launch)
+
+    def offset_store_of(self, connector_config: dict[str, str]) -> OffsetBackingStore:
+        """Where the source connector of ``connector_config`` keeps its offsets: the worker's
+        store, or on a distributed worker a topic of its own backed by the worker's
+        (:mod:`sluice.runtime.connector_offsets`)."""
+        if self._connector_offsets is None:
+            return self.offset_store
+        resolved = self.resolve(dict(connector_config))
+        producer = librdkafka_config(self._producer_config(resolved))
+        return self._connector_offsets.for_connector(resolved, producer)
+
+    def offset_store_of_connector(self, name: str) -> OffsetBackingStore:
+        """:meth:`offset_store_of` the connector ``name`` this worker runs."""
+        wc = self._connectors.get(name)
+        return self.offset_store if wc is None else self.offset_store_of(wc.config)
+
+    def _offsets_topic(self, connector_config: dict[str, str]) -> str:
+        """The topic a source task that delivers exactly once writes its offsets to (on its
+        producer's cluster)."""
+        if self._connector_offsets is None:  # standalone: no offsets topic (and no exactly once)
+            return str(self.config.values.get("offset.storage.topic") or "")
+        producer = librdkafka_config(self._producer_config(connector_config))
+        return self._connector_offsets.topic_of(connector_config, producer)[0]
 
     def admin_client(self) -> Any:
         """The worker's librdkafka admin client (``admin.*`` settings), made on first use."""
@@ -676,6 +709,8 @@ class Worker:
             launcher.close()  # its standby task host
         if self.java_runtime is not None:
             self.java_runtime.close()
+        if self._connector_offsets is not None:
+            self._connector_offsets.close()
 
     def _admin_config(self, connector_config: dict[str, str] | None = None) -> dict[str, str]:
         # As Kafka's Worker.adminConfigs: the worker's own settings (here: the security

@@ -316,7 +316,7 @@ class WorkerHerder(Herder):
     def connector_offsets(self, name: str) -> list[dict[str, Any]]:
         config = self._require(name)
         if self._type(name, config) != "sink":
-            return source_offsets(self.worker.offset_store, name)
+            return source_offsets(self.worker.offset_store_of(config), name)
         try:
             committed = self.sink_offsets.list(self._sink_group({**config, "name": name}))
         except Exception as exc:
@@ -364,7 +364,7 @@ class WorkerHerder(Herder):
             else:
                 parsed = parse_source_offsets(offsets)
                 managed = self._connector_agrees(name, config, {partition_key(p): o for p, o in parsed})
-                write_source_offsets(self.worker.offset_store, name, parsed)
+                write_source_offsets(self.worker.offset_store_of(config), name, parsed)
             return offsets_message(managed, "altered")
 
     def reset_connector_offsets(self, name: str) -> str:
@@ -388,9 +388,10 @@ class WorkerHerder(Herder):
                         "Please try again.",
                     ) from exc
             else:
-                known_source = [p for p, _ in parse_source_offsets(source_offsets(self.worker.offset_store, name))]
+                store = self.worker.offset_store_of(config)
+                known_source = [p for p, _ in parse_source_offsets(source_offsets(store, name))]
                 managed = self._connector_agrees(name, config, {partition_key(p): None for p in known_source})
-                write_source_offsets(self.worker.offset_store, name, [(p, None) for p in known_source])
+                write_source_offsets(store, name, [(p, None) for p in known_source])
             return offsets_message(managed, "reset")
 
     # -- plugins and loggers ----------------------------------------------------------

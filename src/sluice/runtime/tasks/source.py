@@ -7,16 +7,12 @@ import logging
 import time
 from typing import Any, ClassVar
 
-from sluice.api.errors import ConnectError
 from sluice.api.source import partition_key
 from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice.kafka.retries import with_kafka_retries
 from sluice.runtime.config import WorkerConfig
-from sluice.runtime.config.keys import (
-    OFFSETS_TOPIC_CONFIG,
-    TRANSACTION_BOUNDARY_CONFIG,
-    TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
-)
+from sluice.runtime.config.keys import TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG
+from sluice.runtime.connector_offsets import ConnectorOffsetStore
 from sluice.runtime.data_path import DeadLetterTopic
 from sluice.runtime.tasks.base import Handler, WorkerTask, format_trace
 from sluice.storage.base import OffsetBackingStore
@@ -42,35 +38,21 @@ def transactional_id(group_id: str, connector: str, task: int) -> str:
 
 
 def source_transactions(
-    worker_config: WorkerConfig, connector: str, task: int, connector_config: dict[str, str], producer_bootstrap: str
+    worker_config: WorkerConfig, connector: str, task: int, connector_config: dict[str, str], offsets_topic: str
 ) -> Transactions | None:
     """How a source task delivers exactly once on this worker (``None``: at least once).
 
     Kafka's transactional id, ``<group.id>-<connector>-<task>``; the connector's
     ``transaction.boundary`` (and its interval: ``transaction.boundary.interval.ms``, else
-    the worker's ``offset.flush.interval.ms``); offsets written to the worker's offsets
-    topic. A connector-specific offsets topic, or a producer that writes to another Kafka
-    cluster than the worker's, raise :class:`ConnectError` (not built yet)."""
+    the worker's ``offset.flush.interval.ms``); its offsets written to ``offsets_topic``
+    on its producer's cluster."""
     if not worker_config.exactly_once_source:
         return None
-    worker_topic = str(worker_config.get("offset.storage.topic"))
-    own_topic = (connector_config.get(OFFSETS_TOPIC_CONFIG) or "").strip()
-    if own_topic and own_topic != worker_topic:
-        raise ConnectError(
-            f"{OFFSETS_TOPIC_CONFIG}={own_topic}: Sluice does not yet keep a connector's offsets in a topic of its "
-            f"own with exactly-once delivery; leave it unset (the worker's topic, {worker_topic}, is used)"
-        )
-    if producer_bootstrap != worker_config.bootstrap_servers:
-        raise ConnectError(
-            "With exactly-once delivery, Sluice's source tasks write to the worker's Kafka cluster only "
-            f"(the producer's bootstrap.servers {producer_bootstrap} is not the worker's "
-            f"{worker_config.bootstrap_servers}): a connector-specific offsets topic is not built yet"
-        )
     boundary = (connector_config.get(TRANSACTION_BOUNDARY_CONFIG) or "poll").strip().lower()
     interval = connector_config.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG)
     interval_ms = int(interval) if interval not in (None, "") else int(worker_config.get("offset.flush.interval.ms"))
     group = str(worker_config.get("group.id"))
-    return Transactions(transactional_id(group, connector, task), boundary, interval_ms, worker_topic)
+    return Transactions(transactional_id(group, connector, task), boundary, interval_ms, offsets_topic)
 
 
 class WorkerSourceTask(WorkerTask):
@@ -118,6 +100,8 @@ class WorkerSourceTask(WorkerTask):
         if message.written:
             for partition, offset in message.offsets:
                 self.committed[partition_key(partition)] = (partition, offset)
+            if isinstance(self.offset_store, ConnectorOffsetStore):  # a topic of its own: back them up
+                self.offset_store.back_up(_encoded(self.spec.connector, message.offsets))
             self._answer(Committed(message.seq))
             return
         self._answer(self._store(message.seq, message.offsets))
@@ -141,11 +125,8 @@ class WorkerSourceTask(WorkerTask):
                 *self.id,
             )
             return Committed(seq, fenced=True)
-        updates = {}
-        for partition, offset in offsets:
-            updates[encode_offset_key(self.spec.connector, partition)] = encode_offset_value(offset)
         try:
-            self.offset_store.set(updates)
+            self.offset_store.set(_encoded(self.spec.connector, offsets))
         except Exception as exc:  # noqa: BLE001 - any store failure: the task retries with its next commit
             log.warning("Task %s-%s: storing offsets failed: %s", *self.id, exc)
             return Committed(seq, error=str(exc))
@@ -177,3 +158,7 @@ class WorkerSourceTask(WorkerTask):
         if stored.error is not None:
             return SplitReadDone(f"Storing the offsets of a split read failed: {stored.error}")
         return SplitReadDone()
+
+
+def _encoded(connector: str, offsets: list[SourceOffset]) -> dict[bytes, bytes | None]:
+    return {encode_offset_key(connector, partition): encode_offset_value(offset) for partition, offset in offsets}
