@@ -87,7 +87,6 @@ class TransactionalSourceLoop(SourceLoop):
         assert launch.transactions is not None
         self.transactions: Transactions = launch.transactions
         self.boundary = self.transactions.boundary.lower()
-        self.clients = clients
         self.in_transaction = False
         # commit_record calls wait for their transaction's commit (Kafka calls it only for
         # records in committed transactions)
@@ -214,8 +213,21 @@ class TransactionalSourceLoop(SourceLoop):
             self._end(commit=True)
 
     def _commit_offsets(self) -> None:
-        """On pause, split and stop: the open transaction is committed."""
-        self._end(commit=True)
+        """On pause and stop: the open transaction is committed. A commit that fails as the
+        task stops (a newer instance fenced it) does not fail the task: its records are not
+        delivered, and whichever instance runs next resumes from the committed offsets."""
+        try:
+            self._end(commit=True)
+        except TaskFailure as exc:
+            if not self.control.stopping:
+                raise
+            log.warning(
+                "Task %s-%s stopped with a transaction it could not commit (its records are not delivered; "
+                "the next instance resumes from the committed offsets): %s",
+                self.spec.connector,
+                self.spec.task,
+                exc.trace.splitlines()[0],
+            )
 
     def _finish(self, started: bool, failure: str | None) -> str | None:
         if self.in_transaction and (failure is not None or self.failure is not None or self.producer_broken):

@@ -182,3 +182,16 @@ def test_a_producer_that_cannot_fence_fails_the_task_naming_its_transactional_id
     failed = worker.next(Failed)
     assert "transactional.id 'group-c-0'" in failed.trace and "authorization failed" in failed.trace
     assert script.count("start") == 0  # fenced first, as Kafka does, before the task starts
+
+
+def test_a_commit_that_fails_as_the_task_stops_is_not_a_failure(worker: WorkerEnd, script: SourceScript) -> None:
+    """A newer instance fenced the stopping one: its last transaction is lost, not delivered
+    twice, and the task is not reported FAILED over its successor's status."""
+    producer = start(worker, script, "connector", BoundarySourceTask)
+    script.queue(record("a", 1, "x"))
+    wait_for(lambda: len(producer.produced) == 1, "the record produced")
+    producer.fail_next = FakeKafkaError("This instance has been fenced by a newer instance", KafkaError._FENCED)
+    sent = stop(worker)
+    assert not [m for m in sent if isinstance(m, Failed)]
+    assert not [m for m in sent if isinstance(m, SourceOffsets)]
+    assert script.count("stop") == 1 and script.count("commit_record") == 0
