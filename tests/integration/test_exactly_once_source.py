@@ -528,7 +528,8 @@ def test_a_connectors_own_offsets_topic_on_its_producers_cluster(
     line once, in order."""
     other = second_cluster.bootstrap
     topic, own_offsets = f"{unique_name}-lines", f"{unique_name}-offsets"
-    AdminClient({"bootstrap.servers": other}).create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": other})  # kept: a collected client ends its requests
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     group = unique_name
     name = f"{unique_name[:40]}-file"
     source_file = tmp_path / "input.txt"
@@ -574,3 +575,97 @@ def test_a_connectors_own_offsets_topic_on_its_producers_cluster(
         reader.close()
         first.kill()
         second.kill()
+
+
+@pytest.fixture(scope="module")
+def authorizing_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """A broker with a SASL_SSL listener (user alice) and Kafka's authorizer: everything is
+    allowed until an ACL says otherwise (its own PLAINTEXT clients are super users)."""
+    broker = KafkaBroker(
+        tmp_path_factory.mktemp("kafka-acls"),
+        sasl_ssl=True,
+        server_properties={
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "true",
+            "super.users": "User:ANONYMOUS",
+        },
+    )
+    broker.start(timeout=180)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def test_a_task_that_cannot_fence_fails_visibly_and_recovers_once_allowed(authorizing_cluster, unique_name, tmp_path):
+    """The task's producer (user alice) may not use its transactional id (a DENY ACL): the
+    task is FAILED with the authorization error, naming the id; once the ACL is removed, a
+    restart of the task runs it, and its lines arrive once each."""
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    broker = authorizing_cluster
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = f"{unique_name}-lines"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    group = unique_name
+    name = f"{unique_name[:40]}-file"
+    deny = AclBinding(
+        ResourceType.TRANSACTIONAL_ID,
+        f"{group}-{name}-",
+        ResourcePatternType.PREFIXED,
+        "User:alice",
+        "*",
+        AclOperation.ALL,
+        AclPermissionType.DENY,
+    )
+    for future in admin.create_acls([deny]).values():
+        future.result(30)
+    source_file = tmp_path / "input.txt"
+    source_file.write_text("".join(f"line-{n}\n" for n in range(300)))
+    reader = TopicReader(broker.bootstrap, topic)
+    producer = {f"producer.override.{k}": v for k, v in broker.client_properties(mechanism="PLAIN").items()}
+    worker = DistributedWorker(tmp_path / "w", broker.bootstrap, "w", group, extra=SETTINGS)
+    try:
+        worker.start(timeout=180)
+        _put(
+            worker, name, {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic, **producer}
+        )
+
+        def task_status() -> dict[str, Any] | None:
+            answer = worker.get(f"/connectors/{name}/tasks/0/status")
+            return answer.json() if answer.status_code == 200 else None
+
+        failed = wait_until(
+            lambda: (s := task_status()) is not None and s["state"] == "FAILED" and s,
+            timeout=120,
+            message=lambda: f"task 0 FAILED: {task_status()}",
+        )
+        assert f"transactional.id '{group}-{name}-0'" in failed["trace"]
+        assert "authoriz" in failed["trace"].lower(), failed["trace"]
+        assert reader.read() == []
+
+        filter_ = AclBindingFilter(
+            ResourceType.TRANSACTIONAL_ID,
+            f"{group}-{name}-",
+            ResourcePatternType.PREFIXED,
+            "User:alice",
+            "*",
+            AclOperation.ALL,
+            AclPermissionType.DENY,
+        )
+        for future in admin.delete_acls([filter_]).values():
+            future.result(30)
+        assert httpx2.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=60).status_code == 204
+        wait_until(lambda: len(reader.read()) >= 300, timeout=120, message=lambda: f"{len(reader.records)} lines")
+        assert [value for _, value in reader.read()] == [f"line-{n}" for n in range(300)]
+        assert worker.stop() == 0, worker.log()
+    finally:
+        reader.close()
+        worker.kill()

@@ -554,13 +554,16 @@ def test_exactly_once_mirror_source_re_replicates_what_its_altered_offsets_say(
             message="MirrorSourceConnector STOPPED",
         )
 
-        def partition(topic: str, p: int) -> dict[str, Any]:
-            return {"cluster": "primary", "topic": topic, "partition": p}
-
+        # The partitions as the task wrote them (GET, then PATCH, as a user does): a Java
+        # task's offset store finds a partition by its key's bytes, whose map order is the
+        # order MirrorMaker 2 built it in.
+        stored = worker.get(f"/connectors/{source}/offsets").json()["offsets"]
+        by_topic = {(o["partition"]["topic"], o["partition"]["partition"]): o["partition"] for o in stored}
+        assert sorted(by_topic) == sorted([(first, p) for p in range(PARTITIONS)] + [(second, 0)]), stored
         offsets: list[dict[str, Any]] = [
-            {"partition": partition(first, p), "offset": {"offset": 0}} for p in range(PARTITIONS)
+            {"partition": by_topic[(first, p)], "offset": {"offset": 0}} for p in range(PARTITIONS)
         ]
-        offsets.append({"partition": partition(second, 0), "offset": None})
+        offsets.append({"partition": by_topic[(second, 0)], "offset": None})
         answer = httpx2.patch(f"{worker.url}/connectors/{source}/offsets", json={"offsets": offsets}, timeout=60)
         assert answer.status_code == 200, answer.text
         assert httpx2.put(f"{worker.url}/connectors/{source}/resume", timeout=60).status_code == 202

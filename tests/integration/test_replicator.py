@@ -113,6 +113,15 @@ def _count(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
+def _counts(bootstrap: str, topic: str) -> dict[int, int]:
+    """How many records each partition of ``topic`` holds now."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "replicator-test-counter"})
+    try:
+        return {p: high - low for p, (low, high) in _watermarks(consumer, topic).items()}
+    finally:
+        consumer.close()
+
+
 def _topic_configs(bootstrap: str, topic: str) -> dict[str, str]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
@@ -300,8 +309,11 @@ def test_a_worker_killed_mid_stream_loses_nothing(
         worker.kill()
         copied_before = _count(other, topic)
         worker.start(connector_file)
+        # every partition copied to its end (a total would count one partition's repeats
+        # for another's records still to come)
+        wanted = _counts(primary, topic)
         wait_until(
-            lambda: _count(other, topic) >= count,
+            lambda: all(n >= wanted[p] for p, n in _counts(other, topic).items()) and _count(other, topic) >= count,
             timeout=180,
             message=lambda: (
                 f"{_count(other, topic)} of {count} copied ({copied_before} before the kill): "
