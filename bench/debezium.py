@@ -36,7 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.harness.data import OffsetWatcher  # noqa: E402
-from bench.harness.page import log, median, ratio  # noqa: E402
+from bench.harness.page import alternating, chosen_systems, log, median, ratio  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
 from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, java_task_settings  # noqa: E402
 from sluice_devtools import jars  # noqa: E402
@@ -293,10 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-debezium.json"))
     args = parser.parse_args(argv)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = sorted(set(systems) - set(SYSTEMS))
-    if unknown:
-        parser.error(f"unknown systems {', '.join(unknown)} (choose from {', '.join(SYSTEMS)})")
+    systems = chosen_systems(parser, args.systems, SYSTEMS)
     if args.changes < 1 or args.warmup < 1 or args.txn_rows < 1 or args.rounds < 1:
         parser.error("--changes, --warmup, --txn-rows and --rounds must be at least 1")
     log("fetching Kafka Connect and Debezium's PostgreSQL connector (first use only)")
@@ -317,12 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         for system in systems:  # one unmeasured run each: first runs are slower, whoever goes first
             index += 1
             run_once(system, index, f"warmup-{system}", work, broker, db, args)
-        for round_ in range(args.rounds):
-            turn = round_ % len(systems)
-            for system in systems[turn:] + systems[:turn]:
-                index += 1
-                result = run_once(system, index, f"r{round_ + 1}-{system}", work, broker, db, args)
-                runs.append({**result, "round": round_ + 1})
+        for round_, system in alternating(systems, args.rounds):
+            index += 1
+            result = run_once(system, index, f"r{round_}-{system}", work, broker, db, args)
+            runs.append({**result, "round": round_})
     finally:
         db.stop()
         broker.stop()

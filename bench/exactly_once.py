@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import json
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.harness.data import write_input  # noqa: E402
+from bench.harness.page import alternating, chosen_systems, log, median, ratio, runs_ok  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
 from bench.harness.runs import JAVA_FILE_VERSION  # noqa: E402
 from bench.harness.workers import (  # noqa: E402
@@ -59,10 +59,6 @@ LABELS = {
     "connect-alo": "Kafka Connect 4.3.1, at least once",
     "sluice-alo": "Sluice, at least once",
 }
-
-
-def _log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 class _CommittedReader:
@@ -201,7 +197,7 @@ def run_once(
         if "lines_per_s" in result
         else ""
     )
-    _log(f"{run}: {LABELS[system]}: {'ok' if result['ok'] else 'FAILED ' + result['error'][:300]} {figures}")
+    log(f"{run}: {LABELS[system]}: {'ok' if result['ok'] else 'FAILED ' + result['error'][:300]} {figures}")
     return result
 
 
@@ -209,26 +205,22 @@ def table(runs: list[dict[str, Any]], systems: list[str]) -> str:
     """Markdown: the medians of the successful runs of each system; each Sluice figure
     against Kafka Connect's in the same mode, and exactly once against at least once."""
 
-    def median(system: str, key: str) -> float | None:
-        values = [r[key] for r in runs if r["system"] == system and r["ok"]]
-        return statistics.median(values) if values else None
+    def of(system: str, key: str) -> float | None:
+        return median([r for r in runs if r["system"] == system], key)
 
     lines = [
         "| system | runs ok | lines/s | vs Kafka Connect | vs at least once | CPU s per M lines | peak RSS MB |",
         "|---|--:|--:|--:|--:|--:|--:|",
     ]
     for system in systems:
-        rate = median(system, "lines_per_s")
-        ok = sum(1 for r in runs if r["system"] == system and r["ok"])
-        total = sum(1 for r in runs if r["system"] == system)
+        rate = of(system, "lines_per_s")
         mode = system.rsplit("-", 1)[1]
-        connect = median(f"connect-{mode}", "lines_per_s")
-        at_least_once = median(system.replace("-eos", "-alo"), "lines_per_s")  # none for Java on Sluice
-        versus = f"{rate / connect:.2f}×" if rate and connect and system.startswith("sluice") else "–"
-        cost = f"{rate / at_least_once:.2f}×" if rate and at_least_once and mode == "eos" else "–"
-        cpu, rss = median(system, "cpu_s_per_million"), median(system, "peak_rss_mb")
+        versus = ratio(rate, of(f"connect-{mode}", "lines_per_s")) if system.startswith("sluice") else "–"
+        # exactly once against at least once on the same system (none for Java on Sluice)
+        cost = ratio(rate, of(system.replace("-eos", "-alo"), "lines_per_s")) if mode == "eos" else "–"
+        cpu, rss = of(system, "cpu_s_per_million"), of(system, "peak_rss_mb")
         lines.append(
-            f"| {LABELS[system]} | {ok}/{total} | {rate or 0:,.0f} | {versus} | {cost} "
+            f"| {LABELS[system]} | {runs_ok(runs, system)} | {rate or 0:,.0f} | {versus} | {cost} "
             f"| {cpu or 0:.1f} | {rss or 0:,.0f} |"
         )
     return "\n".join(lines)
@@ -241,11 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-exactly-once.json"))
     args = parser.parse_args(argv)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = sorted(set(systems) - set(SYSTEMS))
-    if unknown:
-        parser.error(f"unknown systems {', '.join(unknown)} (choose from {', '.join(SYSTEMS)})")
-    _log("fetching Kafka Connect (first use only)")
+    systems = chosen_systems(parser, args.systems, SYSTEMS)
+    log("fetching Kafka Connect (first use only)")
     jars.kafka_connect_classpath()
     work = Path(tempfile.mkdtemp(prefix="sluice-exactly-once-"))
     broker = KafkaBroker(work / "kafka", heap="1g")
@@ -258,11 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         for system in systems:  # one unmeasured run each: first runs are slower, whoever goes first
             run_once(system, f"warmup-{system}", work, broker, inputs, args.lines)
-        for round_ in range(args.rounds):
-            turn = round_ % len(systems)
-            for system in systems[turn:] + systems[:turn]:
-                run = f"r{round_ + 1}-{system}"
-                runs.append({**run_once(system, run, work, broker, inputs, args.lines), "round": round_ + 1})
+        for round_, system in alternating(systems, args.rounds):
+            runs.append({**run_once(system, f"r{round_}-{system}", work, broker, inputs, args.lines), "round": round_})
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.harness.page import alternating, chosen_systems  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
 from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, java_task_settings  # noqa: E402
 from sluice_devtools import jars  # noqa: E402
@@ -296,10 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-replication.json"))
     args = parser.parse_args(argv)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = sorted(set(systems) - set(SYSTEMS))
-    if unknown:
-        parser.error(f"unknown systems {', '.join(unknown)} (choose from {', '.join(SYSTEMS)})")
+    systems = chosen_systems(parser, args.systems, SYSTEMS)
     _log("fetching Kafka Connect and MirrorMaker 2 (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()
@@ -323,13 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         _digest(source.bootstrap, SOURCE_TOPIC, args.records)
         for system in systems:  # one unmeasured copy each: first runs are slower, whoever goes first
             run_once(system, f"warmup-{system}", work, source, destination, args.records, digest)
-        for round_ in range(args.rounds):
-            turn = round_ % len(systems)
-            for system in systems[turn:] + systems[:turn]:
-                run = f"r{round_ + 1}-{system}"
-                runs.append(
-                    {**run_once(system, run, work, source, destination, args.records, digest), "round": round_ + 1}
-                )
+        for round_, system in alternating(systems, args.rounds):
+            run = f"r{round_}-{system}"
+            runs.append({**run_once(system, run, work, source, destination, args.records, digest), "round": round_})
     finally:
         destination.stop()
         source.stop()

@@ -1,17 +1,45 @@
-"""What the benchmark scripts share to report: a timestamped progress log, number cells,
-medians over runs, and their block of ``docs/benchmarks.md`` between its own markers."""
+"""What the benchmark scripts share to run and report: the systems of ``--systems`` and
+their alternating order, a timestamped progress log, number cells, medians over runs, and
+their block of ``docs/benchmarks.md`` between its own markers."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import math
 import statistics
 import sys
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-__all__ = ["load_text", "log", "median", "merge_block", "num", "ratio"]
+__all__ = ["alternating", "chosen_systems", "load_text", "log", "median", "merge_block", "num", "ratio", "runs_ok"]
 
 ANALYSIS_HEADING = "## What the figures say"
+
+
+def chosen_systems(parser: argparse.ArgumentParser, spec: str, known: Sequence[str]) -> list[str]:
+    """The systems ``spec`` names (comma-separated); the parser's usage error when one of
+    them is not ``known``."""
+    systems = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = sorted(set(systems) - set(known))
+    if unknown:
+        parser.error(f"unknown systems {', '.join(unknown)} (choose from {', '.join(known)})")
+    return systems
+
+
+def alternating(systems: Sequence[str], rounds: int) -> Iterator[tuple[int, str]]:
+    """``(round, system)`` of each measured run, rounds counted from 1; which system goes
+    first turns every round (a sitting's slow moments do not always fall on the same one)."""
+    for round_ in range(rounds):
+        turn = round_ % len(systems)
+        for system in [*systems[turn:], *systems[:turn]]:
+            yield round_ + 1, system
+
+
+def runs_ok(runs: list[dict[str, Any]], system: str) -> str:
+    """``ok/total`` of the runs of ``system``."""
+    mine = [r for r in runs if r["system"] == system]
+    return f"{sum(1 for r in mine if r['ok'])}/{len(mine)}"
 
 
 def log(message: str) -> None:

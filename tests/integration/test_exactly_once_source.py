@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from sluice_devtools.kafka import KafkaBroker
 from tests.helpers import wait_until
+from tests.integration.group_servers import started
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -89,6 +90,26 @@ def _offsets(worker: DistributedWorker, name: str) -> list[dict[str, Any]]:
     answer = worker.get(f"/connectors/{name}/offsets")
     assert answer.status_code == 200, answer.text
     return answer.json()["offsets"]  # type: ignore[no-any-return]
+
+
+def _stop(worker: DistributedWorker, *names: str) -> None:
+    """``PUT /connectors/{c}/stop`` each of ``names``; wait until all are STOPPED."""
+    for name in names:
+        assert httpx2.put(f"{worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
+    wait_until(
+        lambda: all(
+            worker.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED" for name in names
+        ),
+        timeout=120,
+        message="connectors STOPPED",
+    )
+
+
+def _assert_each_seqno_once(seen: dict[str, list[int]], tasks: int, label: str = "") -> None:
+    """Tasks ``0…tasks-1`` each delivered its seqnos from 0 once, in order, with no gap."""
+    assert sorted(seen) == [str(task) for task in range(tasks)], label
+    for task, seqnos in seen.items():
+        assert seqnos == list(range(len(seqnos))), f"{label}task {task}: gaps or duplicates"
 
 
 def _counts(readers: dict[str, TopicReader], tasks: dict[str, int]) -> dict[str, dict[str, int]]:
@@ -181,23 +202,12 @@ def test_sources_deliver_exactly_once_across_a_sigkill(kafka_bootstrap, unique_n
             timeout=180,
             message=lambda: f"progress after the kill from {before}\n{second.log()[-5000:]}",
         )
-        for kind in tasks:
-            assert httpx2.put(f"{second.url}/connectors/{names[kind]}/stop", timeout=60).status_code == 204
-        wait_until(
-            lambda: all(
-                second.get(f"/connectors/{names[kind]}/status").json()["connector"]["state"] == "STOPPED"
-                for kind in tasks
-            ),
-            timeout=120,
-            message="connectors STOPPED",
-        )
+        _stop(second, *(names[kind] for kind in tasks))
 
         for kind, count in tasks.items():
             seen = readers[kind].seqnos()
-            assert sorted(seen) == [str(task) for task in range(count)], kind
-            for task, seqnos in seen.items():
-                assert seqnos == list(range(len(seqnos))), f"{kind} task {task}: gaps or duplicates"
-                # what a read_committed consumer saw is what the offsets say was delivered
+            _assert_each_seqno_once(seen, count, f"{kind} ")
+            # what a read_committed consumer saw is what the offsets say was delivered
             stored = {o["partition"]["id"]: o["offset"]["seqno"] for o in _offsets(second, names[kind])}
             assert stored == {task: len(seen[str(task)]) - 1 for task in range(count)}, kind
         # the connector-defined boundaries resumed after offset 289: nothing more was committed
@@ -268,16 +278,8 @@ def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_b
                 with pytest.raises(KafkaException) as fenced:
                     zombie.commit_transaction(30)
                 assert "fenced" in str(fenced.value).lower() or "epoch" in str(fenced.value).lower(), fenced.value
-        assert httpx2.put(f"{worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
-        wait_until(
-            lambda: worker.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED",
-            timeout=120,
-            message="connector STOPPED",
-        )
-        seen = reader.seqnos()
-        assert sorted(seen) == ["0", "1", "2", "3", "4"]
-        for task, seqnos in seen.items():
-            assert seqnos == list(range(len(seqnos))), f"task {task}: gaps or duplicates"
+        _stop(worker, name)
+        _assert_each_seqno_once(reader.seqnos(), 5)
         counts = [
             value["task-count"]
             for key, value in _config_records(kafka_bootstrap, f"{group}-configs")
@@ -408,16 +410,9 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
         first.kill()
         second.start(timeout=180)
         _await_progress(reader, before, 2, at_least=300)
-        assert httpx2.put(f"{second.url}/connectors/{name}/stop", timeout=60).status_code == 204
-        wait_until(
-            lambda: second.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED",
-            timeout=120,
-            message="connector STOPPED",
-        )
+        _stop(second, name)
         seen = reader.seqnos()
-        assert sorted(seen) == ["0", "1"]
-        for task, seqnos in seen.items():
-            assert seqnos == list(range(len(seqnos))), f"task {task}: gaps or duplicates"
+        _assert_each_seqno_once(seen, 2)
         stored = {o["partition"]["id"]: o["offset"]["seqno"] for o in _offsets(second, name)}
         assert stored == {task: len(seen[str(task)]) - 1 for task in range(2)}
         assert second.stop() == 0, second.log()
@@ -470,16 +465,8 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
                 message=f"3 tasks RUNNING after bouncing slot {slot}",
             )
             _await_progress(reader, delivered, 3)
-        assert httpx2.put(f"{workers[1].url}/connectors/{name}/stop", timeout=60).status_code == 204
-        wait_until(
-            lambda: workers[1].get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED",
-            timeout=120,
-            message="connector STOPPED",
-        )
-        seen = reader.seqnos()
-        assert sorted(seen) == ["0", "1", "2"]
-        for task, seqnos in seen.items():
-            assert seqnos == list(range(len(seqnos))), f"task {task}: gaps or duplicates"
+        _stop(workers[1], name)
+        _assert_each_seqno_once(reader.seqnos(), 3)
         codes = [worker.stop() for worker in workers]
         assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
     finally:
@@ -490,12 +477,8 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
 
 @pytest.fixture(scope="module")
 def second_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    broker = KafkaBroker(tmp_path_factory.mktemp("kafka-second"))
-    broker.start(timeout=120)
-    try:
+    with started(KafkaBroker(tmp_path_factory.mktemp("kafka-second")), 120) as broker:
         yield broker
-    finally:
-        broker.stop()
 
 
 def _offset_records(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
@@ -581,20 +564,14 @@ def test_a_connectors_own_offsets_topic_on_its_producers_cluster(
 def authorizing_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     """A broker with a SASL_SSL listener (user alice) and Kafka's authorizer: everything is
     allowed until an ACL says otherwise (its own PLAINTEXT clients are super users)."""
-    broker = KafkaBroker(
-        tmp_path_factory.mktemp("kafka-acls"),
-        sasl_ssl=True,
-        server_properties={
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-            "allow.everyone.if.no.acl.found": "true",
-            "super.users": "User:ANONYMOUS",
-        },
-    )
-    broker.start(timeout=180)
-    try:
-        yield broker
-    finally:
-        broker.stop()
+    authorizing = {
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "allow.everyone.if.no.acl.found": "true",
+        "super.users": "User:ANONYMOUS",
+    }
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka-acls"), sasl_ssl=True, server_properties=authorizing)
+    with started(broker, 180) as running:
+        yield running
 
 
 def test_a_task_that_cannot_fence_fails_visibly_and_recovers_once_allowed(authorizing_cluster, unique_name, tmp_path):

@@ -64,7 +64,9 @@ def mirror_plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _worker(tmp: Path, bootstrap: str, group: str, plugin_path: Path) -> DistributedWorker:
+def _worker(
+    tmp: Path, bootstrap: str, group: str, plugin_path: Path, extra: dict[str, str | None] | None = None
+) -> DistributedWorker:
     return DistributedWorker(
         tmp / group,
         bootstrap,
@@ -74,6 +76,7 @@ def _worker(tmp: Path, bootstrap: str, group: str, plugin_path: Path) -> Distrib
             **QUICK_GROUP_SETTINGS,
             "plugin.path": str(plugin_path),
             "offset.flush.interval.ms": "1000",
+            **(extra or {}),
         },
     )
 
@@ -181,18 +184,22 @@ def _messages(consumer: Consumer, topic: str, partitions: list[int], count: int)
     return out
 
 
+def _partitions(consumer: Consumer, bootstrap: str, topic: str, timeout: float) -> list[int]:
+    """The partitions of ``topic``, once it exists."""
+
+    def known() -> Any:
+        # librdkafka answers for a topic it cannot find too, with an error and no partitions
+        metadata = consumer.list_topics(topic, timeout=5).topics.get(topic)
+        return metadata if metadata is not None and metadata.error is None and metadata.partitions else None
+
+    return sorted(wait_until(known, timeout=timeout, message=f"{topic} exists on {bootstrap}").partitions)
+
+
 def _read(bootstrap: str, topic: str, expected: int, timeout: float = 90.0) -> dict[int, list[bytes]]:
     """Every record of ``topic`` once ``expected`` are there, by partition (and no more)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "enable.auto.commit": False})
     try:
-
-        def known() -> Any:
-            # librdkafka answers for a topic it cannot find too, with an error and no partitions
-            metadata = consumer.list_topics(topic, timeout=5).topics.get(topic)
-            return metadata if metadata is not None and metadata.error is None and metadata.partitions else None
-
-        metadata = wait_until(known, timeout=timeout, message=f"{topic} exists on {bootstrap}")
-        partitions = sorted(metadata.partitions)
+        partitions = _partitions(consumer, bootstrap, topic, timeout)
 
         def ends() -> list[int] | None:
             highs = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in partitions]
@@ -484,14 +491,7 @@ def _committed_count(bootstrap: str, topic: str, expected: int, timeout: float =
         }
     )
     try:
-
-        def known() -> Any:
-            # librdkafka answers for a topic it cannot find too, with an error and no partitions
-            found = consumer.list_topics(topic, timeout=5).topics.get(topic)
-            return found if found is not None and found.error is None and found.partitions else None
-
-        metadata = wait_until(known, timeout=timeout, message=f"{topic} exists on {bootstrap}")
-        consumer.assign([TopicPartition(topic, p, 0) for p in sorted(metadata.partitions)])
+        consumer.assign([TopicPartition(topic, p, 0) for p in _partitions(consumer, bootstrap, topic, timeout)])
         seen = [0]
 
         def read(wait: float) -> int:
@@ -529,18 +529,8 @@ def test_exactly_once_mirror_source_re_replicates_what_its_altered_offsets_say(
     admin.create_topics([NewTopic(second, 1, 1)])[second].result(timeout=30)
     _produce(primary[1], first, "one")
     _produce(primary[1], second, "two", partitions=1)
-    worker = DistributedWorker(
-        tmp_path / name,
-        backup[1],
-        f"{name}-eos",
-        f"{name}-eos",
-        {
-            **QUICK_GROUP_SETTINGS,
-            "plugin.path": str(mirror_plugin_path),
-            "offset.flush.interval.ms": "1000",
-            "exactly.once.source.support": "enabled",
-        },
-    ).start(timeout=180)
+    exactly_once: dict[str, str | None] = {"exactly.once.source.support": "enabled"}
+    worker = _worker(tmp_path, backup[1], f"{name}-eos", mirror_plugin_path, exactly_once).start(timeout=180)
     source = "eos-MirrorSourceConnector"
     try:
         _start_mirror(worker, "eos", {CONNECTORS[0]: _mirror_config(CONNECTORS[0], primary, backup, f"{name}-.*", "")})

@@ -57,18 +57,23 @@ def _announce_exactly_once(config: WorkerConfig) -> None:
 class DistributedConnect:
     """A distributed worker process's parts, started and stopped as one."""
 
-    def _connector_offset_store(self, topic: str, client: dict[str, str]) -> KafkaOffsetBackingStore:
-        """A connector's own offsets topic on its producer's cluster (``client``), created
-        when missing with the worker's offsets topic settings, and read to its end."""
-        store = KafkaOffsetBackingStore(
+    def _offset_store(self, topic: str, client: dict[str, str], client_id: str) -> KafkaOffsetBackingStore:
+        """An offsets topic on the cluster of ``client``, with the worker's offsets topic
+        settings (created with them when missing)."""
+        return KafkaOffsetBackingStore(
             topic,
             client,
             partitions=self.config.get("offset.storage.partitions"),
             replication_factor=self.config.get("offset.storage.replication.factor"),
             topic_config=_topic_settings(self.config, "offset"),
-            client_id=f"{self.config.get('group.id')}-offsets-{topic}",
+            client_id=client_id,
             read_committed=self.config.exactly_once_source,
         )
+
+    def _connector_offset_store(self, topic: str, client: dict[str, str]) -> KafkaOffsetBackingStore:
+        """A connector's own offsets topic on its producer's cluster (``client``), read to
+        its end."""
+        store = self._offset_store(topic, client, f"{self.config.get('group.id')}-offsets-{topic}")
         store.start()
         return store
 
@@ -88,15 +93,7 @@ class DistributedConnect:
             topic_config=_topic_settings(self.config, "config"),
             client_id=f"{group}-configs",
         )
-        self.offset_store = KafkaOffsetBackingStore(
-            self.config.get("offset.storage.topic"),
-            client,
-            partitions=self.config.get("offset.storage.partitions"),
-            replication_factor=self.config.get("offset.storage.replication.factor"),
-            topic_config=_topic_settings(self.config, "offset"),
-            client_id=f"{group}-offsets",
-            read_committed=self.config.exactly_once_source,
-        )
+        self.offset_store = self._offset_store(self.config.get("offset.storage.topic"), client, f"{group}-offsets")
         self.status_store = KafkaStatusBackingStore(
             self.config.get("status.storage.topic"),
             client,

@@ -579,12 +579,16 @@ class Worker:
                         self.task_launcher,
                         hooks,
                         settings,
-                        offset_store=self.offset_store_of(connector_config),
+                        offset_store=self._offset_store(connector_config, producer_config),
                         kafka_options=self._producer_options(connector_config),
                         producer_config=producer_config,
                         dead_letter_topic=dead_letter_topic,
                         transactions=source_transactions(
-                            self.config, name, task, connector_config, self._offsets_topic(connector_config)
+                            self.config,
+                            name,
+                            task,
+                            connector_config,
+                            self._offsets_topic(connector_config, producer_config),
                         ),
                     )
                 else:
@@ -672,7 +676,13 @@ class Worker:
         if self._connector_offsets is None:
             return self.offset_store
         resolved = self.resolve(dict(connector_config))
-        producer = librdkafka_config(self._producer_config(resolved))
+        return self._offset_store(resolved, librdkafka_config(self._producer_config(resolved)))
+
+    def _offset_store(self, resolved: dict[str, str], producer: dict[str, str]) -> OffsetBackingStore:
+        """:meth:`offset_store_of` a resolved config whose producer has the librdkafka
+        settings ``producer``."""
+        if self._connector_offsets is None:
+            return self.offset_store
         return self._connector_offsets.for_connector(resolved, producer)
 
     def offset_store_of_connector(self, name: str) -> OffsetBackingStore:
@@ -680,13 +690,12 @@ class Worker:
         wc = self._connectors.get(name)
         return self.offset_store if wc is None else self.offset_store_of(wc.config)
 
-    def _offsets_topic(self, connector_config: dict[str, str]) -> str:
+    def _offsets_topic(self, resolved: dict[str, str], producer: dict[str, str]) -> str:
         """The topic a source task that delivers exactly once writes its offsets to (on its
-        producer's cluster)."""
+        producer's cluster, whose librdkafka settings are ``producer``)."""
         if self._connector_offsets is None:  # standalone: no offsets topic (and no exactly once)
-            return str(self.config.values.get("offset.storage.topic") or "")
-        producer = librdkafka_config(self._producer_config(connector_config))
-        return self._connector_offsets.topic_of(connector_config, producer)[0]
+            return ""
+        return self._connector_offsets.topic_of(resolved, producer)[0]
 
     def admin_client(self) -> Any:
         """The worker's librdkafka admin client (``admin.*`` settings), made on first use."""

@@ -476,6 +476,10 @@ class SourceLoop(TaskLoop):
             return
         self.stored.update(offsets)
         self.meter.committed((time.monotonic() - commit_started) * 1000.0)
+        self._task_commit()
+
+    def _task_commit(self) -> None:
+        """The task's ``commit()``, once its offsets are stored."""
         try:
             self.task.commit()
         except Exception:  # as in Kafka: logged, the task goes on

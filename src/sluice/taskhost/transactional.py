@@ -158,14 +158,14 @@ class TransactionalSourceLoop(SourceLoop):
                 entry.loop = None  # the abort's reports are not the task's concern
             self.committed_records.clear()
             self.in_transaction = False
-            self._call(self.producer.abort_transaction, FINAL_FLUSH_S, "abort")
+            self._call(self.producer.abort_transaction, "abort")
             return
         started = time.monotonic()
         topic, connector = self.transactions.offsets_topic, self.spec.connector
         for partition, offset in offsets.values():
             self.producer.produce(topic, encode_offset_value(offset), encode_offset_key(connector, partition))
         self.in_transaction = False
-        self._call(self.producer.commit_transaction, FINAL_FLUSH_S, "commit")
+        self._call(self.producer.commit_transaction, "commit")
         self.producer.poll(0)
         if self.reports:
             self._serve_reports()
@@ -179,14 +179,11 @@ class TransactionalSourceLoop(SourceLoop):
             self.seq += 1
             self.control.send(SourceOffsets(self.seq, list(offsets.values()), written=True))
             self.control.committed()
-        try:
-            self.task.commit()
-        except Exception:  # as in Kafka: logged, the task goes on
-            log.exception("Task %s-%s: commit() raised", self.spec.connector, self.spec.task)
+        self._task_commit()
 
-    def _call(self, action: Any, timeout_s: float, what: str) -> None:
+    def _call(self, action: Any, what: str) -> None:
         try:
-            action(timeout_s)
+            action(FINAL_FLUSH_S)
         except Exception as exc:
             self.producer_broken = True
             raise TaskFailure(

@@ -335,7 +335,7 @@ class DistributedHerder(WorkerHerder):
         config = before.connector_config(name)
         fences = config is not None and self.worker.delivers_exactly_once(dict(config))
         if configs is None and not (fences and name in before.pending_fencing):
-            return
+            return  # unchanged, and fenced already
         if self.member is not None and self.member.coordinator_unreachable:
             # Cut off from the group, this worker may no longer own the connector: its
             # next owner writes the task configs instead.
@@ -343,9 +343,11 @@ class DistributedHerder(WorkerHerder):
             return
         if configs is not None:
             self.config_store.put_task_configs(name, configs)
-        if fences and config is not None:
-            count = before.task_count(name) if configs is None else len(configs)
-            self._fence_zombies(name, dict(config), before, count)
+        if fences:
+            assert config is not None  # fences only a configured connector
+            self._fence_zombies(
+                name, dict(config), before, before.task_count(name) if configs is None else len(configs)
+            )
 
     def _fence_zombies(self, name: str, config: dict[str, str], before: Any, task_count: int) -> None:
         """Kafka's zombie fencing, by the connector's owner right after it wrote new task
