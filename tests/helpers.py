@@ -6,11 +6,13 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
 from sluice.api.data import Struct
 from sluice.api.records import SinkBatch, SinkRecord
 from sluice.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
 
-__all__ = ["typed_form", "wait_until"]
+__all__ = ["typed_form", "wait_until", "watermark_offsets"]
 
 T = TypeVar("T")
 
@@ -50,6 +52,32 @@ def wait_until(
             raise AssertionError(f"{text} (waited {timeout}s; last value: {last!r}{detail})")
         time.sleep(min(interval, remaining))
         interval = min(interval * 1.5, max_interval)
+
+
+# What a broker answers about a partition whose leader is still being elected (a topic
+# created a moment ago): "not yet", not a failure.
+_LEADER_PENDING = frozenset(
+    {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART}
+)
+
+
+def watermark_offsets(consumer: Consumer, topic: str, partition: int, timeout: float = 60.0) -> tuple[int, int]:
+    """The low and high watermark of ``topic``'s ``partition``, waiting out a leader election.
+
+    A topic another process has just created can be in the metadata before its partitions'
+    leaders are, and the broker then refuses the offset request; other errors propagate.
+    """
+
+    def ask() -> tuple[int, int] | None:
+        try:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=min(timeout, 30))
+        except KafkaException as exc:
+            if exc.args[0].code() in _LEADER_PENDING:
+                return None
+            raise
+        return low, high
+
+    return wait_until(ask, timeout=timeout, message=f"a leader for {topic}-{partition}")
 
 
 class RecordingSinkContext(SinkTaskContext):

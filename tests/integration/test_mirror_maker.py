@@ -28,7 +28,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from sluice_devtools.jars import mirror_maker_plugin
 from sluice_devtools.kafka import KafkaBroker
-from tests.helpers import wait_until
+from tests.helpers import wait_until, watermark_offsets
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("mirror-maker")]
@@ -202,7 +202,7 @@ def _read(bootstrap: str, topic: str, expected: int, timeout: float = 90.0) -> d
         partitions = _partitions(consumer, bootstrap, topic, timeout)
 
         def ends() -> list[int] | None:
-            highs = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in partitions]
+            highs = [watermark_offsets(consumer, topic, p)[1] for p in partitions]
             return highs if sum(highs) >= expected else None
 
         highs = wait_until(ends, timeout=timeout, message=lambda: f"{expected} records in {topic}")
@@ -264,7 +264,7 @@ def _keyed_records(bootstrap: str, topic: str) -> list[tuple[bytes, bytes]]:
         if metadata is None or metadata.error is not None:
             return []
         parts = sorted(metadata.partitions)
-        highs = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in parts]
+        highs = [watermark_offsets(consumer, topic, p)[1] for p in parts]
         return [(m.key(), m.value()) for m in _messages(consumer, topic, parts, sum(highs))]
     finally:
         consumer.close()

@@ -22,7 +22,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from tests.helpers import wait_until
+from tests.helpers import wait_until, watermark_offsets
 from tests.integration.workers import StandaloneWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
@@ -79,7 +79,7 @@ def _watermarks(consumer: Consumer, topic: str) -> dict[int, tuple[int, int]]:
     metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
     if metadata is None or metadata.error is not None:
         return {}
-    return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in metadata.partitions}
+    return {p: watermark_offsets(consumer, topic, p) for p in metadata.partitions}
 
 
 def _records(bootstrap: str, topic: str) -> dict[int, list[Record]]:
