@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
@@ -27,7 +28,12 @@ from sluice.rest import entities
 from sluice.rest.responses import JsonResponse
 from sluice.runtime.herder.base import ConnectorStateInfo, StateInfo, TaskStateInfo
 from sluice.storage.base import ConnectorStatus, TaskStatus
-from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore, RestartRequest
+from sluice.storage.kafka_config import (
+    ConfigUpdateListener,
+    KafkaConfigBackingStore,
+    PrivilegedWriteError,
+    RestartRequest,
+)
 from sluice.storage.kafka_formats import (
     decode_connector_config,
     decode_restart_request,
@@ -262,6 +268,67 @@ def test_config_store_refuses_writes_from_its_listener(
     assert isinstance(errors[0], IllegalWorkerStateError)
     assert "reader thread" in str(errors[0])
     assert store.snapshot().target_state("c") == "STARTED"  # refused before anything was written
+
+
+def test_the_leaders_transactional_writes_fence_earlier_leaders(
+    kafka_bootstrap: str, unique_name: str, stores: list[Any]
+) -> None:
+    """Two workers' config stores with Kafka's leader transactional id: the one that
+    claims it last writes; the other's next leader write fails with an error that says it
+    may be retried, and the retry claims the id back. Readers with ``read_committed``
+    never see an aborted transaction; plain writes (target states) need no claim."""
+    topic = f"configs-{unique_name}"
+    leader_id = f"connect-cluster-{unique_name}"
+
+    def store() -> KafkaConfigBackingStore:
+        return _started(
+            stores,
+            KafkaConfigBackingStore(
+                topic,
+                _client(kafka_bootstrap),
+                replication_factor=1,
+                leader_transactional_id=leader_id,
+                read_committed=True,
+            ),
+        )
+
+    first, second = store(), store()
+    first.claim_write_privileges()
+    assert first.holds_write_privileges and not second.holds_write_privileges
+    first.put_connector_config("a", {"name": "a"})
+    first.put_task_configs("a", [{"k": "0"}, {"k": "1"}])
+    second.refresh()
+    assert second.snapshot().task_configs["a"] == [{"k": "0"}, {"k": "1"}]
+
+    second.claim_write_privileges()  # a new leader: the first is now a zombie
+    with pytest.raises(PrivilegedWriteError, match="can be safely retried"):
+        first.put_connector_config("b", {"name": "b"})
+    second.refresh()
+    assert not second.snapshot().contains("b")
+    first.put_target_state("a", "PAUSED")  # not a leader's write: no transaction
+    second.put_task_count_record("a", 2)
+
+    first.put_connector_config("b", {"name": "b"})  # the retry claims the id back
+    with pytest.raises(PrivilegedWriteError):
+        second.put_task_configs("a", [{"k": "0"}])
+    first.refresh()
+    snapshot = first.snapshot()
+    assert snapshot.contains("b") and snapshot.target_state("a") == "PAUSED"
+    assert snapshot.task_count_records["a"] == 2
+    assert snapshot.task_configs["a"] == [{"k": "0"}, {"k": "1"}]  # the fenced write left nothing
+
+    # A transaction aborted by another producer with the id is never applied.
+    zombie = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": leader_id})
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(topic, key=b"connector-ghost", value=encode_connector_config({"name": "ghost"}))
+    zombie.flush(30)
+    zombie.abort_transaction(30)
+    second.release_write_privileges()
+    second.put_connector_config("c", {"name": "c"})  # plain again once released
+    for reader in (first, second):
+        reader.refresh()
+        assert reader.snapshot().contains("c") and not reader.snapshot().contains("ghost")
 
 
 def test_multi_partition_config_topic_is_refused(kafka_bootstrap: str, unique_name: str) -> None:

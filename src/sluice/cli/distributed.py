@@ -49,7 +49,8 @@ def _announce_exactly_once(config: WorkerConfig) -> None:
         log.info("%s=enabled: source tasks deliver exactly once, in transactions", EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
     if support == "preparing":
         log.info(
-            "%s=preparing: source records are delivered at least once, as with disabled",
+            "%s=preparing: source records are delivered at least once, as with disabled; the leader "
+            "writes the config topic in transactions",
             EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
         )
 
@@ -92,6 +93,8 @@ class DistributedConnect:
             replication_factor=self.config.get("config.storage.replication.factor"),
             topic_config=_topic_settings(self.config, "config"),
             client_id=f"{group}-configs",
+            leader_transactional_id=f"connect-cluster-{group}" if self.config.transactional_leader else None,
+            read_committed=self.config.exactly_once_source,
         )
         self.offset_store = self._offset_store(self.config.get("offset.storage.topic"), client, f"{group}-offsets")
         self.status_store = KafkaStatusBackingStore(

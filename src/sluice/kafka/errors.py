@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, KafkaException
 __all__ = [
     "AUTHENTICATION_ERRORS",
     "LOCAL_ALL_BROKERS_DOWN",
+    "LOCAL_FENCED",
     "LOCAL_PARTITION_EOF",
     "LOCAL_TIMED_OUT",
     "LOCAL_TRANSPORT",
@@ -30,6 +31,7 @@ LOCAL_TIMED_OUT: int = KafkaError._TIMED_OUT  # noqa: SLF001
 LOCAL_TRANSPORT: int = KafkaError._TRANSPORT  # noqa: SLF001
 LOCAL_ALL_BROKERS_DOWN: int = KafkaError._ALL_BROKERS_DOWN  # noqa: SLF001
 LOCAL_PARTITION_EOF: int = KafkaError._PARTITION_EOF  # noqa: SLF001
+LOCAL_FENCED: int = KafkaError._FENCED  # noqa: SLF001
 
 #: librdkafka's codes for a failed authentication (SASL or TLS).
 AUTHENTICATION_ERRORS = frozenset(

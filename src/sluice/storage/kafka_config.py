@@ -36,6 +36,17 @@ back, so :meth:`~KafkaConfigBackingStore.snapshot` shows them when a ``put_*`` r
 target states; this store does not enforce it. Writes must not be made from a listener
 callback (they would wait for the thread that runs it).
 
+**The leader's transactional writes** (Kafka's KIP-618, when a worker's exactly-once
+source support is ``preparing`` or ``enabled``): given ``leader_transactional_id``
+(``connect-cluster-<group.id>``), a worker that became the group's leader calls
+:meth:`~KafkaConfigBackingStore.claim_write_privileges`, which initialises a producer with
+that id and so fences every earlier leader's. Connector configs, their removal, task
+configs (records and commit in one transaction) and task-count records are then written
+in transactions of that producer; target states, restart requests and logger levels stay
+plain writes, as in Kafka. When another producer fenced it (a newer leader, or a zombie
+claiming the id), the write fails with :class:`PrivilegedWriteError`; the next one claims
+the id again. ``read_committed`` makes the reader skip aborted transactions.
+
 **Listeners** (:class:`ConfigUpdateListener`) hear about records read after
 :meth:`~KafkaConfigBackingStore.start` returned — the store's own writes and other
 workers' — on the reader thread, as Kafka's ``UpdateListener`` does. As in Kafka, a
@@ -89,6 +100,7 @@ __all__ = [
     "ConfigUpdateListener",
     "KafkaClusterConfigState",
     "KafkaConfigBackingStore",
+    "PrivilegedWriteError",
     "RestartRequest",
     "SessionKey",
 ]
@@ -166,11 +178,18 @@ class KafkaClusterConfigState(ClusterConfigState):
         return self.task_counts.get(name, 0)
 
 
+class PrivilegedWriteError(ConnectError):
+    """A write the leader makes in a transaction failed (another producer claimed the
+    leader's transactional id, or the brokers refused); the request may be retried."""
+
+
 class KafkaConfigBackingStore(ConfigBackingStore):
     """Cluster configuration in a single-partition compacted topic. Thread-safe.
 
     ``client_config`` holds librdkafka settings (at least ``bootstrap.servers``).
     ``topic_config`` adds topic-level settings used when the topic is created.
+    ``leader_transactional_id`` and ``read_committed``: see "The leader's transactional
+    writes" above.
     """
 
     def __init__(
@@ -183,6 +202,8 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         client_id: str = "sluice-configs",
         listener: ConfigUpdateListener | None = None,
         timeout: float = 30.0,
+        leader_transactional_id: str | None = None,
+        read_committed: bool = False,
     ) -> None:
         if not topic or not topic.strip():
             raise ValueError("Must specify topic for connector configuration.")
@@ -203,6 +224,9 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         self._task_count_records: dict[str, int] = {}
         self._pending_fencing: set[str] = set()
         self._session_key: SessionKey | None = None
+        self._leader_transactional_id = leader_transactional_id
+        self._privileged = False  # this worker leads and writes in the leader's transactions
+        self._privileged_lock = threading.Lock()  # one transaction at a time
         self._log = KafkaBasedLog(
             TopicSettings(
                 topic,
@@ -215,6 +239,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
             client_config,
             self.process_record,
             client_id=client_id,
+            consumer_config={"isolation.level": "read_committed"} if read_committed else None,
         )
 
     @property
@@ -224,6 +249,65 @@ class KafkaConfigBackingStore(ConfigBackingStore):
     def set_update_listener(self, listener: ConfigUpdateListener | None) -> None:
         """Set (or clear) the listener for records read after start."""
         self._listener = listener
+
+    # ------------------------------------------------------------------ the leader's writes
+
+    def claim_write_privileges(self) -> None:
+        """This worker became the leader: from now on connector configs, task configs and
+        task-count records are written in transactions of the leader's producer, which is
+        initialised now — fencing every earlier leader's (Kafka's ``claimWritePrivileges``).
+        A no-op without ``leader_transactional_id``. Raises
+        :class:`~sluice.api.errors.ConnectError` when the brokers refuse; the privileges
+        are claimed all the same, and the next write tries again."""
+        if self._leader_transactional_id is None:
+            return
+        with self._privileged_lock:
+            self._check_started()
+            self._privileged = True
+            self._log.claim_transactions(self._leader_transactional_id, timeout=max(self.timeout, 60.0))
+
+    def release_write_privileges(self) -> None:
+        """This worker no longer leads: its writes are plain again."""
+        with self._privileged_lock:
+            self._privileged = False
+            self._log.release_transactions()
+
+    @property
+    def holds_write_privileges(self) -> bool:
+        """Whether this store's leader writes are transactional (claimed and not released)."""
+        return self._privileged
+
+    def _write_privileged(
+        self, records: list[tuple[str, bytes | None]], what: str, *, read_first: bool = False
+    ) -> None:
+        """Write ``records`` in one transaction of the leader's producer when this worker
+        claimed write privileges (claiming the id again if it was fenced), else plainly;
+        ``read_first`` reads the topic to its end before writing (Kafka's order for task
+        configs)."""
+        with self._privileged_lock:
+            transactional_id = self._leader_transactional_id
+            if not self._privileged or transactional_id is None:
+                if read_first:
+                    self._check_writable(what)
+                    self._read_to_end(time.monotonic() + self.timeout, what)
+                self._write(records, what)
+                return
+            self._check_writable(what)
+            deadline = time.monotonic() + self.timeout
+            try:
+                if read_first:
+                    self._log.read_to_end(timeout=_remaining(deadline))
+                if self._log.transactional_id is None:
+                    self._log.claim_transactions(transactional_id, timeout=max(_remaining(deadline), 1.0))
+                self._log.write_transaction(records, timeout=_remaining(deadline))
+                self._log.read_to_end(timeout=_remaining(deadline))
+            except ConnectError as e:
+                raise PrivilegedWriteError(
+                    f"Could not write {what} to the config topic as the leader (transactional id "
+                    f"{transactional_id!r}): {e}. This may be transient (another producer claimed the "
+                    f"leader's transactional id, and this worker claims it back on the next write); the "
+                    f"request can be safely retried"
+                ) from e
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -291,11 +375,11 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         if target_state is not None:
             records.append((target_state_key(name), encode_target_state(check_target_state(target_state))))
         records.append((connector_key(name), encode_connector_config(config)))
-        self._write(records, f"the configuration of connector {name}")
+        self._write_privileged(records, f"the configuration of connector {name}")
 
     def remove_connector_config(self, name: str) -> None:
         """Tombstone ``connector-`` then ``target-state-``; the task configs go with the connector."""
-        self._write(
+        self._write_privileged(
             [(connector_key(name), None), (target_state_key(name), None)],
             f"the removal of connector {name}",
         )
@@ -306,24 +390,29 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         self._write([record], f"the target state of connector {name}")
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Write task configs then the commit, reading to the end between steps (Kafka's order)."""
+        """Write task configs then the commit, reading to the end between steps (Kafka's
+        order); as the leader with write privileges, all in one transaction."""
         what = f"the task configurations of connector {name}"
-        self._check_writable(what)
-        deadline = time.monotonic() + self.timeout
-        self._read_to_end(deadline, what)
         records: list[tuple[str, bytes | None]] = [
             (task_key(name, i), encode_task_config(config)) for i, config in enumerate(configs)
         ]
+        commit = (commit_tasks_key(name), encode_task_commit(len(configs)))
+        if self._privileged:
+            self._write_privileged([*records, commit], what, read_first=True)
+            return
+        self._check_writable(what)
+        deadline = time.monotonic() + self.timeout
+        self._read_to_end(deadline, what)
         if records:
             self._log.write(records, timeout=_remaining(deadline))
             self._read_to_end(deadline, what)
-        self._log.write([(commit_tasks_key(name), encode_task_commit(len(configs)))], timeout=_remaining(deadline))
+        self._log.write([commit], timeout=_remaining(deadline))
         self._read_to_end(deadline, what)
 
     def put_task_count_record(self, name: str, task_count: int) -> None:
         """Write ``tasks-fencing-<name>`` (``{"task-count": n}``): the connector's earlier
         producers are fenced and its ``task_count`` tasks may start (Kafka's KIP-618)."""
-        self._write(
+        self._write_privileged(
             [(task_count_record_key(name), encode_task_count_record(task_count))],
             f"the task count record of connector {name}",
         )

@@ -14,6 +14,11 @@ Kafka-backed stores, built on confluent-kafka (librdkafka):
   with the outcome); :meth:`KafkaBasedLog.write` appends several records and waits
   until the broker acknowledged all of them, returning where each landed, and
   :meth:`KafkaBasedLog.wait_for_positions` then waits until they were read back.
+* **Writing in transactions.** After :meth:`KafkaBasedLog.claim_transactions` with a
+  transactional id, :meth:`KafkaBasedLog.write_transaction` appends records in one
+  transaction of a producer with that id. Claiming fences every earlier producer with the
+  id; a claimed producer that another claim fenced fails its next write with
+  :class:`FencedWriteError` and is dropped (claim again to write).
 * **The topic.** :func:`ensure_topic` creates a missing topic, compacted, with the
   partitions, replication factor and topic settings given, and refuses an existing topic
   whose ``cleanup.policy`` is not exactly ``compact``, as Kafka Connect's workers do.
@@ -61,10 +66,12 @@ from confluent_kafka.admin import (
 )
 
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
-from sluice.kafka.errors import LOCAL_PARTITION_EOF, kafka_error, retriable
+from sluice.kafka.errors import LOCAL_FENCED, LOCAL_PARTITION_EOF, kafka_error, retriable
+from sluice.kafka.transactions import transactional_settings
 
 __all__ = [
     "ConsumedRecord",
+    "FencedWriteError",
     "KafkaBasedLog",
     "RecordPosition",
     "TopicSettings",
@@ -82,6 +89,15 @@ _BATCH = 500
 
 Key = bytes | str | None
 Value = bytes | str | None
+
+
+#: Errors that mean another producer with the same transactional id took over.
+_FENCING_ERRORS = frozenset({LOCAL_FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
+
+
+class FencedWriteError(ConnectError):
+    """A transactional write failed because a newer producer with the same transactional
+    id fenced this one."""
 
 
 @dataclass(frozen=True)
@@ -308,6 +324,8 @@ class KafkaBasedLog:
         )
         self._admin: AdminClient | None = None
         self._producer: Producer | None = None
+        self._transactional: Producer | None = None
+        self._transactional_id: str | None = None
         self._consumer: Consumer | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -382,6 +400,7 @@ class KafkaBasedLog:
                 log.debug("Closing the consumer of topic '%s': %s", self.topic, e)
             self._consumer = None
         self._producer = None
+        self.release_transactions()
         self._admin = None
         with self._cond:
             self._cond.notify_all()
@@ -608,6 +627,78 @@ class KafkaBasedLog:
             except concurrent.futures.TimeoutError as e:
                 raise ConnectError(f"Timed out writing {len(records)} records to topic '{self.topic}'") from e
         return positions
+
+    def claim_transactions(self, transactional_id: str, timeout: float = 60.0) -> None:
+        """Set up a producer with ``transactional_id`` for :meth:`write_transaction` and
+        initialise it now, which fences every earlier producer with that id (its open
+        transaction is aborted, its next write fails). Claiming the id already held is a
+        no-op. Raises :class:`~sluice.api.errors.ConnectError` when the brokers refuse (no
+        permission on the transactional id) or do not answer in time."""
+        self._writable()
+        if self._transactional is not None and self._transactional_id == transactional_id:
+            return
+        self.release_transactions()
+        producer = Producer(transactional_settings(self._producer_config, transactional_id))
+        try:
+            producer.init_transactions(timeout)
+        except KafkaException as e:
+            raise ConnectError(
+                f"Could not initialise the transactional producer {transactional_id!r} of topic "
+                f"'{self.topic}' (it needs the WRITE and DESCRIBE permissions on that transactional id): {e}"
+            ) from e
+        self._transactional, self._transactional_id = producer, transactional_id
+
+    def release_transactions(self) -> None:
+        """Drop the producer :meth:`claim_transactions` set up (if any)."""
+        producer, self._transactional, self._transactional_id = self._transactional, None, None
+        if producer is not None:
+            producer.flush(0)
+
+    @property
+    def transactional_id(self) -> str | None:
+        """The transactional id claimed and not fenced since, or ``None``."""
+        return self._transactional_id
+
+    def write_transaction(self, records: Sequence[tuple[Key, Value]], timeout: float = 30.0) -> None:
+        """Append ``records`` in one transaction of the claimed producer, committed when this
+        returns (:meth:`read_to_end` then shows them). Not thread-safe: callers serialise.
+
+        Raises :class:`FencedWriteError` when a newer producer with the same transactional
+        id fenced this one (the producer is dropped), and
+        :class:`~sluice.api.errors.ConnectError` on any other failure (the transaction is
+        aborted; nothing of it is visible to ``read_committed`` readers)."""
+        producer, transactional_id = self._transactional, self._transactional_id
+        if producer is None:
+            raise IllegalWorkerStateError(f"No transactional producer was claimed for topic '{self.topic}'")
+        deadline = time.monotonic() + timeout
+        try:
+            producer.begin_transaction()
+            for key, value in records:
+                # No delivery callbacks: confluent-kafka runs those of a transaction a fatal
+                # error ended with a Python exception already set (a SystemError); the
+                # commit reports every failure, after flushing the records.
+                producer.produce(self.topic, key=key, value=value)
+            producer.commit_transaction(max(deadline - time.monotonic(), 0.1))
+        except KafkaException as e:
+            error = kafka_error(e)
+            if error is not None and (error.fatal() or error.code() in _FENCING_ERRORS):
+                self.release_transactions()
+                if error.code() in _FENCING_ERRORS:
+                    raise FencedWriteError(
+                        f"The transactional producer {transactional_id!r} of topic '{self.topic}' was fenced "
+                        f"by a newer producer with the same transactional id: {e}"
+                    ) from e
+                raise ConnectError(f"Could not write to topic '{self.topic}' in a transaction: {e}") from e
+            self._abort(producer, deadline)
+            raise ConnectError(f"Could not write to topic '{self.topic}' in a transaction (aborted): {e}") from e
+
+    def _abort(self, producer: Producer, deadline: float) -> None:
+        try:
+            producer.abort_transaction(max(deadline - time.monotonic(), 1.0))
+        except KafkaException as e:  # the producer cannot go on: the next write claims again
+            log.warning("Could not abort a transaction on topic '%s': %s", self.topic, e)
+            if producer is self._transactional:
+                self.release_transactions()
 
     # ------------------------------------------------------------------ internals
 

@@ -382,6 +382,14 @@ class WorkerConfig:
         return str(support).strip().lower() == "enabled"
 
     @property
+    def transactional_leader(self) -> bool:
+        """Whether the group's leader writes the config topic in transactions (Kafka's
+        ``transactionalLeaderEnabled``: exactly-once source support ``preparing`` or
+        ``enabled``)."""
+        support = self.values.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
+        return str(support).strip().lower() in ("preparing", "enabled")
+
+    @property
     def plugin_path(self) -> list[str]:
         return list(self.values.get("plugin.path") or [])
 

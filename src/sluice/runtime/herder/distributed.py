@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sluice.api.errors import AlreadyExistsError, NotFoundError
+from sluice.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
 from sluice.runtime.distributed.protocol import Assignment, TaskId
 from sluice.runtime.herder.base import (
@@ -66,6 +66,10 @@ REBALANCE_WAIT_S = 60.0
 #: How often a waiting write looks again whether the rebalance is over: the member's
 #: "rejoin needed" is the group client's state, which signals nobody when it changes.
 _SETTLED_POLL_S = 0.02
+#: The first and the longest wait before writing a connector's task configs again after a
+#: failed write (Kafka's 250 ms doubling up to 60 s).
+_TASK_CONFIG_RETRY_S = 0.25
+_TASK_CONFIG_RETRY_MAX_S = 60.0
 
 
 class _ConfigEvents(ConfigUpdateListener):
@@ -136,6 +140,7 @@ class DistributedHerder(WorkerHerder):
         self._owned_tasks: set[TaskId] = set()
         # owned exactly-once source tasks waiting for their connector's task-count record
         self._awaiting_fencing: set[TaskId] = set()
+        self._task_config_backoff: dict[str, float] = {}  # connectors whose last write failed
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
         # Queued events not yet carried out: a config change read a moment ago may be about
         # to start a rebalance (REST writes wait for it, see _settled).
@@ -291,6 +296,7 @@ class DistributedHerder(WorkerHerder):
             return
         self.worker.generation = generation
         self.config_store.refresh()
+        self._hold_write_privileges()
         snapshot = self.config_store.snapshot()
         dropped = sorted(self._owned_tasks - set(assignment.tasks))  # eager protocol fallbacks
         self._owned_tasks.difference_update(dropped)
@@ -312,6 +318,21 @@ class DistributedHerder(WorkerHerder):
             sorted(self._owned_tasks),
             assignment.leader_url,
         )
+
+    def _hold_write_privileges(self) -> None:
+        """As Kafka's leader does after each rebalance, claim the config topic's
+        transactional id (fencing any earlier leader still writing); a worker that no
+        longer leads gives it up. A no-op unless exactly-once source support is
+        ``preparing`` or ``enabled``."""
+        member = self.member
+        if member is not None and member.is_leader:
+            try:
+                self.config_store.claim_write_privileges()
+            except ConnectError:
+                # The next write claims again, and its request answers with the error.
+                log.error("Could not claim the leader's transactional id of the config topic", exc_info=True)
+        elif self.config_store.holds_write_privileges:
+            self.config_store.release_write_privileges()
 
     # -- running work (tick thread) -----------------------------------------------------
 
@@ -342,12 +363,28 @@ class DistributedHerder(WorkerHerder):
             log.warning("Not writing task configs of connector %s: the group coordinator is unreachable", name)
             return
         if configs is not None:
-            self.config_store.put_task_configs(name, configs)
+            try:
+                self.config_store.put_task_configs(name, configs)
+            except ConnectError:
+                self._retry_task_configs(name)
+                return
+            self._task_config_backoff.pop(name, None)
         if fences:
             assert config is not None  # fences only a configured connector
             self._fence_zombies(
                 name, dict(config), before, before.task_count(name) if configs is None else len(configs)
             )
+
+    def _retry_task_configs(self, name: str) -> None:
+        """Kafka's retry of a failed task-config write: again after a backoff that doubles
+        from 250 ms up to a minute, on the tick thread (the connector may be gone by then,
+        or owned elsewhere: the retry then does nothing)."""
+        delay = self._task_config_backoff.get(name, _TASK_CONFIG_RETRY_S)
+        self._task_config_backoff[name] = min(delay * 2, _TASK_CONFIG_RETRY_MAX_S)
+        log.error("Could not write the task configs of connector %s; retrying in %.2f s", name, delay, exc_info=True)
+        timer = threading.Timer(delay, lambda: self._queue(lambda: self._generate_task_configs(name)))
+        timer.daemon = True
+        timer.start()
 
     def _fence_zombies(self, name: str, config: dict[str, str], before: Any, task_count: int) -> None:
         """Kafka's zombie fencing, by the connector's owner right after it wrote new task
