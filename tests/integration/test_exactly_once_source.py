@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sluice_devtools.kafka import KafkaBroker
-from tests.helpers import wait_until
+from tests.helpers import wait_until, watermark_offsets
 from tests.integration.group_servers import started
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
@@ -293,6 +293,89 @@ def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_b
         worker.kill()
 
 
+def test_a_zombie_leader_is_fenced_and_the_retried_create_succeeds(kafka_bootstrap, unique_name, tmp_path):
+    """Kafka's fenced-leader recovery: a producer that claims the leader's transactional id
+    (``connect-cluster-<group.id>``) fences the leader, so the next create fails with a
+    REST error saying it may be retried; the retry succeeds (the leader claims its id
+    back) and the source delivers exactly once. A transaction the zombie wrote into the
+    config topic and aborted is never applied (the worker reads it ``read_committed``)."""
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    topic = f"{unique_name}-t"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    name = f"{unique_name[:40]}-src"
+    group = unique_name
+    reader = TopicReader(kafka_bootstrap, topic)
+    worker = DistributedWorker(tmp_path / "w", kafka_bootstrap, "w", group, extra=SETTINGS)
+    zombie = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"connect-cluster-{group}"})
+    try:
+        worker.start(timeout=180)
+        zombie.init_transactions(30)
+        zombie.begin_transaction()
+        zombie.produce(
+            f"{group}-configs",
+            key=f"connector-{name}-ghost".encode(),
+            value=json.dumps({"properties": {"connector.class": VERIFIABLE, "topic": topic}}).encode(),
+        )
+        zombie.flush(30)
+        zombie.abort_transaction(30)
+
+        config = {"connector.class": VERIFIABLE, "throughput": "100", "topic": topic, "tasks.max": "2"}
+        first = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+        assert first.status_code == 500, first.text
+        assert "can be safely retried" in first.json()["message"], first.text
+        assert worker.get(f"/connectors/{name}").status_code == 404  # nothing of it was written
+
+        _put(worker, name, config)
+        wait_until(lambda: _running(worker, name, 2), timeout=120, message="2 tasks RUNNING")
+        _await_progress(reader, {}, 2)
+        assert worker.get("/connectors").json() == [name]  # not the aborted ghost
+        _stop(worker, name)
+        _assert_each_seqno_once(reader.seqnos(), 2)
+        assert worker.stop() == 0, worker.log()
+    finally:
+        reader.close()
+        worker.kill()
+
+
+def test_a_task_writing_to_its_own_offsets_topic_fails_instead_of_deadlocking(kafka_bootstrap, unique_name, tmp_path):
+    """Kafka's potential-deadlock check: an exactly-once source whose records go to the
+    offsets topic its transactions write to (the connector's own ``offsets.storage.topic``
+    here) fails its tasks with a trace that says so, the connector still RUNNING, and
+    nothing is written there."""
+    offsets_topic = f"{unique_name}-whoops"
+    name = f"{unique_name[:40]}-own"
+    worker = DistributedWorker(tmp_path / "w", kafka_bootstrap, "w", unique_name, extra=SETTINGS)
+    try:
+        worker.start(timeout=180)
+        config = {
+            "connector.class": VERIFIABLE,
+            "throughput": "100",
+            "topic": offsets_topic,
+            "offsets.storage.topic": offsets_topic,
+            "transaction.boundary": "interval",
+        }
+        _put(worker, name, config)
+
+        def failed_trace() -> str | None:
+            body = worker.get(f"/connectors/{name}/status").json()
+            tasks = body.get("tasks", [])
+            if body.get("connector", {}).get("state") == "RUNNING" and tasks and tasks[0]["state"] == "FAILED":
+                return str(tasks[0].get("trace"))
+            return None
+
+        trace = wait_until(failed_trace, timeout=120, message=lambda: worker.log()[-3000:])
+        assert f"'{offsets_topic}', its own offsets topic" in trace, trace
+        probe = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"check-{offsets_topic}"})
+        try:  # not a record, not an offset, not even an aborted transaction's marker
+            partitions = probe.list_topics(offsets_topic, timeout=10).topics[offsets_topic].partitions
+            assert [watermark_offsets(probe, offsets_topic, p)[1] for p in partitions] == [0] * len(partitions)
+        finally:
+            probe.close()
+        assert worker.stop() == 0, worker.log()
+    finally:
+        worker.kill()
+
+
 def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_source(
     kafka_bootstrap, unique_name, tmp_path
 ):
@@ -422,12 +505,20 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
             worker.kill()
 
 
-def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path):
+@pytest.mark.parametrize("plugin", ["python", "java"])
+def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path, plugin):
     """Kafka's ducktape ``test_exactly_once_source`` in the suite's time: a three-task
-    Verifiable source on three exactly-once workers, bounced one at a time — cleanly, then
-    with SIGKILL, then cleanly again, four rounds — its tasks moving between workers and
-    fencing their earlier instances; a read_committed consumer sees each task's seqnos once,
-    with no gap."""
+    Verifiable source — Sluice's, or Kafka's own Java one through the JVM task host — on
+    three exactly-once workers, bounced one at a time — cleanly, then with SIGKILL, then
+    cleanly again, four rounds — its tasks moving between workers and fencing their
+    earlier instances; a read_committed consumer sees each task's seqnos once, with no gap."""
+    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
+
+    env: dict[str, str] = {}
+    version: dict[str, str] = {}
+    if plugin == "java":
+        env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
+        version = {"connector.plugin.version": "4.3.1"}
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     topic = f"{unique_name}-t"
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
@@ -440,14 +531,15 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
     def new_worker(slot: int) -> DistributedWorker:
         generation[0] += 1
         label = f"w{slot}-{generation[0]}"
-        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS)
+        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS, env=env)
         everyone.append(worker)
         return worker
 
     workers = [new_worker(slot) for slot in range(3)]
     try:
         start_together(workers)
-        _put(workers[0], name, {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic})
+        config = {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic, **version}
+        _put(workers[0], name, config)
         wait_until(lambda: _running(workers[0], name, 3), timeout=180, message="3 tasks RUNNING")
         _await_progress(reader, {}, 3)
         for slot, kill in ((0, False), (1, True), (2, False), (0, True)):
@@ -461,7 +553,7 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
             witness = workers[(slot + 1) % 3]
             wait_until(
                 functools.partial(_running, witness, name, 3),
-                timeout=180,
+                timeout=300 if plugin == "java" else 180,  # JVM task hosts start slower on a loaded machine
                 message=f"3 tasks RUNNING after bouncing slot {slot}",
             )
             _await_progress(reader, delivered, 3)

@@ -300,6 +300,13 @@ class SourceLoop(TaskLoop):
         """Transform, convert and produce one poll's records. The records before one that
         fails beyond the error policy are still produced; then the task fails."""
         out = self.pipeline.source_rows(records)
+        rows = out.rows
+        topics = rows["topic"]
+        new = set(topics) - self.topics_seen - self.unconfirmed_topics
+        if new:
+            self._check_destinations(new)  # before any record of the batch counts as sent
+            self.unconfirmed_topics |= new
+            self.plain_acks = False
         submit = self.submitted.submit
         submitted = [submit(record) for record in out.processed]
         entries: dict[int, _Submitted] = {}
@@ -311,16 +318,10 @@ class SourceLoop(TaskLoop):
                     done.acked = True
                     if self._commit_record_overridden:
                         self._commit_record(done.record, None)
-        rows = out.rows
-        topics = rows["topic"]
         self.meter.write_total += len(topics) - out.dead_letters
         self.meter.dlq_requests += out.dead_letters
         if topics and self.creator is not None:
             self.creator.ensure(self.pipeline.written_topics)  # before the producer writes to them
-        new = set(topics) - self.topics_seen - self.unconfirmed_topics
-        if new:
-            self.unconfirmed_topics |= new
-            self.plain_acks = False
         keys, values, partitions = rows["key"], rows["value"], rows["partition"]
         headers, timestamps = rows["headers"], rows["timestamp"]
         produce = self.producer.produce
@@ -362,6 +363,11 @@ class SourceLoop(TaskLoop):
             raise
         if out.error is not None:
             raise TaskFailure(format_trace(out.error))
+
+    def _check_destinations(self, topics: set[str]) -> None:
+        """Called with the topics a batch writes to that the task has not written to before,
+        before anything of the batch is produced; raising ``TaskFailure`` fails the task.
+        Any topic will do here."""
 
     def _produce(self, topic: str, key: Any, value: Any, kwargs: dict[str, Any], entry: _Submitted) -> None:
         while True:

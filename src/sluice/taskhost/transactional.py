@@ -143,6 +143,19 @@ class TransactionalSourceLoop(SourceLoop):
         if commit is not None:
             self._end(commit)
 
+    def _check_destinations(self, topics: set[str]) -> None:
+        """A task must not write records to the offsets topic its transactions write to, as
+        Kafka's exactly-once tasks must not: it fails instead (in Kafka reading its offsets
+        would wait for its own open transaction)."""
+        offsets_topic = self.transactions.offsets_topic
+        if offsets_topic in topics:
+            raise TaskFailure(
+                f"Task {self.spec.connector}-{self.spec.task} tried to write records to topic "
+                f"'{offsets_topic}', its own offsets topic (where its transactions store its source "
+                f"offsets). An exactly-once source task must not write to its own offsets topic: send "
+                f"the records to another topic, or give the connector another offsets.storage.topic."
+            )
+
     def _begin(self) -> None:
         if not self.in_transaction:
             self.producer.begin_transaction()

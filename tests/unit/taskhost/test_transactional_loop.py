@@ -195,3 +195,19 @@ def test_a_commit_that_fails_as_the_task_stops_is_not_a_failure(worker: WorkerEn
     assert not [m for m in sent if isinstance(m, Failed)]
     assert not [m for m in sent if isinstance(m, SourceOffsets)]
     assert script.count("stop") == 1 and script.count("commit_record") == 0
+
+
+def test_a_task_writing_to_its_own_offsets_topic_fails_before_writing_there(
+    worker: WorkerEnd, script: SourceScript
+) -> None:
+    producer = start(worker, script)
+    script.queue(record("a", 1))
+    worker.commit(worker.next(SourceOffsets))
+    script.queue(
+        SourceRecord({"file": "a"}, {"position": 2}, "t", value="v"),
+        SourceRecord({"file": "a"}, {"position": 3}, OFFSETS_TOPIC, value="v"),
+    )
+    failed = worker.next(Failed)
+    assert f"'{OFFSETS_TOPIC}', its own offsets topic" in failed.trace
+    assert [p.topic for p in producer.produced] == ["t", OFFSETS_TOPIC]  # the first batch and its offsets
+    assert producer.transactions[-1] == "abort" and stored(producer) == [(["c", {"file": "a"}], {"position": 1})]
