@@ -73,6 +73,13 @@ class TopicReader:
         self.consumer.close()
 
 
+def _one_partition_topic(bootstrap: str, topic: str) -> str:
+    """Create ``topic`` with one partition (a task's seqnos stay in order) and return its name."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept until the topic exists
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    return topic
+
+
 def _put(worker: DistributedWorker, name: str, config: dict[str, str]) -> None:
     answer = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
     assert answer.status_code in (200, 201), answer.text
@@ -250,9 +257,7 @@ def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_b
     producers were fenced (the task-count records say how many), a zombie producer with a
     task's transactional id cannot commit once that task started, and every task's seqnos
     arrive exactly once."""
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    topic = f"{unique_name}-t"
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-src"
     group = unique_name
     reader = TopicReader(kafka_bootstrap, topic)
@@ -299,9 +304,7 @@ def test_a_zombie_leader_is_fenced_and_the_retried_create_succeeds(kafka_bootstr
     REST error saying it may be retried; the retry succeeds (the leader claims its id
     back) and the source delivers exactly once. A transaction the zombie wrote into the
     config topic and aborted is never applied (the worker reads it ``read_committed``)."""
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    topic = f"{unique_name}-t"
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-src"
     group = unique_name
     reader = TopicReader(kafka_bootstrap, topic)
@@ -385,9 +388,7 @@ def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_s
     the other wrote, and the file's lines reach the topic once each, in order."""
     from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    topic = f"{unique_name}-lines"
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-lines")
     group = unique_name
     name = f"{unique_name[:40]}-file"
     source_file = tmp_path / "input.txt"
@@ -466,9 +467,7 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
     replaced, and a read_committed consumer sees each task's seqnos once, with no gap."""
     from sluice_devtools.jars import kafka_connect_test_plugins_classpath
 
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    topic = f"{unique_name}-t"
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-java"
     group = unique_name
     env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
@@ -505,24 +504,13 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
             worker.kill()
 
 
-# Kafka's Java VerifiableSource ("java") passes alone (284 s) but not yet under the suite's load.
-@pytest.mark.parametrize("plugin", ["python"])
-def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path, plugin):
+def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path):
     """Kafka's ducktape ``test_exactly_once_source`` in the suite's time: a three-task
-    Verifiable source — Sluice's, or Kafka's own Java one through the JVM task host — on
-    three exactly-once workers, bounced one at a time — cleanly, then with SIGKILL, then
-    cleanly again, four rounds — its tasks moving between workers and fencing their
-    earlier instances; a read_committed consumer sees each task's seqnos once, with no gap."""
-    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
-
-    env: dict[str, str] = {}
-    version: dict[str, str] = {}
-    if plugin == "java":
-        env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
-        version = {"connector.plugin.version": "4.3.1"}
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    topic = f"{unique_name}-t"
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    Verifiable source on three exactly-once workers, bounced one at a time — cleanly, then
+    with SIGKILL, then cleanly again, four rounds — its tasks moving between workers and
+    fencing their earlier instances; a read_committed consumer sees each task's seqnos once,
+    with no gap."""
+    topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-src"
     group = unique_name
     reader = TopicReader(kafka_bootstrap, topic)
@@ -532,15 +520,14 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
     def new_worker(slot: int) -> DistributedWorker:
         generation[0] += 1
         label = f"w{slot}-{generation[0]}"
-        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS, env=env)
+        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS)
         everyone.append(worker)
         return worker
 
     workers = [new_worker(slot) for slot in range(3)]
     try:
         start_together(workers)
-        config = {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic, **version}
-        _put(workers[0], name, config)
+        _put(workers[0], name, {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic})
         wait_until(lambda: _running(workers[0], name, 3), timeout=180, message="3 tasks RUNNING")
         _await_progress(reader, {}, 3)
         for slot, kill in ((0, False), (1, True), (2, False), (0, True)):
@@ -554,7 +541,7 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
             witness = workers[(slot + 1) % 3]
             wait_until(
                 functools.partial(_running, witness, name, 3),
-                timeout=300 if plugin == "java" else 180,  # JVM task hosts start slower on a loaded machine
+                timeout=180,
                 message=f"3 tasks RUNNING after bouncing slot {slot}",
             )
             _await_progress(reader, delivered, 3)

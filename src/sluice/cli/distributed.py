@@ -44,7 +44,7 @@ def _topic_settings(config: WorkerConfig, kind: str) -> dict[str, str]:
 
 def _announce_exactly_once(config: WorkerConfig) -> None:
     """Say how this worker delivers source records."""
-    support = str(config.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).strip().lower()
+    support = config.exactly_once_source_support
     if support == "enabled":
         log.info("%s=enabled: source tasks deliver exactly once, in transactions", EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
     if support == "preparing":

@@ -277,21 +277,16 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         """Whether this store's leader writes are transactional (claimed and not released)."""
         return self._privileged
 
-    def _write_privileged(
-        self, records: list[tuple[str, bytes | None]], what: str, *, read_first: bool = False
-    ) -> None:
-        """Write ``records`` in one transaction of the leader's producer when this worker
-        claimed write privileges (claiming the id again if it was fenced), else plainly;
-        ``read_first`` reads the topic to its end before writing (Kafka's order for task
-        configs)."""
+    def _write_as_leader(self, records: list[tuple[str, bytes | None]], what: str, *, read_first: bool = False) -> bool:
+        """Write ``records`` in one transaction of the leader's producer if this worker
+        claimed write privileges (claiming the id again if it was fenced) and return True;
+        return False, having written nothing, if it did not. ``read_first`` reads the topic
+        to its end before writing (Kafka's order for task configs)."""
         with self._privileged_lock:
+            if not self._privileged:
+                return False
             transactional_id = self._leader_transactional_id
-            if not self._privileged or transactional_id is None:
-                if read_first:
-                    self._check_writable(what)
-                    self._read_to_end(time.monotonic() + self.timeout, what)
-                self._write(records, what)
-                return
+            assert transactional_id is not None  # claim_write_privileges needs one
             self._check_writable(what)
             deadline = time.monotonic() + self.timeout
             try:
@@ -308,6 +303,13 @@ class KafkaConfigBackingStore(ConfigBackingStore):
                     f"leader's transactional id, and this worker claims it back on the next write); the "
                     f"request can be safely retried"
                 ) from e
+            return True
+
+    def _write_privileged(self, records: list[tuple[str, bytes | None]], what: str) -> None:
+        """A write Kafka leaves to the leader: in its transaction when this worker holds
+        the write privileges, else plain."""
+        if not self._write_as_leader(records, what):
+            self._write(records, what)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -397,8 +399,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
             (task_key(name, i), encode_task_config(config)) for i, config in enumerate(configs)
         ]
         commit = (commit_tasks_key(name), encode_task_commit(len(configs)))
-        if self._privileged:
-            self._write_privileged([*records, commit], what, read_first=True)
+        if self._write_as_leader([*records, commit], what, read_first=True):
             return
         self._check_writable(what)
         deadline = time.monotonic() + self.timeout

@@ -17,8 +17,8 @@ Kafka-backed stores, built on confluent-kafka (librdkafka):
 * **Writing in transactions.** After :meth:`KafkaBasedLog.claim_transactions` with a
   transactional id, :meth:`KafkaBasedLog.write_transaction` appends records in one
   transaction of a producer with that id. Claiming fences every earlier producer with the
-  id; a claimed producer that another claim fenced fails its next write with
-  :class:`FencedWriteError` and is dropped (claim again to write).
+  id; a claimed producer that another claim fenced fails its next write and is dropped
+  (claim again to write).
 * **The topic.** :func:`ensure_topic` creates a missing topic, compacted, with the
   partitions, replication factor and topic settings given, and refuses an existing topic
   whose ``cleanup.policy`` is not exactly ``compact``, as Kafka Connect's workers do.
@@ -71,7 +71,6 @@ from sluice.kafka.transactions import transactional_settings
 
 __all__ = [
     "ConsumedRecord",
-    "FencedWriteError",
     "KafkaBasedLog",
     "RecordPosition",
     "TopicSettings",
@@ -93,11 +92,6 @@ Value = bytes | str | None
 
 #: Errors that mean another producer with the same transactional id took over.
 _FENCING_ERRORS = frozenset({LOCAL_FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
-
-
-class FencedWriteError(ConnectError):
-    """A transactional write failed because a newer producer with the same transactional
-    id fenced this one."""
 
 
 @dataclass(frozen=True)
@@ -663,10 +657,10 @@ class KafkaBasedLog:
         """Append ``records`` in one transaction of the claimed producer, committed when this
         returns (:meth:`read_to_end` then shows them). Not thread-safe: callers serialise.
 
-        Raises :class:`FencedWriteError` when a newer producer with the same transactional
-        id fenced this one (the producer is dropped), and
-        :class:`~sluice.api.errors.ConnectError` on any other failure (the transaction is
-        aborted; nothing of it is visible to ``read_committed`` readers)."""
+        Raises :class:`~sluice.api.errors.ConnectError` on failure: when a newer producer
+        with the same transactional id fenced this one, or any fatal error, the producer is
+        dropped; otherwise the transaction is aborted. Nothing of it is visible to
+        ``read_committed`` readers either way."""
         producer, transactional_id = self._transactional, self._transactional_id
         if producer is None:
             raise IllegalWorkerStateError(f"No transactional producer was claimed for topic '{self.topic}'")
@@ -681,13 +675,14 @@ class KafkaBasedLog:
             producer.commit_transaction(max(deadline - time.monotonic(), 0.1))
         except KafkaException as e:
             error = kafka_error(e)
-            if error is not None and (error.fatal() or error.code() in _FENCING_ERRORS):
+            if error is not None and error.code() in _FENCING_ERRORS:
                 self.release_transactions()
-                if error.code() in _FENCING_ERRORS:
-                    raise FencedWriteError(
-                        f"The transactional producer {transactional_id!r} of topic '{self.topic}' was fenced "
-                        f"by a newer producer with the same transactional id: {e}"
-                    ) from e
+                raise ConnectError(
+                    f"The transactional producer {transactional_id!r} of topic '{self.topic}' was fenced "
+                    f"by a newer producer with the same transactional id: {e}"
+                ) from e
+            if error is not None and error.fatal():
+                self.release_transactions()
                 raise ConnectError(f"Could not write to topic '{self.topic}' in a transaction: {e}") from e
             self._abort(producer, deadline)
             raise ConnectError(f"Could not write to topic '{self.topic}' in a transaction (aborted): {e}") from e

@@ -375,19 +375,23 @@ class WorkerConfig:
         return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
 
     @property
+    def exactly_once_source_support(self) -> str:
+        """``exactly.once.source.support`` in lower case (``disabled``, ``preparing``,
+        ``enabled``; ``none`` where the worker has no such setting, as in standalone mode)."""
+        return str(self.values.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).strip().lower()
+
+    @property
     def exactly_once_source(self) -> bool:
         """Whether source tasks deliver exactly once (a distributed worker with
         ``exactly.once.source.support=enabled``)."""
-        support = self.values.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
-        return str(support).strip().lower() == "enabled"
+        return self.exactly_once_source_support == "enabled"
 
     @property
     def transactional_leader(self) -> bool:
         """Whether the group's leader writes the config topic in transactions (Kafka's
         ``transactionalLeaderEnabled``: exactly-once source support ``preparing`` or
         ``enabled``)."""
-        support = self.values.get(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
-        return str(support).strip().lower() in ("preparing", "enabled")
+        return self.exactly_once_source_support in ("preparing", "enabled")
 
     @property
     def plugin_path(self) -> list[str]:
