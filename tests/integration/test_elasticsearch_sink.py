@@ -444,7 +444,9 @@ def test_the_server_going_away_is_retried_then_recovered_or_failed(
         for t in (patient_topic, brittle_topic):
             create_topic(kafka_bootstrap, t)
             produce(kafka_bootstrap, t, [(f"k{i}", json.dumps({"i": i}).encode()) for i in range(2000)])
-        plain = {"value.converter.schemas.enable": "false", "retry.backoff.ms": "200"}
+        # A generous read timeout: a fresh node under the suite's load can take seconds to create
+        # an index; the outage below refuses connections, which no read timeout affects.
+        plain = {"value.converter.schemas.enable": "false", "retry.backoff.ms": "200", "read.timeout.ms": "30000"}
         patient, brittle = f"{unique_name}-patient", f"{unique_name}-brittle"
         create(w, patient, sink_config(search, patient_topic, **plain, **{"max.retries": "12"}))
         create(w, brittle, sink_config(search, brittle_topic, **plain, **{"max.retries": "1"}))
