@@ -2,7 +2,7 @@
 Sluice against the same plugin on Apache Kafka Connect 4.3.1 — same broker, same PostgreSQL,
 same machine, one run, alternating order.
 
-    .venv/bin/python bench/debezium.py [--changes 300000] [--rounds 3] [--txn-rows 1000]
+    .venv/bin/python bench/debezium.py [--changes 300000] [--rounds 3] [--warmup-runs 1] [--txn-rows 1000]
         [--systems connect,sluice] [--output /tmp/sluice-debezium.json]
 
 Starts a Kafka broker and a PostgreSQL server (``wal_level=logical``) with the project's
@@ -291,11 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--txn-rows", type=int, default=1_000, help="rows per inserting transaction")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--warmup-runs", type=int, default=1, help="unmeasured runs of each system before the rounds")
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-debezium.json"))
     args = parser.parse_args(argv)
     systems = chosen_systems(parser, args.systems, SYSTEMS)
     if args.changes < 1 or args.warmup < 1 or args.txn_rows < 1 or args.rounds < 1:
         parser.error("--changes, --warmup, --txn-rows and --rounds must be at least 1")
+    if args.warmup_runs < 0:
+        parser.error("--warmup-runs must be 0 or more")
     log("fetching Kafka Connect and Debezium's PostgreSQL connector (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()
@@ -311,9 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         (work / "plugins").mkdir()
         (work / "plugins" / "debezium-connector-postgres").symlink_to(plugin, target_is_directory=True)
         index = 0
-        for system in systems:  # one unmeasured run each: first runs are slower, whoever goes first
+        # unmeasured runs: first runs are slower, whoever goes first
+        for warmup, system in alternating(systems, args.warmup_runs):
             index += 1
-            run_once(system, index, f"warmup-{system}", work, broker, db, args)
+            run_once(system, index, f"warmup{warmup}-{system}", work, broker, db, args)
         for round_, system in alternating(systems, args.rounds):
             index += 1
             result = run_once(system, index, f"r{round_}-{system}", work, broker, db, args)

@@ -4,7 +4,7 @@ jar run by Sluice's JVM task host, against Kafka's on Apache Kafka Connect 4.3.1
 same at least once on each, to show what exactly once costs. Same broker, same machine, one
 run, alternating order.
 
-    .venv/bin/python bench/exactly_once.py [--lines 1000000] [--rounds 3]
+    .venv/bin/python bench/exactly_once.py [--lines 1000000] [--rounds 3] [--warmup-runs 1]
         [--systems connect-eos,sluice-eos,sluice-java-eos,connect-alo,sluice-alo]
         [--output /tmp/sluice-exactly-once.json]
 
@@ -231,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--warmup-runs", type=int, default=1, help="unmeasured runs of each system before the rounds")
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-exactly-once.json"))
     args = parser.parse_args(argv)
     systems = chosen_systems(parser, args.systems, SYSTEMS)
+    if args.warmup_runs < 0:
+        parser.error("--warmup-runs must be 0 or more")
     log("fetching Kafka Connect (first use only)")
     jars.kafka_connect_classpath()
     work = Path(tempfile.mkdtemp(prefix="sluice-exactly-once-"))
@@ -245,8 +248,9 @@ def main(argv: list[str] | None = None) -> int:
             "warm": write_input(work / "warm.txt", WARM_LINES),
             "copy": write_input(work / "copy.txt", args.lines),
         }
-        for system in systems:  # one unmeasured run each: first runs are slower, whoever goes first
-            run_once(system, f"warmup-{system}", work, broker, inputs, args.lines)
+        # unmeasured runs: first runs are slower, whoever goes first
+        for warmup, system in alternating(systems, args.warmup_runs):
+            run_once(system, f"warmup{warmup}-{system}", work, broker, inputs, args.lines)
         for round_, system in alternating(systems, args.rounds):
             runs.append({**run_once(system, f"r{round_}-{system}", work, broker, inputs, args.lines), "round": round_})
     finally:

@@ -2,14 +2,14 @@
 MirrorMaker 2's ``MirrorSourceConnector`` on Sluice, against ``MirrorSourceConnector`` on
 Apache Kafka Connect 4.3.1 — same brokers, same machine, one run, alternating order.
 
-    .venv/bin/python bench/replication.py [--records 1000000] [--rounds 3]
+    .venv/bin/python bench/replication.py [--records 1000000] [--rounds 3] [--warmup-runs 1]
         [--systems connect-mirror,sluice-replicator,sluice-mirror] [--output /tmp/replication.json]
 
 Starts two Kafka brokers with the project's tooling (source and destination), fills one
 topic of the source with ``--records`` records of 100 random bytes (no key), then in each
 round runs each system once on a fresh worker process whose cluster is the destination
-(which system goes first turns every round), after one unmeasured warm-up copy by each
-system. A run warms its worker with a small copy first (1,000 records through the same
+(which system goes first turns every round), after ``--warmup-runs`` unmeasured copies by each
+system (one by default). A run warms its worker with a small copy first (1,000 records through the same
 connector class, then deleted), then measures from
 the creation of the connector until the destination topic holds every record: records/s,
 CPU seconds per million records of the worker's process tree, and its peak RSS. Each run
@@ -295,9 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--warmup-runs", type=int, default=1, help="unmeasured runs of each system before the rounds")
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-replication.json"))
     args = parser.parse_args(argv)
     systems = chosen_systems(parser, args.systems, SYSTEMS)
+    if args.warmup_runs < 0:
+        parser.error("--warmup-runs must be 0 or more")
     _log("fetching Kafka Connect and MirrorMaker 2 (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()
@@ -319,8 +322,9 @@ def main(argv: list[str] | None = None) -> int:
         destination.create_topic(WARM_TOPIC)
         _fill(destination.bootstrap, WARM_TOPIC, args.records)
         _digest(source.bootstrap, SOURCE_TOPIC, args.records)
-        for system in systems:  # one unmeasured copy each: first runs are slower, whoever goes first
-            run_once(system, f"warmup-{system}", work, source, destination, args.records, digest)
+        # unmeasured copies: first runs are slower, whoever goes first
+        for warmup, system in alternating(systems, args.warmup_runs):
+            run_once(system, f"warmup{warmup}-{system}", work, source, destination, args.records, digest)
         for round_, system in alternating(systems, args.rounds):
             run = f"r{round_}-{system}"
             runs.append({**run_once(system, run, work, source, destination, args.records, digest), "round": round_})

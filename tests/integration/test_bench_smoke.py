@@ -1,10 +1,16 @@
-"""Smoke test of the side-by-side benchmark harness (bench/compare.py), so it cannot rot.
+"""Smoke runs of the benchmarks in bench/, so they cannot rot.
 
-Runs the one command with tiny numbers — a few thousand lines, a 3-second latency run —
-on a subset of workloads that exercises both systems, the Kafka bounds, the warm-up and
-idle measurement, a source-only workload and the latency path, writing into a temporary
-directory. Checks that every run passed its correctness check and that the page shows
-figures for Kafka Connect and for Sluice.
+``test_compare_smoke`` runs in ``./dev test`` (so in CI): bench/compare.py with tiny numbers
+— a few thousand lines, a 3-second latency run — on a subset of workloads that exercises
+both systems, the Kafka bounds, the warm-up and idle measurement, a source-only workload
+and the latency path, writing into a temporary directory; every run passed its
+correctness check and the page shows figures for Kafka Connect and for Sluice. It covers
+the harness every benchmark shares (bench/harness).
+
+The others, one per benchmark, are marked ``bench_check``: ``./dev bench-check`` runs them.
+Each starts its own brokers, servers and workers of both systems and together they took a
+quarter of the suite's time on two cores, which CI's budget does not allow; run them after
+changing a benchmark or what it drives.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+bench_check = pytest.mark.bench_check
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,6 +109,7 @@ def test_compare_smoke(tmp_path: Path) -> None:
     print(f"bench/compare.py smoke run took {elapsed:.0f} s")
 
 
+@bench_check
 def test_rebalance_smoke(tmp_path: Path) -> None:
     """bench/rebalance.py with three connectors (the fewest for which a fourth worker gets a
     share of a balanced cluster): failover and join figures are written."""
@@ -122,6 +130,7 @@ def test_rebalance_smoke(tmp_path: Path) -> None:
     assert len(rows) == 2 and all(float(row.rsplit("|", 2)[1]) > 0 for row in rows), rows
 
 
+@bench_check
 def test_transforms_smoke(tmp_path: Path) -> None:
     """bench/transforms.py with a tiny topic and one round: every configuration passes its
     correctness check, the page shows figures for each, and the block lands after
@@ -181,6 +190,7 @@ def test_transforms_smoke(tmp_path: Path) -> None:
     assert "Over batches the chain runs at" in block
 
 
+@bench_check
 def test_jdbc_sink_smoke(tmp_path: Path) -> None:
     """bench/jdbc_sink.py with 3,000 records, one round: Debezium's JDBC sink on Kafka Connect
     and Sluice's both write every row into PostgreSQL, and the page shows both figures."""
@@ -210,6 +220,7 @@ def test_jdbc_sink_smoke(tmp_path: Path) -> None:
     assert ".venv/bin/python bench/jdbc_sink.py --records 3000" in page
 
 
+@bench_check
 def test_startup_smoke(tmp_path: Path) -> None:
     """bench/startup.py with one round of 20 lines: on a 3-worker Kafka Connect cluster and a
     3-worker Sluice cluster the file pipeline delivered its first line, the figures and the
@@ -273,6 +284,7 @@ def test_startup_smoke(tmp_path: Path) -> None:
     assert "| source: task RUNNING in the status topic |" in block and "Load average (1 min)" in block
 
 
+@bench_check
 def test_elasticsearch_sink_smoke(tmp_path: Path) -> None:
     """bench/elasticsearch_sink.py with 3,000 records, one round: Sluice's Elasticsearch sink,
     the reference sink on Kafka Connect and the bare bulk loader each index every record into
@@ -317,6 +329,7 @@ def test_elasticsearch_sink_smoke(tmp_path: Path) -> None:
     assert "Pinned (`--pin`): OpenSearch, the broker and the benchmark's driver run on one CPU" in block
 
 
+@bench_check
 def test_scale_smoke(tmp_path: Path) -> None:
     """bench/scale.py with idle steps of 1 and 2 sink tasks and a busy step of 1, 2-second
     windows: on Kafka Connect and on Sluice every step reaches RUNNING and is measured
@@ -383,11 +396,21 @@ def test_scale_smoke(tmp_path: Path) -> None:
         assert cells[-2].endswith("×"), row  # PSS: Sluice / KC
 
 
+@bench_check
 def test_debezium_smoke(tmp_path: Path) -> None:
-    """bench/debezium.py with 3,000 changes, one round: Debezium's PostgresConnector streamed
+    """bench/debezium.py with 3,000 changes, one round, no warm-up run: Debezium's PostgresConnector streamed
     the backlog on Kafka Connect and on Sluice, each change once, with every figure."""
     output = tmp_path / "debezium.json"
-    command = [sys.executable, str(REPO / "bench" / "debezium.py"), "--changes", "3000", "--warmup", "500"]
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "debezium.py"),
+        "--changes",
+        "3000",
+        "--warmup",
+        "500",
+        "--warmup-runs",
+        "0",
+    ]
     _run_bench([*command, "--txn-rows", "500", "--rounds", "1", "--output", str(output)], tmp_path)
     runs = json.loads(output.read_text())["runs"]
     assert sorted(r["system"] for r in runs) == ["connect", "sluice"]
@@ -397,11 +420,21 @@ def test_debezium_smoke(tmp_path: Path) -> None:
             assert r[key] > 0, (r["system"], key, r[key])
 
 
+@bench_check
 def test_replication_smoke(tmp_path: Path) -> None:
-    """bench/replication.py with 5,000 records, one round: the replicator and MirrorMaker 2's
+    """bench/replication.py with 5,000 records, one round, no warm-up run: the replicator and MirrorMaker 2's
     source connector on Sluice and on Kafka Connect each copied every record."""
     output = tmp_path / "replication.json"
-    command = [sys.executable, str(REPO / "bench" / "replication.py"), "--records", "5000", "--rounds", "1"]
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "replication.py"),
+        "--records",
+        "5000",
+        "--rounds",
+        "1",
+        "--warmup-runs",
+        "0",
+    ]
     _run_bench([*command, "--output", str(output)], tmp_path)
     runs = json.loads(output.read_text())["runs"]
     assert sorted(r["system"] for r in runs) == ["connect-mirror", "sluice-mirror", "sluice-replicator"]
@@ -411,11 +444,21 @@ def test_replication_smoke(tmp_path: Path) -> None:
             assert r[key] > 0, (r["system"], key, r[key])
 
 
+@bench_check
 def test_exactly_once_smoke(tmp_path: Path) -> None:
-    """bench/exactly_once.py with 5,000 lines, one round, exactly once on each system: the
+    """bench/exactly_once.py with 5,000 lines, one round, no warm-up run, exactly once on each system: the
     FileStreamSource delivered every line once to a read_committed consumer."""
     output = tmp_path / "exactly_once.json"
-    command = [sys.executable, str(REPO / "bench" / "exactly_once.py"), "--lines", "5000", "--rounds", "1"]
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "exactly_once.py"),
+        "--lines",
+        "5000",
+        "--rounds",
+        "1",
+        "--warmup-runs",
+        "0",
+    ]
     _run_bench([*command, "--systems", "connect-eos,sluice-eos", "--output", str(output)], tmp_path)
     runs = json.loads(output.read_text())["runs"]
     assert sorted(r["system"] for r in runs) == ["connect-eos", "sluice-eos"]

@@ -222,51 +222,6 @@ def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, u
         assert restarted.stop() == 0, restarted.log()
 
 
-def test_file_source_and_sink_survive_a_clean_restart_of_all_workers(kafka_bootstrap, unique_name, tmp_path):
-    group = unique_name
-    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
-    source.write_text("".join(f"line-{i}\n" for i in range(50)))
-    topic = f"{unique_name}-t"
-    workers = _start_cluster(tmp_path, "w", kafka_bootstrap, group)
-
-    def sink_lines() -> list[str]:
-        return sink.read_text().splitlines() if sink.exists() else []
-
-    try:
-        assert (
-            httpx2.put(
-                f"{workers[0].url}/connectors/{unique_name}-src/config",
-                timeout=60,
-                json={"connector.class": "FileStreamSource", "file": str(source), "topic": topic},
-            ).status_code
-            == 201
-        )
-        assert (
-            httpx2.put(
-                f"{workers[2].url}/connectors/{unique_name}-sink/config",
-                timeout=60,
-                json={"connector.class": "FileStreamSink", "file": str(sink), "topics": topic},
-            ).status_code
-            == 201
-        )
-        wait_until(lambda: len(sink_lines()) >= 50, timeout=150, message=lambda: f"50 lines, have {len(sink_lines())}")
-    finally:
-        codes = [w.stop() for w in workers]
-    assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
-
-    with source.open("a") as more:
-        more.write("".join(f"line-{i}\n" for i in range(50, 100)))
-    restarted = _start_cluster(tmp_path, "again", kafka_bootstrap, group)
-    try:
-        wait_until(
-            lambda: len(sink_lines()) >= 100, timeout=150, message=lambda: f"100 lines, have {len(sink_lines())}"
-        )
-        assert sink_lines() == [f"line-{i}" for i in range(100)]  # nothing lost, nothing repeated
-    finally:
-        codes = [w.stop() for w in restarted]
-    assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in restarted)
-
-
 def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bootstrap, unique_name, tmp_path):
     """Zombie fencing on the status topic: once another worker reports the task RUNNING in
     a newer generation (its replacement started), the old instance commits no offsets."""
@@ -381,13 +336,21 @@ def _task_states_written(bootstrap: str, status_topic: str, connector: str) -> l
     ]
 
 
-def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cluster(
+def test_a_clean_restart_of_the_whole_cluster_keeps_a_paused_connector_paused_and_files_flowing(
     kafka_bootstrap, unique_name, tmp_path
 ):
     """Every worker stopped in turn while their tasks move from one to the next, then a new
     cluster: the tasks are PAUSED everywhere and no worker ever wrote a FAILED status for
-    them (an old owner's task abandoned during shutdown must not report)."""
+    them (an old owner's task abandoned during shutdown must not report). A file source and
+    sink running beside them go on where they left: nothing lost, nothing repeated."""
     group, name = unique_name, f"{unique_name}-v"
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("".join(f"line-{i}\n" for i in range(50)))
+    topic = f"{unique_name}-t"
+
+    def sink_lines() -> list[str]:
+        return sink.read_text().splitlines() if sink.exists() else []
+
     config = {
         "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
         "tasks.max": "3",
@@ -414,15 +377,24 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
             message=lambda: f"3 tasks RUNNING: {[_states(w) for w in workers]}",
         )
         assert httpx2.put(f"{workers[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
+        for url, suffix, connector in (
+            (workers[0].url, "src", {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}),
+            (workers[2].url, "sink", {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic}),
+        ):
+            r = httpx2.put(f"{url}/connectors/{unique_name}-{suffix}/config", timeout=60, json=connector)
+            assert r.status_code == 201, r.text
         wait_until(
             lambda: paused_everywhere(workers),
             timeout=60,
             message=lambda: f"PAUSED everywhere: {[_states(w) for w in workers]}",
         )
+        wait_until(lambda: len(sink_lines()) >= 50, timeout=150, message=lambda: f"50 lines, have {len(sink_lines())}")
     finally:
         codes = [w.stop() for w in workers]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in workers)
 
+    with source.open("a") as more:
+        more.write("".join(f"line-{i}\n" for i in range(50, 100)))
     restarted = _start_cluster(tmp_path, "again", kafka_bootstrap, group)
     try:
         wait_until(
@@ -430,6 +402,10 @@ def test_a_paused_connector_stays_paused_through_a_clean_restart_of_the_whole_cl
             timeout=150,
             message=lambda: f"PAUSED after the restart: {[_states(w) for w in restarted]}",
         )
+        wait_until(
+            lambda: len(sink_lines()) >= 100, timeout=150, message=lambda: f"100 lines, have {len(sink_lines())}"
+        )
+        assert sink_lines() == [f"line-{i}" for i in range(100)]  # nothing lost, nothing repeated
     finally:
         codes = [w.stop() for w in restarted]
     assert codes == [0, 0, 0], "\n".join(w.log()[-3000:] for w in restarted)
