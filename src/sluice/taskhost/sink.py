@@ -236,6 +236,7 @@ class SinkLoop(TaskLoop):
         if added:
             self._assign_added(added)
         self.context.set_assignment(sorted(self.positions))
+        self.meter.partition_count = len(self.positions)  # as Kafka: on each change of the assignment
 
     def _assign_added(self, added: dict[TopicPartitionKey, int]) -> None:
         from confluent_kafka import TopicPartition as KafkaPartition
@@ -246,6 +247,7 @@ class SinkLoop(TaskLoop):
         self.positions.update(added)
         self.committed.update(added)
         self.context.set_assignment(sorted(self.positions))
+        self.meter.partition_count = len(self.positions)
         self.task.open([TopicPartition(t, p) for t, p in sorted(added)])
 
     def _pause(self) -> None:

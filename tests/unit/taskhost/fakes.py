@@ -554,6 +554,7 @@ class WorkerEnd:
     """
 
     def __init__(self) -> None:
+        self.loop: TaskLoop | None = None  # the loop start() runs
         worker_sock, task_sock = socket.socketpair()
         self._sock = worker_sock
         self.channel = worker_channel(worker_sock)
@@ -616,6 +617,7 @@ class WorkerEnd:
     def start(self, loop: TaskLoop) -> None:
         """Run the loop's ``run()`` on a thread of its own (the task thread)."""
         assert self._loop_thread is None, "one loop per worker end"
+        self.loop = loop
         self._loop_thread = threading.Thread(target=loop.run, name="test-task-thread", daemon=True)
         self._loop_thread.start()
 

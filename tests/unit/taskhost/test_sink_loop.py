@@ -352,6 +352,21 @@ def test_an_assignment_change_commits_and_closes_what_was_removed_and_opens_what
     assert [m.offsets for m in sent if isinstance(m, SinkOffsets)][-1] == {("t", 2): 5}
 
 
+def test_the_partition_count_gauge_follows_the_assignment_not_the_commits(
+    worker: WorkerEnd, script: SinkScript, no_periodic_commits: None
+) -> None:
+    """As Kafka's sink-task ``partition-count``: set when partitions are assigned or revoked,
+    so it is right before the first commit and after a revocation."""
+    start(worker, script, interval_ms=HOUR_MS)
+    all_put(script)
+    loop = worker.loop
+    assert isinstance(loop, SinkLoop)
+    assert loop.meter.partition_count == 2
+    worker.send(Assign({("t", 0): 0}))
+    wait_for(lambda: loop.meter.partition_count == 1, "the gauge after a partition was revoked")
+    stop(worker)
+
+
 def test_pause_stops_reading_commits_and_acknowledges_and_resume_reads_again(
     worker: WorkerEnd, script: SinkScript
 ) -> None:
