@@ -36,7 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.harness.data import OffsetWatcher  # noqa: E402
-from bench.harness.page import alternating, chosen_systems, log, median, ratio  # noqa: E402
+from bench.harness.page import add_warmup_runs, alternating, chosen_systems, log, median, ratio  # noqa: E402
 from bench.harness.procs import PeakRss, sample_tree  # noqa: E402
 from bench.harness.workers import BenchWorker, ConnectWorker, SluiceWorker, java_task_settings  # noqa: E402
 from sluice_devtools import jars  # noqa: E402
@@ -291,14 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--txn-rows", type=int, default=1_000, help="rows per inserting transaction")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--warmup-runs", type=int, default=1, help="unmeasured runs of each system before the rounds")
+    add_warmup_runs(parser)
     parser.add_argument("--output", type=Path, default=Path("/tmp/sluice-debezium.json"))
     args = parser.parse_args(argv)
     systems = chosen_systems(parser, args.systems, SYSTEMS)
     if args.changes < 1 or args.warmup < 1 or args.txn_rows < 1 or args.rounds < 1:
         parser.error("--changes, --warmup, --txn-rows and --rounds must be at least 1")
-    if args.warmup_runs < 0:
-        parser.error("--warmup-runs must be 0 or more")
     log("fetching Kafka Connect and Debezium's PostgreSQL connector (first use only)")
     jars.kafka_connect_classpath()
     jars.fetch_all()

@@ -12,7 +12,18 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-__all__ = ["alternating", "chosen_systems", "load_text", "log", "median", "merge_block", "num", "ratio", "runs_ok"]
+__all__ = [
+    "add_warmup_runs",
+    "alternating",
+    "chosen_systems",
+    "load_text",
+    "log",
+    "median",
+    "merge_block",
+    "num",
+    "ratio",
+    "runs_ok",
+]
 
 ANALYSIS_HEADING = "## What the figures say"
 
@@ -25,6 +36,19 @@ def chosen_systems(parser: argparse.ArgumentParser, spec: str, known: Sequence[s
     if unknown:
         parser.error(f"unknown systems {', '.join(unknown)} (choose from {', '.join(known)})")
     return systems
+
+
+def add_warmup_runs(parser: argparse.ArgumentParser) -> None:
+    """``--warmup-runs N`` (default 1): unmeasured runs of each system before the measured
+    rounds, since first runs are slower, whoever goes first; 0 skips them (smoke runs)."""
+
+    def count(text: str) -> int:
+        value = int(text)
+        if value < 0:
+            raise argparse.ArgumentTypeError("must be 0 or more")
+        return value
+
+    parser.add_argument("--warmup-runs", type=count, default=1, help="unmeasured runs of each system before the rounds")
 
 
 def alternating(systems: Sequence[str], rounds: int) -> Iterator[tuple[int, str]]:

@@ -233,10 +233,9 @@ class SinkLoop(TaskLoop):
             for tp in revoked:
                 self.positions.pop(tp, None)
                 self._task_paused.discard(tp)
+            self._assignment_changed()
         if added:
             self._assign_added(added)
-        self.context.set_assignment(sorted(self.positions))
-        self.meter.partition_count = len(self.positions)  # as Kafka: on each change of the assignment
 
     def _assign_added(self, added: dict[TopicPartitionKey, int]) -> None:
         from confluent_kafka import TopicPartition as KafkaPartition
@@ -246,9 +245,14 @@ class SinkLoop(TaskLoop):
         self.consumer.incremental_assign([KafkaPartition(t, p, offset) for (t, p), offset in sorted(added.items())])
         self.positions.update(added)
         self.committed.update(added)
+        self._assignment_changed()
+        self.task.open([TopicPartition(t, p) for t, p in sorted(added)])
+
+    def _assignment_changed(self) -> None:
+        """What follows the partitions: the task's context, and (as Kafka records it on each
+        assign and revoke) the partition-count gauge."""
         self.context.set_assignment(sorted(self.positions))
         self.meter.partition_count = len(self.positions)
-        self.task.open([TopicPartition(t, p) for t, p in sorted(added)])
 
     def _pause(self) -> None:
         """A paused connector's task reads and puts nothing until resumed."""
@@ -271,7 +275,6 @@ class SinkLoop(TaskLoop):
     def _commit(self) -> None:
         """``pre_commit`` with what was put, and the offsets it returned to the worker."""
         self.context.commit_requested = False
-        self.meter.partition_count = len(self.positions)
         self._count_active()  # also while nothing is read (about every second)
         if not self.positions:
             return
