@@ -25,13 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx2
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.harness.procs import PeakRss  # noqa: E402
 from sluice_devtools.kafka import KafkaBroker  # noqa: E402
+from tests import http_client  # noqa: E402
 from tests.integration.workers import StandaloneWorker  # noqa: E402
 
 CONVERTERS = {
@@ -64,7 +63,9 @@ def run_pipeline(
         {"name": f"{name}-source", "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
         {"name": f"{name}-sink", "connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic},
     ):
-        r = httpx2.post(f"{worker.url}/connectors", json={"name": cfg["name"], "config": {**cfg, **common}}, timeout=60)
+        r = http_client.post(
+            f"{worker.url}/connectors", json={"name": cfg["name"], "config": {**cfg, **common}}, timeout=60
+        )
         r.raise_for_status()
     deadline = start + timeout
     while count_lines(sink_file) < lines:
@@ -76,7 +77,7 @@ def run_pipeline(
     if digest(sink_file) != digest(source_file):
         raise SystemExit(f"{name}: the sink file differs from the input (lost, repeated or reordered lines)")
     for suffix in ("source", "sink"):
-        httpx2.delete(f"{worker.url}/connectors/{name}-{suffix}", timeout=60)
+        http_client.delete(f"{worker.url}/connectors/{name}-{suffix}", timeout=60)
     return elapsed
 
 

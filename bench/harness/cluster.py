@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx2
 
 from bench.harness.workers import DISTRIBUTED, BenchWorker
+from tests import http_client
 
 __all__ = ["Cluster", "log_events", "units", "wait_for"]
 
@@ -34,7 +35,7 @@ JOINED = re.compile(r"Joined group.* at generation (\d+)")
 
 def units(url: str) -> dict[str, str]:
     """{"<connector>" or "<connector>-<task>": "<state>@<worker id>"} as the worker at ``url`` reports it."""
-    body = httpx2.get(f"{url}/connectors?expand=status", timeout=10).json()
+    body = http_client.get(f"{url}/connectors?expand=status", timeout=10).json()
     found = {}
     for name, entry in body.items():
         status = entry["status"]
@@ -145,7 +146,7 @@ class Cluster:
         if self.generation() != joined:
             return False
         self._joined_at = joined[1]
-        return all(httpx2.get(f"{w.url}/connectors", timeout=10).status_code == 200 for w in self.workers)
+        return all(http_client.get(f"{w.url}/connectors", timeout=10).status_code == 200 for w in self.workers)
 
     def wait_stable(self, timeout: float = 300.0) -> float:
         """Wait until :meth:`stable`; the monotonic time the last worker joined that generation."""

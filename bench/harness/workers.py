@@ -30,6 +30,7 @@ import httpx2
 from bench.harness.procs import on_cpus
 from sluice.jvm.java import java_executable
 from sluice_devtools.jars import kafka_connect_classpath
+from tests import http_client
 from tests.integration.workers import DistributedWorker, StandaloneWorker, free_port, write_properties
 
 HERE = Path(__file__).resolve().parent
@@ -149,7 +150,7 @@ class BenchWorker:
     def request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
         """A REST call to this worker (raises WorkerFailed if its process is gone)."""
         self.check_alive()
-        return httpx2.request(method, self.url + path, timeout=120, **kwargs)
+        return http_client.request(method, self.url + path, timeout=120, **kwargs)
 
     def create_connector(self, config: dict[str, str]) -> None:
         r = self.request("POST", "/connectors", json={"name": config["name"], "config": config})

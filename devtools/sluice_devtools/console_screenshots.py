@@ -82,15 +82,16 @@ def take_screenshots(out: Path, bootstrap: str | None = None, browser: Browser |
                 cwd=work,
             )
 
-        def healthy() -> bool:
+        def healthy(client: httpx2.Client) -> bool:
             if worker is not None and worker.poll() is not None:
                 raise RuntimeError("the worker exited:\n" + (work / "worker.log").read_text(errors="replace")[-4000:])
             try:
-                return httpx2.get(url + "/health", timeout=2).status_code == 200
+                return client.get(url + "/health", timeout=2).status_code == 200
             except httpx2.HTTPError:
                 return False
 
-        _wait_for(healthy, 120, "the worker to start")
+        with httpx2.Client() as probe:  # one client: each would build an SSL context
+            _wait_for(lambda: healthy(probe), 120, "the worker to start")
         (work / "orders.txt").write_text("".join(f"order {i}\n" for i in range(100)), encoding="utf-8")
         connectors = {
             "orders-file-source": {"connector.class": FILE_SOURCE, "file": str(work / "orders.txt"), "topic": "orders"},

@@ -107,6 +107,11 @@ __all__ = ["ElasticsearchServer", "OpenSearchServer"]
 
 log = logging.getLogger(__name__)
 
+#: One client for every server's REST calls: ``httpx2.request`` would build a client, and an
+#: SSL context loading the system's CA certificates (some 50 ms of CPU), for each call of the
+#: tests' polling loops. No connection is kept, so a restarted server is reached afresh.
+_HTTP = httpx2.Client(limits=httpx2.Limits(max_keepalive_connections=0))
+
 _HOST = LOOPBACK
 DEFAULT_HEAP = "512m"
 
@@ -253,7 +258,7 @@ class _SearchServer(JavaServer):
         elif body is not None:
             content = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        response = httpx2.request(
+        response = _HTTP.request(
             method,
             f"{self.url}/{path.lstrip('/')}",
             params=dict(params or {}),

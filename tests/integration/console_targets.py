@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2
 
+from tests import http_client
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 from tests.integration.workers import StandaloneWorker
 
@@ -33,7 +34,7 @@ class Target:
     stops: list[Any] = field(default_factory=list)
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
-        return httpx2.request(method, self.rest + path, timeout=60, **kwargs)
+        return http_client.request(method, self.rest + path, timeout=60, **kwargs)
 
     def status(self, name: str) -> dict[str, Any] | None:
         r = self.request("GET", f"/connectors/{quote_segment(name)}/status")

@@ -22,6 +22,7 @@ import httpx2
 
 from sluice.jvm.java import java_executable
 from sluice_devtools.jars import kafka_connect_classpath
+from tests import http_client
 from tests.integration.workers import free_port, write_properties
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -163,7 +164,7 @@ class ConnectDistributedWorker:
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
         self.check_alive()
-        return httpx2.request(method, self.url + path, timeout=60, **kwargs)
+        return http_client.request(method, self.url + path, timeout=60, **kwargs)
 
     def log_tail(self, chars: int = 6000) -> str:
         text = ""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -43,7 +43,7 @@ def test_a_failing_task_is_restarted_with_growing_waits_then_left_failed(
         "sluice.auto.restart.max.restarts": "3",
         "sluice.auto.restart.backoff.initial.ms": "1000",
     }
-    r = httpx2.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=60)
+    r = http_client.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=60)
     assert r.status_code == 201, r.text
     # Watch the task's state: note when each failure and each restarted run is first seen.
     failed_at: list[float] = []
@@ -79,7 +79,7 @@ def test_a_failing_task_is_restarted_with_growing_waits_then_left_failed(
     final = _task(worker, unique_name)
     assert final["state"] == "FAILED"
     assert "sluice.auto.restart.max.restarts=3 restarts reached" in final["trace"]
-    httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+    http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
 
 
 def test_without_the_setting_a_failed_task_stays_failed(worker: StandaloneWorker, unique_name: str) -> None:
@@ -88,8 +88,8 @@ def test_without_the_setting_a_failed_task_stays_failed(worker: StandaloneWorker
         "mock_mode": "task-failure",
         "delay_ms": "300",
     }
-    assert httpx2.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=60).status_code == 201
+    assert http_client.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=60).status_code == 201
     wait_until(lambda: _task(worker, unique_name).get("state") == "FAILED", timeout=120)
     trace = _task(worker, unique_name)["trace"]
     assert "Restarting automatically" not in trace and "Not restarted again" not in trace
-    httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+    http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import (
     BASIC_AUTH_EXTENSION,
@@ -41,18 +41,18 @@ def test_requests_need_good_credentials(kafka_bootstrap: str, tmp_path: Path, un
     )
     worker.start()
     try:
-        anonymous = httpx2.get(worker.url + "/connectors", timeout=10)
+        anonymous = http_client.get(worker.url + "/connectors", timeout=10)
         assert anonymous.status_code == 401
         assert anonymous.headers["www-authenticate"].startswith("Basic")
         assert anonymous.text == "User cannot access the resource."
-        assert httpx2.get(worker.url + "/connectors", auth=("alice", "wrong"), timeout=10).status_code == 401
-        assert httpx2.get(worker.url + "/connectors", auth=("mallory", GOOD[1]), timeout=10).status_code == 401
-        assert httpx2.get(worker.url + "/connectors", auth=GOOD, timeout=10).json() == []
+        assert http_client.get(worker.url + "/connectors", auth=("alice", "wrong"), timeout=10).status_code == 401
+        assert http_client.get(worker.url + "/connectors", auth=("mallory", GOOD[1]), timeout=10).status_code == 401
+        assert http_client.get(worker.url + "/connectors", auth=GOOD, timeout=10).json() == []
         # the console is behind the same door, and makes its calls with the caller's credentials
-        assert httpx2.get(worker.url + "/ui/", timeout=10).status_code == 401
-        page = httpx2.get(worker.url + "/ui/", auth=GOOD, timeout=10)
+        assert http_client.get(worker.url + "/ui/", timeout=10).status_code == 401
+        page = http_client.get(worker.url + "/ui/", auth=GOOD, timeout=10)
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text
-        assert httpx2.get(worker.url + "/metrics", timeout=10).status_code == 401
+        assert http_client.get(worker.url + "/metrics", timeout=10).status_code == 401
 
         refused = connector_cli("--url", worker.url, "list")
         assert refused.returncode == 1 and "--user NAME:PASSWORD" in refused.stderr, refused.stderr
@@ -90,26 +90,28 @@ def test_a_cluster_forwards_writes_with_the_callers_credentials(
     try:
 
         def leader_known() -> bool:
-            return all(httpx2.get(w.url + "/connectors", auth=GOOD, timeout=10).status_code == 200 for w in workers)
+            return all(
+                http_client.get(w.url + "/connectors", auth=GOOD, timeout=10).status_code == 200 for w in workers
+            )
 
         wait_until(leader_known, timeout=60)
         # each worker takes a write: the follower forwards its one to the leader, with the credentials
         for i, worker in enumerate(workers):
             name = f"{unique_name}-{i}"
-            r = httpx2.put(
+            r = http_client.put(
                 f"{worker.url}/connectors/{name}/config",
                 auth=GOOD,
                 timeout=60,
                 json={"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": name},
             )
             assert r.status_code == 201, r.text
-            refused = httpx2.put(
+            refused = http_client.put(
                 f"{worker.url}/connectors/{name}-x/config",
                 timeout=60,
                 json={"connector.class": "FileStreamSource", "topic": name},
             )
             assert refused.status_code == 401
-        names = httpx2.get(workers[0].url + "/connectors", auth=GOOD, timeout=10).json()
+        names = http_client.get(workers[0].url + "/connectors", auth=GOOD, timeout=10).json()
         assert sorted(names) == [f"{unique_name}-0", f"{unique_name}-1"]
     finally:
         for worker in workers:

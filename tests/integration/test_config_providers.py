@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker, write_properties
 
@@ -76,7 +76,7 @@ def test_file_provider_resolves_the_topic_and_rest_shows_the_placeholder(
     )
     try:
         worker.start()
-        created = httpx2.post(f"{worker.url}/connectors", json={"name": unique_name, "config": config}, timeout=30)
+        created = http_client.post(f"{worker.url}/connectors", json={"name": unique_name, "config": config}, timeout=30)
         assert created.status_code == 201, created.text
         assert created.json()["config"]["topic"] == placeholder
 

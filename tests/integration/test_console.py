@@ -13,10 +13,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 from markupsafe import escape
 
+from tests import http_client
 from tests.integration.console_targets import FILE_SOURCE, ConsoleProcess, quote_segment
 from tests.integration.workers import StandaloneWorker, free_port
 
@@ -39,23 +39,23 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 def _put(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.put(f"{worker.url}/connectors/{quote_segment(name)}/config", json=config, timeout=60)
+    r = http_client.put(f"{worker.url}/connectors/{quote_segment(name)}/config", json=config, timeout=60)
     assert r.status_code in (200, 201), r.text
 
 
 def test_ui_is_served_beside_the_rest_api_which_is_unchanged(worker: StandaloneWorker) -> None:
-    r = httpx2.get(worker.url + "/ui", timeout=10)
+    r = http_client.get(worker.url + "/ui", timeout=10)
     assert r.status_code == 307 and r.headers["location"].endswith("/ui/")
-    page = httpx2.get(worker.url + "/ui/", timeout=10)
+    page = http_client.get(worker.url + "/ui/", timeout=10)
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "<h1>Connectors</h1>" in page.text
     # no page loads anything from another host
     assert not re.search(r'(src|href)="(https?:)?//', page.text)
-    assert httpx2.get(worker.url + "/ui/static/htmx.min.js", timeout=10).status_code == 200
+    assert http_client.get(worker.url + "/ui/static/htmx.min.js", timeout=10).status_code == 200
     # the REST API keeps Kafka's answers: its description does not list the console
-    spec = httpx2.get(worker.url + "/openapi.json", timeout=10).json()
+    spec = http_client.get(worker.url + "/openapi.json", timeout=10).json()
     assert not any(path.startswith("/ui") for path in spec["paths"])
-    missing = httpx2.get(worker.url + "/connectors/", timeout=10)
+    missing = http_client.get(worker.url + "/connectors/", timeout=10)
     assert missing.status_code == 200 and isinstance(missing.json(), list)
 
 
@@ -65,22 +65,22 @@ def test_awkward_connector_names_get_working_pages(worker: StandaloneWorker, tmp
     source.write_text("x\n")
     _put(worker, name, {"connector.class": FILE_SOURCE, "file": str(source), "topic": "console-awkward"})
     try:
-        overview = httpx2.get(worker.url + "/ui/", timeout=10).text
+        overview = http_client.get(worker.url + "/ui/", timeout=10).text
         assert esc(name) in overview
         link = re.search(r'href="(/ui/connector\?name=[^"]+)">' + re.escape(esc(name)) + "<", overview)
         assert link, overview
-        page = httpx2.get(worker.url + html.unescape(link.group(1)), timeout=10)
+        page = http_client.get(worker.url + html.unescape(link.group(1)), timeout=10)
         assert page.status_code == 200
         assert f'<q class="name">{esc(name)}</q>' in page.text
         assert esc(str(source)) in page.text  # its config
-        edit = httpx2.get(worker.url + "/ui/edit", params={"name": name}, timeout=30)
+        edit = http_client.get(worker.url + "/ui/edit", params={"name": name}, timeout=30)
         assert edit.status_code == 200 and f'value="{esc(name)}" readonly' in edit.text
     finally:
-        httpx2.delete(f"{worker.url}/connectors/{quote_segment(name)}", timeout=30)
+        http_client.delete(f"{worker.url}/connectors/{quote_segment(name)}", timeout=30)
 
 
 def test_a_plugin_with_200_keys_gets_a_whole_form(worker: StandaloneWorker) -> None:
-    r = httpx2.get(worker.url + "/ui/new", params={"plugin": WIDE}, timeout=30)
+    r = http_client.get(worker.url + "/ui/new", params={"plugin": WIDE}, timeout=30)
     assert r.status_code == 200
     keys = set(re.findall(r'data-key="(wide\.key\.\d{3})"', r.text))
     assert len(keys) == 200
@@ -100,27 +100,27 @@ def test_the_form_works_without_javascript(worker: StandaloneWorker, tmp_path: P
         "topic": unique_name,
         "batch.size": "many",
     }
-    checked = httpx2.post(worker.url + "/ui/form", data={**form, "console:action": "check"}, timeout=30)
+    checked = http_client.post(worker.url + "/ui/form", data={**form, "console:action": "check"}, timeout=30)
     assert checked.status_code == 200
     assert "Invalid value many for configuration batch.size" in checked.text
-    refused = httpx2.post(worker.url + "/ui/form", data={**form, "console:action": "save"}, timeout=30)
+    refused = http_client.post(worker.url + "/ui/form", data={**form, "console:action": "save"}, timeout=30)
     assert refused.status_code == 400 and "Fix the 1 error(s)" in refused.text
-    assert httpx2.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 404
+    assert http_client.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 404
     pasted = json.dumps(
         {"name": unique_name, "config": {"connector.class": FILE_SOURCE, "topic": "t", "file": "/tmp/x"}}
     )
-    loaded = httpx2.post(
+    loaded = http_client.post(
         worker.url + "/ui/form", data={**form, "console:action": "load", "console:text": pasted}, timeout=30
     )
     assert loaded.status_code == 200
     assert 'name="file" value="/tmp/x"' in loaded.text and 'name="batch.size" value=""' in loaded.text
     form["batch.size"] = "7"
-    created = httpx2.post(
+    created = http_client.post(
         worker.url + "/ui/form", data={**form, "console:action": "save"}, timeout=60, follow_redirects=False
     )
     assert created.status_code == 303, created.text
-    assert httpx2.get(f"{worker.url}/connectors/{unique_name}/config", timeout=10).json()["batch.size"] == "7"
-    httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+    assert http_client.get(f"{worker.url}/connectors/{unique_name}/config", timeout=10).json()["batch.size"] == "7"
+    http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
 
 
 def test_a_refused_action_shows_the_workers_message(worker: StandaloneWorker, tmp_path: Path, unique_name: str) -> None:
@@ -128,30 +128,30 @@ def test_a_refused_action_shows_the_workers_message(worker: StandaloneWorker, tm
     source.write_text("x\n")
     _put(worker, unique_name, {"connector.class": FILE_SOURCE, "file": str(source), "topic": unique_name})
     try:
-        r = httpx2.post(
+        r = http_client.post(
             worker.url + "/ui/connector",
             data={"name": unique_name, "console:action": "restart-task", "task": "99"},
             timeout=30,
         )
-        expected = httpx2.post(f"{worker.url}/connectors/{unique_name}/tasks/99/restart", timeout=30)
+        expected = http_client.post(f"{worker.url}/connectors/{unique_name}/tasks/99/restart", timeout=30)
         assert expected.status_code == 404
         assert r.status_code == 404
         assert esc(expected.json()["message"]) in r.text
         # a destructive action asks first and does nothing until confirmed
-        asked = httpx2.post(
+        asked = http_client.post(
             worker.url + "/ui/connector", data={"name": unique_name, "console:action": "delete"}, timeout=30
         )
         assert asked.status_code == 200 and f"Delete connector {esc(unique_name)}?" in asked.text
-        assert httpx2.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 200
+        assert http_client.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 200
     finally:
-        httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+        http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
 
 
 def test_the_console_can_be_turned_off(kafka_bootstrap: str, tmp_path: Path) -> None:
     w = StandaloneWorker(tmp_path, kafka_bootstrap, "no-console", {"sluice.console.enable": "false"})
     w.start()
     try:
-        r = httpx2.get(w.url + "/ui/", timeout=10)
+        r = http_client.get(w.url + "/ui/", timeout=10)
         assert r.status_code == 404 and r.json()["error_code"] == 404  # Kafka's error body
     finally:
         assert w.stop() == 0, w.log()
@@ -161,7 +161,7 @@ def test_sluice_console_says_when_no_worker_answers(tmp_path: Path) -> None:
     nobody = f"http://127.0.0.1:{free_port()}"
     console = ConsoleProcess(nobody, tmp_path / "console.log")
     try:
-        r = httpx2.get(console.url, timeout=30)
+        r = http_client.get(console.url, timeout=30)
         assert r.status_code == 502
         assert "No Kafka Connect worker answered" in r.text and nobody in r.text
     finally:
@@ -192,11 +192,11 @@ def test_the_console_obeys_admin_listeners(kafka_bootstrap: str, tmp_path: Path)
     w.start()
     try:
         # the console is on the REST listener; the logger endpoints are not, so it says so
-        page = httpx2.get(w.url + "/ui/loggers", timeout=10)
+        page = http_client.get(w.url + "/ui/loggers", timeout=10)
         assert page.status_code == 404 and 'class="error-box"' in page.text
         # the admin listener serves /admin only: no console there
-        assert httpx2.get(f"http://127.0.0.1:{admin_port}/ui/", timeout=10).status_code == 404
-        assert httpx2.get(f"http://127.0.0.1:{admin_port}/admin/loggers", timeout=10).status_code == 200
+        assert http_client.get(f"http://127.0.0.1:{admin_port}/ui/", timeout=10).status_code == 404
+        assert http_client.get(f"http://127.0.0.1:{admin_port}/admin/loggers", timeout=10).status_code == 200
     finally:
         assert w.stop() == 0, w.log()
 
@@ -214,11 +214,11 @@ def test_a_post_from_another_sites_page_is_refused(worker: StandaloneWorker, tmp
             {"Sec-Fetch-Site": "same-site"},
         ]
         for headers in forged:
-            r = httpx2.post(worker.url + "/ui/connector", data=form, headers=headers, timeout=30)
+            r = http_client.post(worker.url + "/ui/connector", data=form, headers=headers, timeout=30)
             assert r.status_code == 403 and "not sent from this console" in r.text
-        assert httpx2.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 200
+        assert http_client.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 200
         # the console's own page posts with its own origin
-        own = httpx2.post(
+        own = http_client.post(
             worker.url + "/ui/connector",
             data=form,
             headers={"Origin": worker.url, "Sec-Fetch-Site": "same-origin"},
@@ -226,6 +226,6 @@ def test_a_post_from_another_sites_page_is_refused(worker: StandaloneWorker, tmp
             follow_redirects=False,
         )
         assert own.status_code == 303
-        assert httpx2.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 404
+        assert http_client.get(f"{worker.url}/connectors/{unique_name}", timeout=10).status_code == 404
     finally:
-        httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+        http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)

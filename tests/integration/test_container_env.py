@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import free_port
 
@@ -61,14 +62,14 @@ def test_a_worker_from_connect_variables(kafka_bootstrap: str, tmp_path: Path, u
         def healthy() -> bool:
             assert process.poll() is None, (tmp_path / "worker.log").read_text()
             try:
-                return httpx2.get(url + "/health", timeout=2).status_code == 200
+                return http_client.get(url + "/health", timeout=2).status_code == 200
             except httpx2.HTTPError:
                 return False
 
         wait_until(healthy, timeout=120, message=lambda: (tmp_path / "worker.log").read_text()[-3000:])
-        assert httpx2.get(url + "/", timeout=10).json()["version"]
-        assert httpx2.get(url + "/admin/loggers/org.example.quiet", timeout=10).json()["level"] == "ERROR"
-        r = httpx2.put(
+        assert http_client.get(url + "/", timeout=10).json()["version"]
+        assert http_client.get(url + "/admin/loggers/org.example.quiet", timeout=10).json()["level"] == "ERROR"
+        r = http_client.put(
             f"{url}/connectors/{unique_name}/config",
             json={"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": unique_name},
             timeout=60,
@@ -76,7 +77,8 @@ def test_a_worker_from_connect_variables(kafka_bootstrap: str, tmp_path: Path, u
         assert r.status_code == 201, r.text
         status = wait_until(
             lambda: (
-                (s := httpx2.get(f"{url}/connectors/{unique_name}/status", timeout=10)).status_code == 200 and s.json()
+                (s := http_client.get(f"{url}/connectors/{unique_name}/status", timeout=10)).status_code == 200
+                and s.json()
             ),
             timeout=60,
         )

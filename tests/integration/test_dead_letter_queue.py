@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -39,7 +39,7 @@ def _line(i: int) -> str:
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 

@@ -27,6 +27,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError
 
 from sluice_devtools.jars import DEBEZIUM_VERSION, debezium_postgres_plugin_archive
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.conftest_databases import execute, query
 from tests.integration.workers import StandaloneWorker
@@ -99,7 +100,7 @@ def _fields(value: dict[str, Any], part: str) -> list[str]:
 
 
 def _put(worker: StandaloneWorker, name: str, config: dict[str, str]) -> httpx2.Response:
-    return httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+    return http_client.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
 
 
 def _connector_state(worker: StandaloneWorker, name: str) -> tuple[str | None, str | None]:
@@ -255,19 +256,19 @@ def test_snapshot_then_changes_arrive_as_debeziums_envelopes(
         assert [o["partition"] for o in offsets] == [{"server": cdc["prefix"]}]
 
         # pause and resume: a change made while paused arrives after the resume
-        assert httpx2.put(f"{worker.url}/connectors/{name}/pause", timeout=30).status_code == 202
+        assert http_client.put(f"{worker.url}/connectors/{name}/pause", timeout=30).status_code == 202
         wait_until(lambda: _connector_state(worker, name) == ("PAUSED", "PAUSED"), timeout=60, message="paused")
         execute(postgres_server, f"INSERT INTO {table} VALUES (6, 'katherine', NULL)")
-        assert httpx2.put(f"{worker.url}/connectors/{name}/resume", timeout=30).status_code == 202
+        assert http_client.put(f"{worker.url}/connectors/{name}/resume", timeout=30).status_code == 202
         _, v6 = topic.wait_for(9, "the row inserted while paused")[8]
         assert _payload(v6)["after"]["id"] == 6
 
         # stop: the task ends, its last offsets flushed and kept; deleting the connector
         # releases the slot
-        assert httpx2.put(f"{worker.url}/connectors/{name}/stop", timeout=30).status_code == 204
+        assert http_client.put(f"{worker.url}/connectors/{name}/stop", timeout=30).status_code == 204
         wait_until(lambda: _connector_state(worker, name)[0] == "STOPPED", timeout=60, message="stopped")
         assert offsets_at(_payload(v6)["source"]["lsn"]), worker.get(f"/connectors/{name}/offsets").text
-        assert httpx2.delete(f"{worker.url}/connectors/{name}", timeout=30).status_code == 204
+        assert http_client.delete(f"{worker.url}/connectors/{name}", timeout=30).status_code == 204
     finally:
         topic.close()
         assert worker.stop() == 0, worker.log()
@@ -333,7 +334,7 @@ def test_a_worker_killed_mid_stream_loses_no_change(
         repeated = sorted({i for i in seen if seen.count(i) > 1})
         assert all(b == a + 1 for a, b in itertools.pairwise(repeated)), repeated
         wait_until(lambda: _connector_state(worker, name) == ("RUNNING", "RUNNING"), timeout=60, message="running")
-        assert httpx2.delete(f"{worker.url}/connectors/{name}", timeout=30).status_code == 204
+        assert http_client.delete(f"{worker.url}/connectors/{name}", timeout=30).status_code == 204
     finally:
         stop_writing.set()
         topic.close()

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
@@ -84,7 +84,7 @@ def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(kafka
         # Create through both workers: one of them is a follower and forwards to the leader.
         for i, worker in enumerate([first, second, second]):
             name = f"{unique_name}-s{i}"
-            r = httpx2.post(
+            r = http_client.post(
                 f"{worker.url}/connectors",
                 timeout=60,
                 json={"name": name, "config": _source(tmp_path, name, f"{name}-t", 5)},
@@ -159,7 +159,7 @@ def test_cluster_forwards_writes_spreads_work_and_survives_a_killed_worker(kafka
         # the survivor's rebalance metrics: it joined, then took the work over, and leads
         samples = {
             sample.name: sample
-            for family in text_string_to_metric_families(httpx2.get(survivor.url + "/metrics", timeout=10).text)
+            for family in text_string_to_metric_families(http_client.get(survivor.url + "/metrics", timeout=10).text)
             for sample in family.samples
         }
         assert samples["kafka_connect_worker_rebalance_completed_rebalances_total"].value >= 2
@@ -180,7 +180,7 @@ def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, u
     paused, stopped = f"{unique_name}-paused", f"{unique_name}-stopped"
     try:
         for name in (paused, stopped):
-            r = httpx2.put(
+            r = http_client.put(
                 f"{worker.url}/connectors/{name}/config", timeout=60, json=_source(tmp_path, name, f"{name}-t", 2)
             )
             assert r.status_code == 201, r.text
@@ -192,8 +192,8 @@ def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, u
             timeout=120,
             message=lambda: f"both RUNNING: {_states(worker)}",
         )
-        assert httpx2.put(f"{worker.url}/connectors/{paused}/pause", timeout=30).status_code == 202
-        assert httpx2.put(f"{worker.url}/connectors/{stopped}/stop", timeout=60).status_code == 204
+        assert http_client.put(f"{worker.url}/connectors/{paused}/pause", timeout=30).status_code == 202
+        assert http_client.put(f"{worker.url}/connectors/{stopped}/stop", timeout=60).status_code == 204
         expected = {paused: ("PAUSED", "PAUSED"), stopped: ("STOPPED", None)}
 
         def settled(w: DistributedWorker) -> bool:
@@ -211,7 +211,7 @@ def test_target_states_survive_a_restart_of_the_whole_cluster(kafka_bootstrap, u
     restarted = _worker(tmp_path / "w1-again", kafka_bootstrap, "w1-again", group).start()
     try:
         wait_until(lambda: settled(restarted), timeout=120, message=lambda: f"after restart: {_states(restarted)}")
-        r = httpx2.put(f"{restarted.url}/connectors/{stopped}/resume", timeout=30)
+        r = http_client.put(f"{restarted.url}/connectors/{stopped}/resume", timeout=30)
         assert r.status_code == 202
         wait_until(
             lambda: _states(restarted)[stopped][0] == "RUNNING" and _states(restarted)[stopped][1],
@@ -233,7 +233,7 @@ def test_a_task_stops_committing_once_its_replacement_started_elsewhere(kafka_bo
     name = f"{unique_name}-v"
     report = tmp_path / "source.jsonl"
     try:
-        r = httpx2.put(
+        r = http_client.put(
             f"{worker.url}/connectors/{name}/config",
             timeout=60,
             json={
@@ -366,7 +366,7 @@ def test_a_clean_restart_of_the_whole_cluster_keeps_a_paused_connector_paused_an
 
     workers = _start_cluster(tmp_path, "w", kafka_bootstrap, group)
     try:
-        assert httpx2.put(f"{workers[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
+        assert http_client.put(f"{workers[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
         wait_until(
             lambda: all(
                 _states(w).get(name, ("", []))[0] == "RUNNING"
@@ -376,12 +376,12 @@ def test_a_clean_restart_of_the_whole_cluster_keeps_a_paused_connector_paused_an
             timeout=150,
             message=lambda: f"3 tasks RUNNING: {[_states(w) for w in workers]}",
         )
-        assert httpx2.put(f"{workers[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
+        assert http_client.put(f"{workers[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
         for url, suffix, connector in (
             (workers[0].url, "src", {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}),
             (workers[2].url, "sink", {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic}),
         ):
-            r = httpx2.put(f"{url}/connectors/{unique_name}-{suffix}/config", timeout=60, json=connector)
+            r = http_client.put(f"{url}/connectors/{unique_name}-{suffix}/config", timeout=60, json=connector)
             assert r.status_code == 201, r.text
         wait_until(
             lambda: paused_everywhere(workers),

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from sluice.connectors.testing import read_report
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, distributed_cluster
 from tests.integration.workers import connector_states as _states
@@ -41,7 +41,7 @@ def test_any_worker_creates_lists_inspects_reconfigures_and_deletes(cluster, uni
     source.write_text("a\nb\n")
     name = unique_name
     config = {"connector.class": "FileStreamSource", "file": str(source), "topic": f"{name}-t"}
-    r = httpx2.post(f"{cluster[1].url}/connectors", json={"name": name, "config": config}, timeout=60)
+    r = http_client.post(f"{cluster[1].url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert r.status_code == 201, r.text
     assert r.headers["location"].endswith(f"/connectors/{name}")
     wait_until(
@@ -55,7 +55,9 @@ def test_any_worker_creates_lists_inspects_reconfigures_and_deletes(cluster, uni
         assert worker.get(f"/connectors/{name}/tasks").json()[0]["id"] == {"connector": name, "task": 0}
 
     # Reconfigure through another worker: every worker sees the new config, tasks follow it.
-    r = httpx2.put(f"{cluster[2].url}/connectors/{name}/config", json={**config, "topic": f"{name}-t2"}, timeout=60)
+    r = http_client.put(
+        f"{cluster[2].url}/connectors/{name}/config", json={**config, "topic": f"{name}-t2"}, timeout=60
+    )
     assert r.status_code == 200, r.text
     wait_until(
         lambda: all(
@@ -65,7 +67,7 @@ def test_any_worker_creates_lists_inspects_reconfigures_and_deletes(cluster, uni
         message="new task configs on every worker",
     )
 
-    r = httpx2.delete(f"{cluster[0].url}/connectors/{name}", timeout=60)
+    r = http_client.delete(f"{cluster[0].url}/connectors/{name}", timeout=60)
     assert r.status_code == 204, r.text
     wait_until(
         lambda: all(name not in w.get("/connectors").json() for w in cluster), timeout=60, message="deleted everywhere"
@@ -83,7 +85,7 @@ def test_a_changed_converter_reaches_tasks_whose_task_configs_stay_the_same(
     source.write_text("plain\n")
     name, topic = unique_name, f"{unique_name}-t"
     config = {"connector.class": NARROW_FILE_SOURCE, "file": str(source), "topic": topic, "value.converter": STRING}
-    r = httpx2.post(f"{cluster[0].url}/connectors", json={"name": name, "config": config}, timeout=60)
+    r = http_client.post(f"{cluster[0].url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert r.status_code == 201, r.text
     consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"check-{name}"})
     consumer.assign([TopicPartition(topic, 0, 0)])
@@ -99,7 +101,7 @@ def test_a_changed_converter_reaches_tasks_whose_task_configs_stay_the_same(
     try:
         wait_until(lambda: b"plain" in read(), timeout=120, message=lambda: f"the first line: {values}")
         json_config = {**config, "value.converter": JSON, "value.converter.schemas.enable": "true"}
-        r = httpx2.put(f"{cluster[1].url}/connectors/{name}/config", json=json_config, timeout=60)
+        r = http_client.put(f"{cluster[1].url}/connectors/{name}/config", json=json_config, timeout=60)
         assert r.status_code == 200, r.text
         appended = 0
 
@@ -138,7 +140,7 @@ def test_pause_through_one_worker_is_seen_by_all_and_stops_the_source(cluster, u
         "throughput": "20",
         "report.file": str(report),
     }
-    assert httpx2.put(f"{cluster[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
+    assert http_client.put(f"{cluster[0].url}/connectors/{name}/config", json=config, timeout=60).status_code == 201
     wait_until(
         lambda: _everywhere(cluster, name, "RUNNING", 3),
         timeout=150,
@@ -146,7 +148,7 @@ def test_pause_through_one_worker_is_seen_by_all_and_stops_the_source(cluster, u
     )
     wait_until(lambda: len(_sent(report, name)) == 3, timeout=90, message="all three tasks sending")
 
-    assert httpx2.put(f"{cluster[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
+    assert http_client.put(f"{cluster[1].url}/connectors/{name}/pause", timeout=30).status_code == 202
     wait_until(
         lambda: _everywhere(cluster, name, "PAUSED", 3),
         timeout=60,
@@ -161,19 +163,19 @@ def test_pause_through_one_worker_is_seen_by_all_and_stops_the_source(cluster, u
     stable = wait_until(lambda: _sent(report, name) == settled and settled, timeout=5, message="sending still stopped")
     assert stable == settled
 
-    assert httpx2.put(f"{cluster[2].url}/connectors/{name}/resume", timeout=30).status_code == 202
+    assert http_client.put(f"{cluster[2].url}/connectors/{name}/resume", timeout=30).status_code == 202
     wait_until(lambda: _everywhere(cluster, name, "RUNNING", 3), timeout=60, message="RUNNING again")
     wait_until(
         lambda: all(_sent(report, name)[t] > settled[t] for t in range(3)), timeout=60, message="every task sends again"
     )
-    assert httpx2.delete(f"{cluster[0].url}/connectors/{name}", timeout=60).status_code == 204
+    assert http_client.delete(f"{cluster[0].url}/connectors/{name}", timeout=60).status_code == 204
 
 
 def test_failed_connector_and_task_come_back_through_the_restart_endpoints(cluster, unique_name):
     failing_task, failing_connector = f"{unique_name}-task", f"{unique_name}-conn"
     mock = "org.apache.kafka.connect.tools.MockSourceConnector"
     assert (
-        httpx2.put(
+        http_client.put(
             f"{cluster[0].url}/connectors/{failing_task}/config",
             timeout=60,
             json={"connector.class": mock, "mock_mode": "task-failure", "delay_ms": "3000"},
@@ -181,7 +183,7 @@ def test_failed_connector_and_task_come_back_through_the_restart_endpoints(clust
         == 201
     )
     assert (
-        httpx2.put(
+        http_client.put(
             f"{cluster[1].url}/connectors/{failing_connector}/config",
             timeout=60,
             json={"connector.class": mock, "mock_mode": "connector-failure", "delay_ms": "3000"},
@@ -202,7 +204,9 @@ def test_failed_connector_and_task_come_back_through_the_restart_endpoints(clust
     assert "Traceback" in trace
 
     # Only failed, tasks included, through a worker that may not own them.
-    r = httpx2.post(f"{cluster[2].url}/connectors/{failing_task}/restart?includeTasks=true&onlyFailed=true", timeout=60)
+    r = http_client.post(
+        f"{cluster[2].url}/connectors/{failing_task}/restart?includeTasks=true&onlyFailed=true", timeout=60
+    )
     assert r.status_code == 202, r.text
     assert r.json()["connector"]["state"] == "RUNNING" and [t["state"] for t in r.json()["tasks"]] == ["RESTARTING"]
     # It runs again (then fails again after its delay, as the mock is told to).
@@ -212,7 +216,7 @@ def test_failed_connector_and_task_come_back_through_the_restart_endpoints(clust
         message=lambda: f"task restarted: {_states(cluster[0], failing_task)}",
     )
 
-    r = httpx2.post(f"{cluster[0].url}/connectors/{failing_connector}/restart", timeout=60)
+    r = http_client.post(f"{cluster[0].url}/connectors/{failing_connector}/restart", timeout=60)
     assert r.status_code == 204, r.text
     wait_until(
         lambda: _states(cluster[1], failing_connector)[0] == "RUNNING",
@@ -220,4 +224,4 @@ def test_failed_connector_and_task_come_back_through_the_restart_endpoints(clust
         message=lambda: f"connector restarted: {_states(cluster[1], failing_connector)}",
     )
     for name in (failing_task, failing_connector):
-        assert httpx2.delete(f"{cluster[1].url}/connectors/{name}", timeout=60).status_code == 204
+        assert http_client.delete(f"{cluster[1].url}/connectors/{name}", timeout=60).status_code == 204

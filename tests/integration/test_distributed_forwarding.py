@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, distributed_cluster
 from tests.integration.workers import connector_states as _states
@@ -160,7 +160,7 @@ def _settled(cluster: list[DistributedWorker], expected: Expected, timeout: floa
 def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader_nor_owner(cluster, unique_name):
     failing_task, failing_connector = f"{unique_name}-task", f"{unique_name}-conn"
     for name, mode in ((failing_task, "task-failure"), (failing_connector, "connector-failure")):
-        r = httpx2.put(
+        r = http_client.put(
             f"{cluster[1].url}/connectors/{name}/config",
             timeout=60,
             json={"connector.class": MOCK, "mock_mode": mode, "delay_ms": str(FAILURE_DELAY_MS)},
@@ -171,7 +171,7 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
 
     # Plain connector restart: the owner restarts the connector (worker -> leader -> owner).
     via = roles.neither(cluster, failing_connector)
-    r = httpx2.post(f"{via.url}/connectors/{failing_connector}/restart", timeout=120)
+    r = http_client.post(f"{via.url}/connectors/{failing_connector}/restart", timeout=120)
     assert (r.status_code, r.content) == (204, b""), r.text
     wait_until(
         lambda: _states(via, failing_connector)[0] == "RUNNING",
@@ -182,7 +182,7 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
 
     # Task restart: the task's owner restarts it.
     via = roles.neither(cluster, (failing_task, 0))
-    r = httpx2.post(f"{via.url}/connectors/{failing_task}/tasks/0/restart", timeout=120)
+    r = http_client.post(f"{via.url}/connectors/{failing_task}/tasks/0/restart", timeout=120)
     assert (r.status_code, r.content) == (204, b""), r.text
     wait_until(
         lambda: _states(via, failing_task)[1] == ["RUNNING"],
@@ -195,7 +195,7 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
     roles = _settled(cluster, failed)
     via = roles.follower(cluster, failing_task, (failing_task, 0))
     before = _status(via, failing_task)  # settled: names the owners
-    r = httpx2.post(f"{via.url}/connectors/{failing_task}/restart?includeTasks=true&onlyFailed=true", timeout=120)
+    r = http_client.post(f"{via.url}/connectors/{failing_task}/restart?includeTasks=true&onlyFailed=true", timeout=120)
     assert r.status_code == 202, r.text
     assert r.json() == _plan(before, connector=False, tasks={0})
     assert (r.json()["connector"]["state"], r.json()["tasks"][0]["state"]) == ("RUNNING", "RESTARTING")
@@ -207,7 +207,7 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
 
     via = roles.follower(cluster, failing_connector, (failing_connector, 0))
     before = _status(via, failing_connector)
-    r = httpx2.post(f"{via.url}/connectors/{failing_connector}/restart?onlyFailed=true", timeout=120)
+    r = http_client.post(f"{via.url}/connectors/{failing_connector}/restart?onlyFailed=true", timeout=120)
     assert r.status_code == 202, r.text
     assert r.json() == _plan(before, connector=True, tasks=set())
     assert (r.json()["connector"]["state"], r.json()["tasks"][0]["state"]) == ("RESTARTING", "RUNNING")
@@ -221,7 +221,7 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
     roles = _settled(cluster, {failing_connector: ("FAILED", ["RUNNING"])})
     via = roles.follower(cluster, failing_connector, (failing_connector, 0))
     before = _status(via, failing_connector)
-    r = httpx2.post(f"{via.url}/connectors/{failing_connector}/restart?includeTasks=true", timeout=120)
+    r = http_client.post(f"{via.url}/connectors/{failing_connector}/restart?includeTasks=true", timeout=120)
     assert r.status_code == 202, r.text
     assert r.json() == _plan(before, connector=True, tasks={0})
     assert (r.json()["connector"]["state"], r.json()["tasks"][0]["state"]) == ("RESTARTING", "RESTARTING")
@@ -238,14 +238,14 @@ def test_owner_only_and_restart_requests_through_a_worker_that_is_neither_leader
 
     # Unknown work: 404 from the worker called, as from Kafka's (it checks before routing).
     via = roles.follower(cluster)
-    r = httpx2.post(f"{via.url}/connectors/{failing_task}/tasks/7/restart", timeout=60)
+    r = http_client.post(f"{via.url}/connectors/{failing_task}/tasks/7/restart", timeout=60)
     assert (r.status_code, r.json()["message"]) == (404, f"Unknown task: {failing_task}-7")
-    r = httpx2.post(f"{via.url}/connectors/{unique_name}-nope/restart", timeout=60)
+    r = http_client.post(f"{via.url}/connectors/{unique_name}-nope/restart", timeout=60)
     assert (r.status_code, r.json()["message"]) == (404, f"Unknown connector: {unique_name}-nope")
 
     for name in (failing_task, failing_connector):
         via = _settled(cluster, {}).neither(cluster, name)
-        assert httpx2.delete(f"{via.url}/connectors/{name}", timeout=60).status_code == 204
+        assert http_client.delete(f"{via.url}/connectors/{name}", timeout=60).status_code == 204
 
 
 def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(cluster, unique_name, tmp_path):
@@ -256,7 +256,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
 
     # Create: 201, Location naming the worker called (Kafka builds it there, not on the leader).
     via = _settled(cluster, {}).follower(cluster)
-    r = httpx2.post(f"{via.url}/connectors", json={"name": name, "config": config}, timeout=60)
+    r = http_client.post(f"{via.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert r.status_code == 201, r.text
     assert r.headers["location"] == f"{via.url}/connectors/{name}"
     assert r.json() == {"name": name, "config": {**config, "name": name}, "tasks": [], "type": "source"}
@@ -264,7 +264,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
     roles = _settled(cluster, {name: ("RUNNING", ["RUNNING"])})
     via = roles.follower(cluster, name, (name, 0))
     changed = {**config, "topic": f"{name}-t2"}
-    r = httpx2.put(f"{via.url}/connectors/{name}/config", json=changed, timeout=60)
+    r = http_client.put(f"{via.url}/connectors/{name}/config", json=changed, timeout=60)
     assert r.status_code == 200, r.text
     assert r.json() == {
         "name": name,
@@ -282,7 +282,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
 
     roles = _settled(cluster, {name: ("RUNNING", ["RUNNING"])})
     via = roles.follower(cluster, name, (name, 0))
-    r = httpx2.patch(f"{via.url}/connectors/{name}/config", json={"batch.size": "7"}, timeout=60)
+    r = http_client.patch(f"{via.url}/connectors/{name}/config", json={"batch.size": "7"}, timeout=60)
     assert r.status_code == 200, r.text
     assert r.json()["config"] == {**changed, "name": name, "batch.size": "7"}
     wait_until(
@@ -293,7 +293,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
 
     roles = _settled(cluster, {name: ("RUNNING", ["RUNNING"])})
     via = roles.follower(cluster, name, (name, 0))
-    r = httpx2.put(f"{via.url}/connectors/{name}/stop", timeout=60)
+    r = http_client.put(f"{via.url}/connectors/{name}/stop", timeout=60)
     assert (r.status_code, r.content) == (204, b""), r.text
     wait_until(
         lambda: all(w.get(f"/connectors/{name}/tasks").json() == [] for w in cluster),
@@ -311,7 +311,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
     roles = _settled(cluster, stopped)
     via = roles.follower(cluster, name)
     partition = {"filename": str(source)}
-    r = httpx2.patch(
+    r = http_client.patch(
         f"{via.url}/connectors/{name}/offsets",
         timeout=60,
         json={"offsets": [{"partition": partition, "offset": {"position": 2}}]},
@@ -329,7 +329,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
     )
 
     via = _settled(cluster, stopped).follower(cluster, name)
-    r = httpx2.delete(f"{via.url}/connectors/{name}/offsets", timeout=60)
+    r = http_client.delete(f"{via.url}/connectors/{name}/offsets", timeout=60)
     assert r.status_code == 200, r.text
     assert r.json() == {"message": "The offsets for this connector have been reset successfully"}
     wait_until(
@@ -339,7 +339,7 @@ def test_leader_only_requests_through_a_worker_that_is_neither_leader_nor_owner(
     )
 
     via = _settled(cluster, stopped).follower(cluster, name)
-    r = httpx2.delete(f"{via.url}/connectors/{name}", timeout=60)
+    r = http_client.delete(f"{via.url}/connectors/{name}", timeout=60)
     assert (r.status_code, r.content) == (204, b""), r.text
     wait_until(
         lambda: all(name not in w.get("/connectors").json() for w in cluster), timeout=60, message="deleted everywhere"

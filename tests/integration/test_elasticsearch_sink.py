@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -21,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from sluice.api import Schema, SinkRecord, Struct, TopicPartition
 from sluice.connectors.elasticsearch import ElasticsearchSinkTask
 from sluice.converters.json import JsonConverter
+from tests import http_client
 from tests.helpers import RecordingReporter, RecordingSinkContext, put_in_chunks, read_topic, wait_until
 from tests.integration.workers import StandaloneWorker, connector_cli
 
@@ -87,7 +87,7 @@ class Search:
         self.url = url
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        r = httpx2.request(method, self.url + path, json=body, timeout=30)
+        r = http_client.request(method, self.url + path, json=body, timeout=30)
         return r.status_code, (r.json() if r.content else None)
 
     def count(self, index: str, query: dict[str, Any] | None = None) -> int:
@@ -129,12 +129,12 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 def create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert r.status_code == 201, r.text
 
 
 def delete(worker: StandaloneWorker, name: str) -> None:
-    httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+    http_client.delete(f"{worker.url}/connectors/{name}", timeout=60)
 
 
 def sink_config(search: Search, topic: str, **extra: str) -> dict[str, str]:
@@ -365,7 +365,7 @@ def test_data_stream(worker, search, kafka_bootstrap, unique_name):
 
 def test_validation_names_an_unreachable_cluster_on_connection_url(worker, unique_name):
     config = {"connector.class": CONNECTOR, "topics": "t", "connection.url": "http://127.0.0.1:9", "name": unique_name}
-    r = httpx2.put(
+    r = http_client.put(
         f"{worker.url}/connector-plugins/ElasticsearchSinkConnector/config/validate", json=config, timeout=60
     )
     assert r.status_code == 200, r.text
@@ -464,7 +464,7 @@ def test_the_server_going_away_is_retried_then_recovered_or_failed(
         search.wait_count(patient_topic, 4000, w, patient, timeout=300)
         assert w.task_state(patient) == "RUNNING"
         assert search.count(brittle_topic) == 2000  # what was acknowledged before the outage is there
-        r = httpx2.post(f"{w.url}/connectors/{brittle}/restart?includeTasks=true&onlyFailed=true", timeout=60)
+        r = http_client.post(f"{w.url}/connectors/{brittle}/restart?includeTasks=true&onlyFailed=true", timeout=60)
         assert r.status_code in (200, 202, 204), r.text
         search.wait_count(brittle_topic, 4000, w, brittle)
         assert w.stop() == 0, w.log()

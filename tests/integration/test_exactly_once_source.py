@@ -16,12 +16,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sluice_devtools.kafka import KafkaBroker
+from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
 from tests.integration.group_servers import started
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
@@ -81,7 +81,7 @@ def _one_partition_topic(bootstrap: str, topic: str) -> str:
 
 
 def _put(worker: DistributedWorker, name: str, config: dict[str, str]) -> None:
-    answer = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+    answer = http_client.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
     assert answer.status_code in (200, 201), answer.text
 
 
@@ -102,7 +102,7 @@ def _offsets(worker: DistributedWorker, name: str) -> list[dict[str, Any]]:
 def _stop(worker: DistributedWorker, *names: str) -> None:
     """``PUT /connectors/{c}/stop`` each of ``names``; wait until all are STOPPED."""
     for name in names:
-        assert httpx2.put(f"{worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
+        assert http_client.put(f"{worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
     wait_until(
         lambda: all(
             worker.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED" for name in names
@@ -323,7 +323,7 @@ def test_a_zombie_leader_is_fenced_and_the_retried_create_succeeds(kafka_bootstr
         zombie.abort_transaction(30)
 
         config = {"connector.class": VERIFIABLE, "throughput": "100", "topic": topic, "tasks.max": "2"}
-        first = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+        first = http_client.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
         assert first.status_code == 500, first.text
         assert "can be safely retried" in first.json()["message"], first.text
         assert worker.get(f"/connectors/{name}").status_code == 404  # nothing of it was written
@@ -719,7 +719,7 @@ def test_a_task_that_cannot_fence_fails_visibly_and_recovers_once_allowed(author
         )
         for future in admin.delete_acls([filter_]).values():
             future.result(30)
-        assert httpx2.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=60).status_code == 204
+        assert http_client.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=60).status_code == 204
         wait_until(lambda: len(reader.read()) >= 300, timeout=120, message=lambda: f"{len(reader.records)} lines")
         assert [value for _, value in reader.read()] == [f"line-{n}" for n in range(300)]
         assert worker.stop() == 0, worker.log()

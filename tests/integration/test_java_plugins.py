@@ -22,6 +22,7 @@ import pytest
 
 from sluice import __version__ as sluice_version
 from sluice_devtools.jars import kafka_connect_classpath, kafka_connect_test_plugins_classpath
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 from tests.integration.workers import TEST_PLUGINS, DistributedWorker, StandaloneWorker
@@ -107,7 +108,7 @@ def kafka_connect(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
 
 
 def _put(worker: StandaloneWorker, name: str, config: dict[str, str]) -> httpx2.Response:
-    return httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+    return http_client.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
 
 
 def _status(worker: StandaloneWorker, name: str) -> dict[str, Any]:
@@ -136,7 +137,7 @@ def test_plugin_listing_shows_both_runtimes_of_one_class(java_worker: Standalone
 
 def test_a_version_nobody_has_is_refused_naming_the_installed_ones(java_worker: StandaloneWorker) -> None:
     config = {"connector.class": FILE_SOURCE, "connector.plugin.version": "9.9.9", "topic": "t", "file": "/dev/null"}
-    answer = httpx2.put(
+    answer = http_client.put(
         f"{java_worker.url}/connector-plugins/FileStreamSourceConnector/config/validate", json=config, timeout=60
     )
     assert answer.status_code == 200
@@ -158,9 +159,9 @@ def test_two_versions_of_one_java_plugin_run_side_by_side(
     listed = {(p["class"], p.get("version")) for p in java_worker.get("/connector-plugins").json()}
     assert {(VERSIONED, "1.0"), (VERSIONED, "2.0")} <= listed
     config_of = f"{java_worker.url}/connector-plugins/{VERSIONED}/config"
-    assert {k["name"] for k in httpx2.get(config_of, params={"version": "1.0"}, timeout=60).json()} >= {"topic"}
-    assert httpx2.get(config_of, params={"version": "9.9.9"}, timeout=60).status_code == 404
-    assert httpx2.get(config_of, params={"version": "[1.0"}, timeout=60).status_code == 400
+    assert {k["name"] for k in http_client.get(config_of, params={"version": "1.0"}, timeout=60).json()} >= {"topic"}
+    assert http_client.get(config_of, params={"version": "9.9.9"}, timeout=60).status_code == 404
+    assert http_client.get(config_of, params={"version": "[1.0"}, timeout=60).status_code == 400
     for version, asked in (("1.0", "1.0"), ("2.0", "[1.5,)"), ("2.0", None)):
         name = f"versioned-{version}-{asked or 'latest'}".replace("[", "").replace(",", "").replace(")", "")
         topic = f"{unique_name}-{name}"
@@ -171,7 +172,7 @@ def test_two_versions_of_one_java_plugin_run_side_by_side(
         versions = wait_until(lambda n=name: _running_versions(java_worker, n), timeout=90, message=f"{name} running")
         assert set(versions) == {version}
         assert _first_value(kafka_bootstrap, topic) == f"runs {version}".encode()
-        assert httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60).status_code == 204
+        assert http_client.delete(f"{java_worker.url}/connectors/{name}", timeout=60).status_code == 204
     refused = _put(
         java_worker,
         "versioned-missing",
@@ -192,7 +193,7 @@ def test_a_python_only_converter_or_transform_is_refused_for_a_java_connector(ja
         "transforms.cast.type": "sluice.transforms.cast.CastValue",  # a Python path
         "transforms.cast.spec": "string",
     }
-    answer = httpx2.put(
+    answer = http_client.put(
         f"{java_worker.url}/connector-plugins/FileStreamSourceConnector/config/validate", json=config, timeout=60
     )
     values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
@@ -201,7 +202,7 @@ def test_a_python_only_converter_or_transform_is_refused_for_a_java_connector(ja
     assert values["key.converter"]["errors"] == []
     # the same config with Sluice's own FileStreamSource (no version asked) is fine on that account
     del config["connector.plugin.version"]
-    answer = httpx2.put(
+    answer = http_client.put(
         f"{java_worker.url}/connector-plugins/FileStreamSourceConnector/config/validate", json=config, timeout=60
     )
     values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
@@ -233,11 +234,11 @@ def test_a_failing_java_task_is_failed_with_its_java_trace_and_restarts(
     trace = wait_until(failed_trace, timeout=90, message="the Java mock task FAILED")
     assert "java.lang.RuntimeException" in trace
     assert f"at sluice-connect-runtime//org.apache.kafka.connect.tools.{where}" in trace
-    restarted = httpx2.post(f"{java_worker.url}/connectors/{name}/tasks/0/restart", timeout=60)
+    restarted = http_client.post(f"{java_worker.url}/connectors/{name}/tasks/0/restart", timeout=60)
     assert restarted.status_code == 204
     wait_until(lambda: java_worker.task_state(name) == "RUNNING", timeout=60, message="the task running again")
     wait_until(failed_trace, timeout=60, message="the restarted Java mock task FAILED again")
-    assert httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60).status_code == 204
+    assert http_client.delete(f"{java_worker.url}/connectors/{name}", timeout=60).status_code == 204
 
 
 def test_java_file_pipeline_is_byte_identical_across_a_restart(
@@ -316,15 +317,15 @@ def test_java_plugins_log_at_info_in_their_context_and_admin_loggers_sets_their_
         started = f"INFO [{name}|worker] Starting file source connector reading from {source_file}"
         wait_until(lambda: started in java_worker.log(), timeout=60, message="the Java connector's INFO line")
         wait_until(lambda: java_worker.task_state(name) == "RUNNING", timeout=60, message="the Java task running")
-        answer = httpx2.put(f"{java_worker.url}/admin/loggers/{namespace}", json={"level": "TRACE"}, timeout=30)
+        answer = http_client.put(f"{java_worker.url}/admin/loggers/{namespace}", json={"level": "TRACE"}, timeout=30)
         assert answer.status_code == 200 and namespace in answer.json()
         with source_file.open("a", encoding="utf-8") as out:
             out.write("two\n")
         read = f"[{name}|task-0] Read a line from {source_file}"  # FileStreamSourceTask, at TRACE
         wait_until(lambda: read in java_worker.log(), timeout=60, message="the Java task's TRACE line")
     finally:
-        httpx2.put(f"{java_worker.url}/admin/loggers/{namespace}", json={"level": "INFO"}, timeout=30)
-        httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
+        http_client.put(f"{java_worker.url}/admin/loggers/{namespace}", json={"level": "INFO"}, timeout=30)
+        http_client.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
 
 
 # Keys whose recommended values list the installed plugins or versions, which differ between
@@ -373,7 +374,7 @@ def test_validation_of_a_java_plugin_answers_as_kafka_connect(
     plugins)."""
     plugin = config["connector.class"].rpartition(".")[2]
     body = {**config, "connector.plugin.version": KAFKA_VERSION}
-    ours = httpx2.put(f"{java_worker.url}/connector-plugins/{plugin}/config/validate", json=body, timeout=60)
+    ours = http_client.put(f"{java_worker.url}/connector-plugins/{plugin}/config/validate", json=body, timeout=60)
     theirs = kafka_connect.request("PUT", f"/connector-plugins/{plugin}/config/validate", json=body)
     assert (ours.status_code, theirs.status_code) == (200, 200), (ours.text, theirs.text)
     ours_json, theirs_json = ours.json(), theirs.json()
@@ -464,12 +465,12 @@ def test_exactly_once_preflight_validation_answers_as_kafka_connect(
                 kafka_connect.request("PUT", path, json={**body, "connector.plugin.version": KAFKA_VERSION})
             )
             assert theirs["exactly.once.support"][0] == "This worker does not have exactly-once source support enabled."
-            java = httpx2.put(
+            java = http_client.put(
                 f"{worker.url}{path}", json={**body, "connector.plugin.version": KAFKA_VERSION}, timeout=60
             )
             assert errors(java) == theirs, file
-            assert errors(httpx2.put(f"{worker.url}{path}", json=body, timeout=60)) == theirs, file
-        created = httpx2.put(f"{worker.url}/connectors/eos-required/config", json=body, timeout=60)
+            assert errors(http_client.put(f"{worker.url}{path}", json=body, timeout=60)) == theirs, file
+        created = http_client.put(f"{worker.url}/connectors/eos-required/config", json=body, timeout=60)
         assert created.status_code == 400
         assert "This worker does not have exactly-once source support enabled." in created.json()["message"]
     finally:
@@ -576,12 +577,12 @@ def test_a_java_connector_reads_its_offsets_through_its_context(
             timeout=60,
             message="the task's offset committed",
         )
-        restart = httpx2.post(f"{java_worker.url}/connectors/{name}/restart?includeTasks=true", timeout=60)
+        restart = http_client.post(f"{java_worker.url}/connectors/{name}/restart?includeTasks=true", timeout=60)
         assert restart.status_code in (202, 204), restart.text
         values = [message.value() for message in read_topic(kafka_bootstrap, topic, 2)]
         assert values == [b"none", b"41 Long"]
     finally:
-        httpx2.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
+        http_client.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
 
 
 def _javac(sources: dict[str, str], classpath: list[Path], jar: Path) -> None:
@@ -632,7 +633,7 @@ def test_plugins_bundling_conflicting_versions_of_a_library_run_in_one_worker(
     assert seen == {"a": b"one", "b": b"two"}
     assert _status(java_worker, "greeting-a")["connector"]["version"] == "1.0.a"
     for pkg in ("a", "b"):
-        assert httpx2.delete(f"{java_worker.url}/connectors/greeting-{pkg}", timeout=60).status_code == 204
+        assert http_client.delete(f"{java_worker.url}/connectors/greeting-{pkg}", timeout=60).status_code == 204
 
 
 def _first_value(bootstrap: str, topic: str) -> bytes | None:

@@ -27,10 +27,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
 import pytest
 from confluent_kafka import Producer
 
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.conftest_databases import execute, is_pg, query
 from tests.integration.workers import StandaloneWorker
@@ -73,12 +73,12 @@ def db_props(server: Any) -> dict[str, str]:
 
 
 def create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 
 def delete(worker: StandaloneWorker, name: str) -> None:
-    httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+    http_client.delete(f"{worker.url}/connectors/{name}", timeout=60)
 
 
 def status(worker: StandaloneWorker, name: str) -> str:

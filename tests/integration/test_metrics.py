@@ -10,10 +10,10 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -36,7 +36,7 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 def scrape(worker: StandaloneWorker) -> Samples:
-    response = httpx2.get(worker.url + "/metrics", timeout=10)
+    response = http_client.get(worker.url + "/metrics", timeout=10)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
     samples: Samples = {}
@@ -59,7 +59,7 @@ def number(samples: Samples, name: str, **labels: str) -> float:
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+    r = http_client.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
     assert r.status_code in (200, 201), r.text
 
 
@@ -89,7 +89,7 @@ def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tm
         )
         return samples if done else None
 
-    samples = wait_until(moved, timeout=30, message=lambda: httpx2.get(worker.url + "/metrics").text[-3000:])
+    samples = wait_until(moved, timeout=30, message=lambda: http_client.get(worker.url + "/metrics").text[-3000:])
     # rates over the window the records moved in
     assert (value(samples, "kafka_connect_source_task_source_record_poll_rate", **src) or 0) > 0
     assert (value(samples, "kafka_connect_sink_task_sink_record_read_rate", **snk) or 0) > 0
@@ -124,7 +124,7 @@ def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tm
         )
         return samples if done else None
 
-    samples = wait_until(settled, timeout=60, message=lambda: httpx2.get(worker.url + "/metrics").text[-3000:])
+    samples = wait_until(settled, timeout=60, message=lambda: http_client.get(worker.url + "/metrics").text[-3000:])
     for task in (src, snk):
         # only commits that succeeded, timed; a task that has only run so far
         assert number(samples, "kafka_connect_connector_task_offset_commit_success_percentage", **task) == 1.0
@@ -149,7 +149,7 @@ def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tm
     assert number(samples, "kafka_connect_connector_task_batch_size_max", **snk) >= 1
 
     # the console's throughput of the pipeline: the rates of the sink's task, from /metrics
-    console = httpx2.get(worker.url + "/ui/connector", params={"name": sink, "part": "rates"}, timeout=30).json()
+    console = http_client.get(worker.url + "/ui/connector", params={"name": sink, "part": "rates"}, timeout=30).json()
     assert console["exposed"] is True
     [task] = console["tasks"]
     assert task["task"] == 0 and task["kind"] == "sink" and task["records_in"] > 0 and task["lag"] == 0
@@ -166,20 +166,20 @@ def test_a_pipelines_rates_totals_and_status_gauges(worker: StandaloneWorker, tm
 
     assert task_status("running")
     running_before, _ = ratios()
-    assert httpx2.put(f"{worker.url}/connectors/{source}/pause", timeout=30).status_code == 202
+    assert http_client.put(f"{worker.url}/connectors/{source}/pause", timeout=30).status_code == 202
     wait_until(lambda: task_status("paused"), timeout=60, message="the status gauge to say paused")
     assert not task_status("running")
     # paused: the share of time paused rises from 0, the share running falls
     wait_until(lambda: ratios()[1] > 0 and ratios()[0] < running_before, timeout=30, message=lambda: str(ratios()))
     paused_running, paused_share = ratios()
-    assert httpx2.put(f"{worker.url}/connectors/{source}/resume", timeout=30).status_code == 202
+    assert http_client.put(f"{worker.url}/connectors/{source}/resume", timeout=30).status_code == 202
     wait_until(lambda: task_status("running"), timeout=60, message="the status gauge to say running again")
     # running again: the share running rises, the share paused falls
     wait_until(
         lambda: ratios()[0] > paused_running and ratios()[1] < paused_share, timeout=30, message=lambda: str(ratios())
     )
     for name in (source, sink):
-        httpx2.delete(f"{worker.url}/connectors/{name}", timeout=30)
+        http_client.delete(f"{worker.url}/connectors/{name}", timeout=30)
 
 
 def test_error_totals_match_a_dead_letter_queue_run(
@@ -219,7 +219,7 @@ def test_error_totals_match_a_dead_letter_queue_run(
         done = value(samples, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels) == 4
         return samples if done else None
 
-    samples = wait_until(counted, timeout=30, message=lambda: httpx2.get(worker.url + "/metrics").text[-3000:])
+    samples = wait_until(counted, timeout=30, message=lambda: http_client.get(worker.url + "/metrics").text[-3000:])
     assert value(samples, "kafka_connect_task_error_total_record_errors", **labels) == 4
     assert value(samples, "kafka_connect_task_error_total_record_failures", **labels) == 4
     assert value(samples, "kafka_connect_task_error_total_records_skipped", **labels) == 4
@@ -228,7 +228,7 @@ def test_error_totals_match_a_dead_letter_queue_run(
     assert (value(samples, "kafka_connect_task_error_last_error_timestamp", **labels) or 0) > 1.7e12
     assert value(samples, "kafka_connect_sink_task_sink_record_read_total", **labels) == 10
     assert value(samples, "kafka_connect_sink_task_sink_record_send_total", **labels) == 6
-    httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
+    http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=30)
 
 
 def test_a_metrics_reporter_gets_the_workers_metrics(kafka_bootstrap: str, tmp_path: Path, unique_name: str) -> None:

@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from sluice_devtools.jars import mirror_maker_plugin
 from sluice_devtools.kafka import KafkaBroker
+from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
 
@@ -119,7 +120,7 @@ def _start_mirror(worker: DistributedWorker, prefix: str, config: dict[str, dict
         name = f"{prefix}-{connector}"
 
         def created(n: str = name, c: dict[str, str] = settings) -> httpx2.Response | None:
-            r = httpx2.put(f"{worker.url}/connectors/{n}/config", json=c, timeout=60)
+            r = http_client.put(f"{worker.url}/connectors/{n}/config", json=c, timeout=60)
             return None if r.status_code == 409 else r  # the worker still joining its group
 
         answer = wait_until(created, timeout=60, message=f"{name} created")
@@ -398,7 +399,9 @@ def test_mirror_maker_replicates_both_ways_with_checkpoints_and_failover(
 
         # restarting all three connectors keeps the checkpoints monotonic
         for connector in CONNECTORS:
-            answer = httpx2.post(f"{to_backup.url}/connectors/p2b-{connector}/restart?includeTasks=true", timeout=60)
+            answer = http_client.post(
+                f"{to_backup.url}/connectors/p2b-{connector}/restart?includeTasks=true", timeout=60
+            )
             assert answer.status_code in (202, 204), answer.text
         for connector in CONNECTORS:
             wait_until(
@@ -537,7 +540,7 @@ def test_exactly_once_mirror_source_re_replicates_what_its_altered_offsets_say(
         assert _committed_count(backup[1], f"primary.{first}", PARTITIONS * PER_PARTITION) == PARTITIONS * PER_PARTITION
         assert _committed_count(backup[1], f"primary.{second}", PER_PARTITION) == PER_PARTITION
 
-        assert httpx2.put(f"{worker.url}/connectors/{source}/stop", timeout=60).status_code == 204
+        assert http_client.put(f"{worker.url}/connectors/{source}/stop", timeout=60).status_code == 204
         wait_until(
             lambda: worker.get(f"/connectors/{source}/status").json()["connector"]["state"] == "STOPPED",
             timeout=120,
@@ -556,9 +559,9 @@ def test_exactly_once_mirror_source_re_replicates_what_its_altered_offsets_say(
             {"partition": by_topic[(first, p)], "offset": {"offset": 0}} for p in range(PARTITIONS)
         ]
         offsets.append({"partition": by_topic[(second, 0)], "offset": None})
-        answer = httpx2.patch(f"{worker.url}/connectors/{source}/offsets", json={"offsets": offsets}, timeout=60)
+        answer = http_client.patch(f"{worker.url}/connectors/{source}/offsets", json={"offsets": offsets}, timeout=60)
         assert answer.status_code == 200, answer.text
-        assert httpx2.put(f"{worker.url}/connectors/{source}/resume", timeout=60).status_code == 202
+        assert http_client.put(f"{worker.url}/connectors/{source}/resume", timeout=60).status_code == 202
 
         again_first = PARTITIONS * PER_PARTITION + PARTITIONS * (PER_PARTITION - 1)
         assert _committed_count(backup[1], f"primary.{first}", again_first) == again_first

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
 
@@ -59,11 +60,11 @@ def cluster(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 def _post(worker: DistributedWorker, path: str, body: dict | None = None) -> httpx2.Response:
-    return httpx2.post(worker.url + path, json=body, timeout=120)
+    return http_client.post(worker.url + path, json=body, timeout=120)
 
 
 def _put(worker: DistributedWorker, path: str, body: dict | None = None) -> httpx2.Response:
-    return httpx2.put(worker.url + path, json=body, timeout=120)
+    return http_client.put(worker.url + path, json=body, timeout=120)
 
 
 def _task_state(worker: DistributedWorker, name: str) -> str | None:
@@ -153,7 +154,7 @@ def test_writes_that_each_start_a_rebalance_wait_it_out_through_leader_and_follo
         expect(_put(b, f"/connectors/{name}/config", {**config, "tasks.max": "2"}), 200, f"reconfigure {name}")
         if i % 2:
             expect(_put(c, f"/connectors/{name}/stop"), 204, f"stop {name}")
-        expect(httpx2.delete(f"{c.url}/connectors/{name}", timeout=120), 204, f"delete {name}")
+        expect(http_client.delete(f"{c.url}/connectors/{name}", timeout=120), 204, f"delete {name}")
     assert refusals == []
 
     def none_left() -> bool:

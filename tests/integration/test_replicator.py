@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
+from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
 from tests.integration.workers import StandaloneWorker
 
@@ -130,7 +130,7 @@ def _topic_configs(bootstrap: str, topic: str) -> dict[str, str]:
 
 
 def _create_connector(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    answer = httpx2.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
+    answer = http_client.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=60)
     assert answer.status_code == 201, answer.text
 
 
@@ -159,7 +159,7 @@ def test_replicator_copies_byte_for_byte_follows_topics_and_commits_source_offse
     worker = StandaloneWorker(tmp_path / "w", other, "replicator").start()
     try:
         # what Sluice's Replicator does not do is refused, naming the key
-        refused = httpx2.put(
+        refused = http_client.put(
             f"{worker.url}/connector-plugins/ReplicatorSourceConnector/config/validate",
             json={
                 **_replicator(primary, other, **{"topic.whitelist": topic}),

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 import schemathesis
 from hypothesis.configuration import set_hypothesis_home_dir
 from schemathesis.engine import events
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -225,7 +225,7 @@ def connectors(worker: StandaloneWorker, work_dir: Path) -> dict[str, dict[str, 
         body: dict[str, Any] = {"name": name, "config": config}
         if name in (STOPPED_SOURCE, STOPPED_SINK):
             body["initial_state"] = "STOPPED"
-        r = httpx2.post(f"{worker.url}/connectors", json=body, timeout=60)
+        r = http_client.post(f"{worker.url}/connectors", json=body, timeout=60)
         assert r.status_code == 201, r.text
     for name in (SOURCE, SINK):
         wait_until(lambda n=name: _connector_running(worker, n), timeout=90, message=f"{name} RUNNING")

@@ -8,6 +8,7 @@ import httpx2
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker, free_port
 
@@ -67,7 +68,7 @@ class TopicReader:
 
 
 def _put(worker: StandaloneWorker, path: str, **kw) -> httpx2.Response:
-    return httpx2.put(worker.url + path, timeout=30, **kw)
+    return http_client.put(worker.url + path, timeout=30, **kw)
 
 
 def _stop_and_wait(worker: StandaloneWorker, name: str) -> None:
@@ -96,7 +97,7 @@ def test_source_offsets_alter_to_an_earlier_position_and_reset(worker, kafka_boo
     try:
         assert reader.wait_for(10) == lines
 
-        running = httpx2.patch(
+        running = http_client.patch(
             f"{worker.url}/connectors/{unique_name}/offsets",
             timeout=30,
             json={"offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 0}}]},
@@ -112,7 +113,7 @@ def test_source_offsets_alter_to_an_earlier_position_and_reset(worker, kafka_boo
         assert r.status_code == 200
         assert r.json() == {"offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 70}}]}
 
-        r = httpx2.patch(
+        r = http_client.patch(
             f"{worker.url}/connectors/{unique_name}/offsets",
             timeout=30,
             json={"offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 35}}]},
@@ -125,7 +126,7 @@ def test_source_offsets_alter_to_an_earlier_position_and_reset(worker, kafka_boo
         assert reader.wait_for(15)[10:] == lines[5:]  # the lines after position 35, again
 
         _stop_and_wait(worker, unique_name)
-        r = httpx2.delete(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30)
+        r = http_client.delete(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30)
         assert r.status_code == 200, r.text
         assert r.json() == {"message": "The offsets for this connector have been reset successfully"}
         assert worker.get(f"/connectors/{unique_name}/offsets").json() == {"offsets": []}
@@ -172,7 +173,7 @@ def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(
     assert worker.get(f"/connectors/{unique_name}/topics").json() == {unique_name: {"topics": [topic]}}
 
     _stop_and_wait(worker, unique_name)
-    bad = httpx2.patch(
+    bad = http_client.patch(
         f"{worker.url}/connectors/{unique_name}/offsets",
         timeout=30,
         json={"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": "x"}, "offset": None}]},
@@ -181,7 +182,7 @@ def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(
         bad.status_code == 400 and "Partition values for sink connectors need to be integers" in bad.json()["message"]
     )
 
-    r = httpx2.patch(
+    r = http_client.patch(
         f"{worker.url}/connectors/{unique_name}/offsets",
         timeout=30,
         json={"offsets": [{"partition": partition, "offset": {"kafka_offset": 2}}]},
@@ -193,7 +194,7 @@ def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(
     assert sink_lines(8)[5:] == ["v2", "v3", "v4"]
 
     _stop_and_wait(worker, unique_name)
-    r = httpx2.delete(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30)
+    r = http_client.delete(f"{worker.url}/connectors/{unique_name}/offsets", timeout=30)
     assert r.status_code == 200, r.text
     assert r.json()["message"] == "The offsets for this connector have been reset successfully"
     assert worker.get(f"/connectors/{unique_name}/offsets").json() == {"offsets": []}
@@ -204,30 +205,30 @@ def test_sink_offsets_are_the_consumer_group_and_can_be_altered_and_reset(
 def test_offsets_of_an_unknown_connector(worker):
     r = worker.get("/connectors/nope/offsets")
     assert r.status_code == 404 and r.json() == {"error_code": 404, "message": "Connector nope not found"}
-    r = httpx2.delete(f"{worker.url}/connectors/nope/offsets", timeout=30)
+    r = http_client.delete(f"{worker.url}/connectors/nope/offsets", timeout=30)
     assert r.status_code == 404
 
 
 def test_admin_endpoints_only_on_the_admin_listener(worker, admin_port):
     assert worker.get("/admin/loggers").status_code == 404
     admin = f"http://127.0.0.1:{admin_port}"
-    r = httpx2.get(f"{admin}/admin/loggers", timeout=10)
+    r = http_client.get(f"{admin}/admin/loggers", timeout=10)
     assert r.status_code == 200 and "root" in r.json()
-    r = httpx2.put(f"{admin}/admin/loggers/sluice.runtime", json={"level": "DEBUG"}, timeout=10)
+    r = http_client.put(f"{admin}/admin/loggers/sluice.runtime", json={"level": "DEBUG"}, timeout=10)
     assert r.status_code == 200 and "sluice.runtime" in r.json() and "sluice.runtime.worker" in r.json()
-    assert httpx2.get(f"{admin}/admin/loggers/sluice.runtime.worker", timeout=10).json()["level"] == "DEBUG"
-    r = httpx2.put(f"{admin}/admin/loggers/sluice.runtime", json={"level": "INFO"}, timeout=10)
+    assert http_client.get(f"{admin}/admin/loggers/sluice.runtime.worker", timeout=10).json()["level"] == "DEBUG"
+    r = http_client.put(f"{admin}/admin/loggers/sluice.runtime", json={"level": "INFO"}, timeout=10)
     assert r.status_code == 200
-    assert httpx2.get(f"{admin}/connectors", timeout=10).status_code == 404
+    assert http_client.get(f"{admin}/connectors", timeout=10).status_code == 404
 
 
 def test_cors_and_configured_response_headers(worker):
-    r = httpx2.get(f"{worker.url}/connectors", headers={"Origin": ORIGIN}, timeout=10)
+    r = http_client.get(f"{worker.url}/connectors", headers={"Origin": ORIGIN}, timeout=10)
     assert r.status_code == 200
     assert r.headers["access-control-allow-origin"] == ORIGIN
     assert r.headers["x-frame-options"] == "DENY"
     assert r.headers["cache-control"] == "no-store, max-age=0"
-    preflight = httpx2.options(
+    preflight = http_client.options(
         f"{worker.url}/connectors/x/config",
         timeout=10,
         headers={
@@ -238,7 +239,7 @@ def test_cors_and_configured_response_headers(worker):
     )
     assert preflight.status_code == 200
     assert "PUT" in preflight.headers["access-control-allow-methods"]
-    other = httpx2.get(f"{worker.url}/connectors", headers={"Origin": "http://elsewhere.example"}, timeout=10)
+    other = http_client.get(f"{worker.url}/connectors", headers={"Origin": "http://elsewhere.example"}, timeout=10)
     assert "access-control-allow-origin" not in other.headers
 
 
@@ -268,4 +269,4 @@ def test_a_sinks_topic_is_active_as_soon_as_it_has_a_record_before_put_returns(
     assert not records.exists() or records.read_text() == ""
     hold.touch()
     wait_until(lambda: records.exists() and '"first"' in records.read_text(), timeout=60, message="record written")
-    assert httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=60).status_code == 204
+    assert http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=60).status_code == 204

@@ -20,6 +20,7 @@ import httpx2
 import pytest
 
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import (
     BASIC_AUTH_EXTENSION,
@@ -65,16 +66,16 @@ def test_https_with_basic_auth(kafka_bootstrap: str, tmp_path: Path, materials: 
     try:
         verify = materials.client_context()
         assert worker.url.startswith("https://")
-        anonymous = httpx2.get(worker.url + "/connectors", verify=verify, timeout=10)
+        anonymous = http_client.get(worker.url + "/connectors", verify=verify, timeout=10)
         assert anonymous.status_code == 401 and anonymous.text == "User cannot access the resource."
-        wrong = httpx2.get(worker.url + "/connectors", auth=("alice", "wrong"), verify=verify, timeout=10)
+        wrong = http_client.get(worker.url + "/connectors", auth=("alice", "wrong"), verify=verify, timeout=10)
         assert wrong.status_code == 401
-        assert httpx2.get(worker.url + "/connectors", auth=GOOD, verify=verify, timeout=10).json() == []
+        assert http_client.get(worker.url + "/connectors", auth=GOOD, verify=verify, timeout=10).json() == []
         with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-            httpx2.get(worker.url + "/connectors", auth=GOOD, timeout=10)  # not a certificate the system knows
+            http_client.get(worker.url + "/connectors", auth=GOOD, timeout=10)  # not a certificate the system knows
         # the worker's console calls the worker back over https, with the caller's credentials
-        assert httpx2.get(worker.url + "/ui/", verify=verify, timeout=10).status_code == 401
-        page = httpx2.get(worker.url + "/ui/", auth=GOOD, verify=verify, timeout=30)
+        assert http_client.get(worker.url + "/ui/", verify=verify, timeout=10).status_code == 401
+        page = http_client.get(worker.url + "/ui/", auth=GOOD, verify=verify, timeout=30)
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
         assert "No Kafka Connect worker answered" not in page.text
 
@@ -100,9 +101,9 @@ def test_https_with_basic_auth(kafka_bootstrap: str, tmp_path: Path, materials: 
             assert console.stdout is not None
             found = CONSOLE_LINE.search(console.stdout.readline())  # printed once it serves
             assert found, (tmp_path / "console.log").read_text()
-            page = httpx2.get(found.group(1), auth=GOOD, timeout=30)
+            page = http_client.get(found.group(1), auth=GOOD, timeout=30)
             assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
-            assert httpx2.get(found.group(1), timeout=30).status_code == 401  # the worker's answer, passed on
+            assert http_client.get(found.group(1), timeout=30).status_code == 401  # the worker's answer, passed on
         finally:
             console.send_signal(signal.SIGTERM)
             assert console.wait(30) == 0
@@ -130,8 +131,10 @@ def test_client_certificates_required(kafka_bootstrap: str, tmp_path: Path, mate
     worker.start()
     try:
         with pytest.raises(httpx2.TransportError):
-            httpx2.get(worker.url + "/connectors", verify=materials.client_context(), timeout=10)
-        r = httpx2.get(worker.url + "/connectors", verify=materials.client_context(with_client_cert=True), timeout=10)
+            http_client.get(worker.url + "/connectors", verify=materials.client_context(), timeout=10)
+        r = http_client.get(
+            worker.url + "/connectors", verify=materials.client_context(with_client_cert=True), timeout=10
+        )
         assert r.status_code == 200 and r.json() == []
         ca = str(materials.ca_pem)
         refused = connector_cli("--url", worker.url, "--ca-cert", ca, "list")
@@ -165,8 +168,8 @@ def test_pem_keystore(kafka_bootstrap: str, tmp_path: Path, materials: TlsMateri
     worker.start()
     try:
         for verify in (materials.client_context(), materials.client_context(with_client_cert=True)):
-            assert httpx2.get(worker.url + "/connectors", verify=verify, timeout=10).json() == []
-        page = httpx2.get(worker.url + "/ui/", verify=materials.client_context(), timeout=30)
+            assert http_client.get(worker.url + "/connectors", verify=verify, timeout=10).json() == []
+        page = http_client.get(worker.url + "/ui/", verify=materials.client_context(), timeout=30)
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
     finally:
         assert worker.stop() == 0, worker.log()
@@ -211,9 +214,9 @@ def test_a_cluster_on_https_forwards_writes_with_credentials(
         (follower,) = [w for w in workers if w.url != leader_url]
         (leader,) = [w for w in workers if w.url == leader_url]
         body = {"name": unique_name, "config": {"connector.class": "FileStreamSource", "topic": unique_name}}
-        refused = httpx2.post(follower.url + "/connectors", json=body, verify=verify, timeout=60)
+        refused = http_client.post(follower.url + "/connectors", json=body, verify=verify, timeout=60)
         assert refused.status_code == 401
-        created = httpx2.post(follower.url + "/connectors", json=body, auth=GOOD, verify=verify, timeout=60)
+        created = http_client.post(follower.url + "/connectors", json=body, auth=GOOD, verify=verify, timeout=60)
         assert created.status_code == 201, created.text
         assert created.headers["location"] == f"{follower.url}/connectors/{unique_name}"
         assert leader.get("/connectors").json() == [unique_name]

@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.conftest_databases import execute
 from tests.integration.workers import DistributedWorker, StandaloneWorker
@@ -44,7 +44,7 @@ def _lines(path: Path) -> list[str]:
 
 def _failed_task(worker: StandaloneWorker, connector: str, config: dict[str, str]) -> dict[str, Any]:
     """Create ``connector`` with ``config``; its task 0's status once it is FAILED (within a deadline)."""
-    r = httpx2.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
+    r = http_client.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
     assert r.status_code == 201, r.text
 
     def failed() -> dict[str, Any] | None:
@@ -62,7 +62,7 @@ def _move_file_data(worker: StandaloneWorker, tmp_path: Path, name: str, count: 
         (f"{name}-src", {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}),
         (f"{name}-sink", {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic}),
     ):
-        r = httpx2.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
+        r = http_client.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
         assert r.status_code == 201, r.text
     wait_until(
         lambda: len(_lines(sink)) >= count,
@@ -196,7 +196,7 @@ def test_a_split_bulk_read_writes_through_sparks_kafka_sink_over_sasl_ssl(
     )
     worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=_worker_settings(client)).start()
     try:
-        r = httpx2.put(
+        r = http_client.put(
             f"{worker.url}/connectors/{unique_name}/config",
             json={
                 "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
@@ -242,7 +242,7 @@ def test_java_connectors_move_file_data_over_sasl_ssl_and_a_wrong_password_fails
             ("java-src", {"connector.class": "FileStreamSource", "file": str(source), "topic": topic, **java}),
             ("java-sink", {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic, **java}),
         ):
-            r = httpx2.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
+            r = http_client.put(f"{worker.url}/connectors/{connector}/config", json=config, timeout=60)
             assert r.status_code == 201, r.text
         wait_until(
             lambda: _lines(sink) == [f"line-{i}" for i in range(200)],

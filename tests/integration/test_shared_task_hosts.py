@@ -16,9 +16,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -34,7 +34,7 @@ def _runs_in(worker: StandaloneWorker) -> list[tuple[str, int]]:
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 
@@ -75,7 +75,7 @@ def test_tasks_share_hosts_and_fail_and_restart_alone(kafka_bootstrap: str, uniq
         restarted = names[0]
         with files[restarted].open("a") as f:
             f.write(f"{restarted} second\n")
-        r = httpx2.post(f"{worker.url}/connectors/{restarted}/tasks/0/restart", timeout=30)
+        r = http_client.post(f"{worker.url}/connectors/{restarted}/tasks/0/restart", timeout=30)
         assert r.status_code == 204, r.text
         wait_until(
             lambda: len(_runs_in(worker)) == started_before + 1, timeout=60, message="the restarted task runs again"

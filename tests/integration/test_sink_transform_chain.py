@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -81,7 +81,7 @@ def _sink(worker: StandaloneWorker, name: str, topics: str, file: Path, key_conv
         "predicates.hasSkip.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
         "predicates.hasSkip.name": "skip",
     }
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 

@@ -24,6 +24,7 @@ import pytest
 
 from sluice_devtools.jars import kafka_connect_classpath
 from sluice_devtools.spark_cluster import SparkStandaloneCluster
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import DistributedWorker, StandaloneWorker
 
@@ -62,7 +63,7 @@ def _app(cluster: SparkStandaloneCluster, name: str) -> dict | None:
 
 def _create(url: str, name: str, config: dict[str, str]) -> None:
     def created() -> httpx2.Response | None:
-        r = httpx2.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=60)
+        r = http_client.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=60)
         return None if r.status_code == 409 else r  # a distributed worker still joining its group
 
     r = wait_until(created, timeout=60, message=f"connector {name} created")
@@ -203,7 +204,7 @@ def test_java_tasks_run_in_a_cluster_executors_jvm_and_fail_when_it_dies(
         with source_file.open("a") as f:
             f.write("".join(f"line {i}\n" for i in range(300, 400)))
         for name in (source, sink):
-            r = httpx2.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=30)
+            r = http_client.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=30)
             assert r.status_code == 204, r.text
         wait_until(
             pipeline_caught_up,

@@ -11,6 +11,7 @@ import httpx2
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -46,7 +47,7 @@ def _payloads(bootstrap: str, topic: str, count: int) -> list[str]:
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> httpx2.Response:
-    return httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    return http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
 
 
 def test_python_path_connector_from_outside_the_package_runs_on_spark(worker, kafka_bootstrap, unique_name):
@@ -93,7 +94,7 @@ def test_failing_poll_fails_only_that_task_and_task_restart_recovers(worker, kaf
     wait_until(lambda: worker.task_state(healthy) == "RUNNING", timeout=60, message="sibling RUNNING")
     assert _payloads(kafka_bootstrap, f"{topic}-2", 5) == [f"seq-{i}" for i in range(5)]
 
-    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/tasks/0/restart", timeout=30)
+    r = http_client.post(f"{worker.url}/connectors/{unique_name}/tasks/0/restart", timeout=30)
     assert r.status_code == 204, r.text
     wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING again")
     assert "trace" not in worker.get(f"/connectors/{unique_name}/tasks/0/status").json()
@@ -115,7 +116,7 @@ def test_rest_errors_use_the_connect_error_body(worker, unique_name):
         r = worker.get(f"/connectors/no-such-connector{path}")
         assert r.status_code == 404 and r.json()["error_code"] == 404
 
-    malformed = httpx2.post(
+    malformed = http_client.post(
         f"{worker.url}/connectors",
         content=b'{"name": "x", "config": {',
         headers={"content-type": "application/json"},
@@ -141,13 +142,13 @@ def test_pause_survives_a_worker_restart(kafka_bootstrap, unique_name, tmp_path:
             == 201
         )
         wait_until(lambda: w.task_state(unique_name) == "RUNNING", timeout=90, message="RUNNING")
-        assert httpx2.put(f"{w.url}/connectors/{unique_name}/pause", timeout=10).status_code == 202
+        assert http_client.put(f"{w.url}/connectors/{unique_name}/pause", timeout=10).status_code == 202
         wait_until(lambda: w.task_state(unique_name) == "PAUSED", timeout=60, message="PAUSED")
         assert w.stop() == 0
         w.start()
         wait_until(lambda: w.task_state(unique_name) == "PAUSED", timeout=90, message="PAUSED after restart")
         assert w.get(f"/connectors/{unique_name}/status").json()["connector"]["state"] == "PAUSED"
-        assert httpx2.put(f"{w.url}/connectors/{unique_name}/resume", timeout=10).status_code == 202
+        assert http_client.put(f"{w.url}/connectors/{unique_name}/resume", timeout=10).status_code == 202
         wait_until(lambda: w.task_state(unique_name) == "RUNNING", timeout=60, message="RUNNING after resume")
     finally:
         w.kill()
@@ -155,7 +156,7 @@ def test_pause_survives_a_worker_restart(kafka_bootstrap, unique_name, tmp_path:
 
 def _task_starts(worker: StandaloneWorker) -> int:
     """The worker's ``task-startup-attempts-total`` (counted as the herder starts a task)."""
-    text = httpx2.get(f"{worker.url}/metrics", timeout=10).text
+    text = http_client.get(f"{worker.url}/metrics", timeout=10).text
     found = re.search(r"^kafka_connect_worker_task_startup_attempts_total(?:\{[^}]*\})? (\S+)$", text, re.M)
     assert found, text[-2000:]
     return int(float(found.group(1)))
@@ -169,12 +170,14 @@ def test_putting_the_same_config_again_leaves_the_tasks_running(worker, unique_n
     wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING")
     starts = _task_starts(worker)
 
-    again = httpx2.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=30)
+    again = http_client.put(f"{worker.url}/connectors/{unique_name}/config", json=config, timeout=30)
     assert again.status_code == 200, again.text  # 200: an update, not a creation
     assert _task_starts(worker) == starts
     assert worker.task_state(unique_name) == "RUNNING"
 
-    changed = httpx2.put(f"{worker.url}/connectors/{unique_name}/config", json={**config, "count": "4"}, timeout=30)
+    changed = http_client.put(
+        f"{worker.url}/connectors/{unique_name}/config", json={**config, "count": "4"}, timeout=30
+    )
     assert changed.status_code == 200, changed.text
     assert _task_starts(worker) == starts + 1
     wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING again")
@@ -187,7 +190,7 @@ def test_connector_restart_variants(worker, kafka_bootstrap, unique_name, tmp_pa
     assert _create(worker, unique_name, config).status_code == 201
     wait_until(lambda: worker.task_state(unique_name) == "FAILED", timeout=90, message="task FAILED")
 
-    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart?includeTasks=true&onlyFailed=true", timeout=30)
+    r = http_client.post(f"{worker.url}/connectors/{unique_name}/restart?includeTasks=true&onlyFailed=true", timeout=30)
     assert r.status_code == 202, r.text
     plan = r.json()
     assert plan["name"] == unique_name and plan["type"] == "source"
@@ -196,14 +199,14 @@ def test_connector_restart_variants(worker, kafka_bootstrap, unique_name, tmp_pa
     wait_until(lambda: worker.task_state(unique_name) == "RUNNING", timeout=90, message="task RUNNING")
     assert _payloads(kafka_bootstrap, f"{unique_name}-t", 4) == [f"seq-{i}" for i in range(4)]
 
-    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart", timeout=30)
+    r = http_client.post(f"{worker.url}/connectors/{unique_name}/restart", timeout=30)
     assert r.status_code == 204 and r.content == b""
     assert worker.get(f"/connectors/{unique_name}/status").json()["connector"]["state"] == "RUNNING"
     assert worker.task_state(unique_name) == "RUNNING"  # the plain restart leaves tasks alone
 
-    unknown = httpx2.post(f"{worker.url}/connectors/nope/restart?includeTasks=true", timeout=30)
+    unknown = http_client.post(f"{worker.url}/connectors/nope/restart?includeTasks=true", timeout=30)
     assert unknown.status_code == 404 and unknown.json() == {"error_code": 404, "message": "Unknown connector: nope"}
-    unknown_task = httpx2.post(f"{worker.url}/connectors/{unique_name}/tasks/7/restart", timeout=30)
+    unknown_task = http_client.post(f"{worker.url}/connectors/{unique_name}/tasks/7/restart", timeout=30)
     assert unknown_task.status_code == 404
     assert unknown_task.json()["message"] == f"Task {unique_name}-7 not found"
 
@@ -271,7 +274,7 @@ def test_deleting_a_sink_connector_closes_and_stops_its_task_instance(worker, ka
     assert _create(worker, unique_name, config).status_code == 201
     wait_until(lambda: out.exists() and out.read_text().strip() != "", timeout=90, message="the record at the sink")
     assert not lifecycle.exists()  # a running task is neither closed nor stopped
-    assert httpx2.delete(f"{worker.url}/connectors/{unique_name}", timeout=60).status_code == 204
+    assert http_client.delete(f"{worker.url}/connectors/{unique_name}", timeout=60).status_code == 204
 
     def events() -> list[str]:
         return lifecycle.read_text().splitlines() if lifecycle.exists() else []

@@ -12,11 +12,11 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.test_storage_sinks import (
     FORMATS,
@@ -176,7 +176,7 @@ def test_every_format_and_partitioner_through_kafka(worker, s3_server, hdfs_clus
                     config["logs.dir"] = f"logs/{fmt}-{partitioner}"
                 if fmt in raw_converters:
                     config["value.converter"] = raw_converters[fmt]
-                r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+                r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
                 assert r.status_code == 201, r.text
                 cases.append((name, kind, fmt, partitioner, topics_dir, reader))
     total = PARTITIONS * MATRIX_PER_PARTITION
@@ -198,7 +198,7 @@ def test_every_format_and_partitioner_through_kafka(worker, s3_server, hdfs_clus
             check_matrix_case(kind, fmt, partitioner, found)
     finally:
         for name, *_ in cases:
-            httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+            http_client.delete(f"{worker.url}/connectors/{name}", timeout=60)
 
 
 def check_matrix_case(kind: str, fmt: str, partitioner: str, found: list[tuple[str, dict[str, str], Any]]) -> None:
@@ -294,7 +294,7 @@ def test_a_missing_bucket_is_a_failed_task_with_the_reason(worker, s3_server, un
         "flush.size": "10",
         **s3_settings(s3_server, f"absent-{uuid.uuid4().hex[:8]}"),
     }
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
     def failed_task() -> dict[str, Any] | None:
@@ -303,7 +303,7 @@ def test_a_missing_bucket_is_a_failed_task_with_the_reason(worker, s3_server, un
 
     task = wait_until(failed_task, timeout=90, message=lambda: worker.get(f"/connectors/{name}/status").text)
     assert "Non-existent S3 bucket" in task["trace"]
-    httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+    http_client.delete(f"{worker.url}/connectors/{name}", timeout=60)
 
 
 @pytest.mark.parametrize("kind", ["hdfs", "s3"])
@@ -349,7 +349,7 @@ def test_two_sigkills_mid_stream_leave_every_record_in_exactly_one_file(
         w.start()
         try:
             if run == 0:
-                r = httpx2.post(f"{w.url}/connectors", json={"name": name, "config": config}, timeout=30)
+                r = http_client.post(f"{w.url}/connectors", json={"name": name, "config": config}, timeout=30)
                 assert r.status_code == 201, r.text
             if run < 2:
                 floor = (kills_at[-1] if kills_at else 0) + 3
@@ -410,15 +410,15 @@ def test_schemaless_records_for_parquet_go_to_the_dead_letter_queue_or_fail_the_
         "errors.deadletterqueue.topic.replication.factor": "1",
     }
     name = f"{unique_name}-tolerant"
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": tolerant}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": tolerant}, timeout=30)
     assert r.status_code == 201, r.text
     dead = read_topic(kafka_bootstrap, dlq, 30)
     assert sorted(json.loads(m.value())["seq"] for m in dead) == list(range(30))
     assert S3Reader(s3_server, bucket).names() == []  # nothing half-written
-    httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60)
+    http_client.delete(f"{worker.url}/connectors/{name}", timeout=60)
 
     strict = f"{unique_name}-strict"
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": strict, "config": base}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": strict, "config": base}, timeout=30)
     assert r.status_code == 201, r.text
 
     def failed_task() -> dict[str, Any] | None:
@@ -428,4 +428,4 @@ def test_schemaless_records_for_parquet_go_to_the_dead_letter_queue_or_fail_the_
     task = wait_until(failed_task, timeout=90, message=lambda: worker.get(f"/connectors/{strict}/status").text)
     assert "Parquet files hold Struct values" in task["trace"]
     assert S3Reader(s3_server, bucket).names() == []
-    httpx2.delete(f"{worker.url}/connectors/{strict}", timeout=60)
+    http_client.delete(f"{worker.url}/connectors/{strict}", timeout=60)

@@ -18,6 +18,7 @@ from botocore.exceptions import ClientError
 
 from sluice_devtools.processes import has_exited
 from sluice_devtools.storage_servers import HdfsCluster, S3Server
+from tests import http_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
@@ -125,7 +126,7 @@ def test_s3_objects_survive_a_restart_and_the_cli_runs_the_server(tmp_path: Path
 
 def _webhdfs(cluster: HdfsCluster, method: str, path: str, op: str, **params: str) -> httpx2.Response:
     url = f"{cluster.webhdfs_url}/webhdfs/v1{urllib.parse.quote(path)}"
-    return httpx2.request(method, url, params={"op": op, **params}, timeout=30)
+    return http_client.request(method, url, params={"op": op, **params}, timeout=30)
 
 
 def test_webhdfs_file_operations(hdfs_cluster: HdfsCluster, unique_name: str) -> None:
@@ -139,12 +140,12 @@ def test_webhdfs_file_operations(hdfs_cluster: HdfsCluster, unique_name: str) ->
     location = redirect.headers["Location"]
     assert urllib.parse.urlsplit(location).hostname == "127.0.0.1", location
     data = os.urandom(300_000)
-    created = httpx2.put(location, content=data, timeout=30)
+    created = http_client.put(location, content=data, timeout=30)
     assert created.status_code == 201, created.text
 
     opened = _webhdfs(hdfs_cluster, "GET", f"{base}/in/a.txt", "OPEN")
     assert opened.status_code == 307  # reads are redirected too
-    assert httpx2.get(opened.headers["Location"], timeout=30).content == data
+    assert http_client.get(opened.headers["Location"], timeout=30).content == data
 
     renamed = _webhdfs(hdfs_cluster, "PUT", f"{base}/in/a.txt", "RENAME", destination=f"{base}/in/b.txt")
     assert renamed.json() == {"boolean": True}

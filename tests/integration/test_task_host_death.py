@@ -19,11 +19,11 @@ import re
 import signal
 from pathlib import Path
 
-import httpx2
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -63,12 +63,12 @@ def _host_pid(worker: StandaloneWorker, connector: str) -> int:
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 
 def _restart_task(worker: StandaloneWorker, name: str) -> None:
-    r = httpx2.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=30)
+    r = http_client.post(f"{worker.url}/connectors/{name}/tasks/0/restart", timeout=30)
     assert r.status_code == 204, r.text
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx2
 import pytest
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -36,7 +36,7 @@ def test_a_task_without_a_spark_slot_is_unassigned_with_the_reason_then_runs(
                 "topic": f"{name}-t",
                 "sluice.task.host": "dedicated",
             }
-            r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+            r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
             assert r.status_code == 201, r.text
             if name == first:
                 wait_until(lambda: worker.task_state(first) == "RUNNING", timeout=90, message="first RUNNING")
@@ -49,7 +49,7 @@ def test_a_task_without_a_spark_slot_is_unassigned_with_the_reason_then_runs(
         assert "Waiting for a Spark task slot" in status["trace"] and "local[1]" in status["trace"], status
         assert worker.task_state(first) == "RUNNING"
 
-        assert httpx2.delete(f"{worker.url}/connectors/{first}", timeout=30).status_code == 204
+        assert http_client.delete(f"{worker.url}/connectors/{first}", timeout=30).status_code == 204
         wait_until(lambda: worker.task_state(second) == "RUNNING", timeout=90, message="second RUNNING")
         assert "trace" not in worker.get(f"/connectors/{second}/tasks/0/status").json()
     finally:

@@ -8,11 +8,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
 from sluice.connectors.testing import read_report
 from sluice.connectors.testing.report import plugin_version
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -33,13 +33,13 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 
 def _delete(worker: StandaloneWorker, *names: str) -> None:
     for name in names:
-        assert httpx2.delete(f"{worker.url}/connectors/{name}", timeout=60).status_code == 204
+        assert http_client.delete(f"{worker.url}/connectors/{name}", timeout=60).status_code == 204
 
 
 def _status(worker: StandaloneWorker, name: str) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def test_verifiable_source_to_sink_accounts_for_every_seqno(worker, unique_name,
     # committed report stays consecutive with no duplicates (the old instance's producer
     # delivered and its offsets were stored before it stopped).
     before = len(_seqnos(source_report, source, "committed")[0])
-    r = httpx2.post(f"{worker.url}/connectors/{source}/tasks/0/restart", timeout=60)
+    r = http_client.post(f"{worker.url}/connectors/{source}/tasks/0/restart", timeout=60)
     assert r.status_code == 204, r.text
     wait_until(lambda: worker.task_state(source, 0) == "RUNNING", timeout=90, message="task 0 RUNNING again")
     wait_until(
@@ -170,7 +170,7 @@ def test_mock_source_task_failure_and_restart_of_only_failed_tasks(worker, uniqu
     assert "Traceback (most recent call last)" in trace
     assert "RuntimeError: MockSourceTask failed on purpose 4000 ms after it started (mock_mode=task-failure)" in trace
 
-    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart?includeTasks=true&onlyFailed=true", timeout=60)
+    r = http_client.post(f"{worker.url}/connectors/{unique_name}/restart?includeTasks=true&onlyFailed=true", timeout=60)
     assert r.status_code == 202, r.text
     plan = r.json()
     assert plan["connector"]["state"] == "RUNNING"  # not failed: left alone
@@ -193,7 +193,7 @@ def test_mock_connector_failure_and_restart(worker, unique_name):
     assert "RuntimeError: MockConnector failed on purpose 3000 ms after it started" in status["connector"]["trace"]
     assert status["tasks"][0]["state"] == "RUNNING"  # its task idles on
 
-    r = httpx2.post(f"{worker.url}/connectors/{unique_name}/restart?onlyFailed=true", timeout=60)
+    r = http_client.post(f"{worker.url}/connectors/{unique_name}/restart?onlyFailed=true", timeout=60)
     assert r.status_code == 202, r.text
     assert r.json()["connector"]["state"] == "RESTARTING"
     assert [t["state"] for t in r.json()["tasks"]] == ["RUNNING"]

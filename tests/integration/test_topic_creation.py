@@ -3,10 +3,10 @@ with include/exclude patterns and topic configs, on a real worker and broker."""
 
 from __future__ import annotations
 
-import httpx2
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
+from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -29,7 +29,7 @@ def test_source_topics_are_created_with_their_groups_settings(kafka_bootstrap, u
         for name, topic in (("a", plain), ("b", short)):
             source = tmp_path / f"{name}.txt"
             source.write_text("one\ntwo\n")
-            r = httpx2.post(
+            r = http_client.post(
                 f"{worker.url}/connectors",
                 timeout=30,
                 json={
@@ -70,7 +70,7 @@ def test_source_topics_are_created_with_their_groups_settings(kafka_bootstrap, u
 def test_missing_default_group_settings_fail_validation(kafka_bootstrap, unique_name, tmp_path):
     worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "w").start()
     try:
-        r = httpx2.put(
+        r = http_client.put(
             f"{worker.url}/connector-plugins/FileStreamSource/config/validate",
             timeout=30,
             json={

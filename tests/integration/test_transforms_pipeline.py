@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from sluice.api.data import Schema
 from sluice.api.records import SourceRecord
 from sluice_devtools.kafka_reference import KafkaReference
+from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.workers import StandaloneWorker
 
@@ -39,7 +39,7 @@ def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory):
 
 
 def _create(worker: StandaloneWorker, name: str, config: dict[str, str]) -> None:
-    r = httpx2.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
+    r = http_client.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=30)
     assert r.status_code == 201, r.text
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import httpx2
 
 from sluice_devtools.processes import free_port
+from tests import http_client
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGINS = REPO / "tests" / "plugins"
@@ -150,7 +151,7 @@ class StandaloneWorker:
             if self.process.poll() is not None:
                 raise AssertionError(f"worker {self.name} exited with {self.process.returncode}:\n{self.log()}")
             try:
-                answer = httpx2.get(f"{self.url}{path}", timeout=2, auth=self.auth, verify=self.verify)
+                answer = http_client.get(f"{self.url}{path}", timeout=2, auth=self.auth, verify=self.verify)
                 if answer.status_code == status:
                     return self
             except httpx2.HTTPError:
@@ -180,7 +181,7 @@ class StandaloneWorker:
         return self.log_path.read_text(errors="replace")[-20000:] if self.log_path.exists() else ""
 
     def get(self, path: str) -> httpx2.Response:
-        return httpx2.get(self.url + path, timeout=10, auth=self.auth, verify=self.verify)
+        return http_client.get(self.url + path, timeout=10, auth=self.auth, verify=self.verify)
 
     def task_state(self, connector: str, task: int = 0) -> str | None:
         r = self.get(f"/connectors/{connector}/tasks/{task}/status")

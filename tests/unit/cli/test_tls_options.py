@@ -22,6 +22,7 @@ from sluice.rest.server import TLS_SHUTDOWN_TIMEOUT_S
 from sluice.rest.tls import WorkerTls
 from sluice.runtime.config import WorkerConfig
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
+from tests import http_client
 from tests.unit.rest.fake_herder import FakeHerder
 
 TLS_ENV = ("SLUICE_URL", "SLUICE_USER", "SLUICE_CA_CERT", "SLUICE_CLIENT_CERT", "SLUICE_CLIENT_KEY")
@@ -145,7 +146,7 @@ def test_a_workers_rest_server_from_its_properties(materials: TlsMaterials, tmp_
         verify = ssl.create_default_context(cafile=str(materials.ca_pem))
         # the console calls back the listener the page came in by, https included
         for url in (plain, secure):
-            page = httpx2.get(url + "/ui/", verify=verify, timeout=30)
+            page = http_client.get(url + "/ui/", verify=verify, timeout=30)
             assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
     finally:
         server.stop()

@@ -13,6 +13,7 @@ from sluice.api.errors import ConnectError
 from sluice.rest import RestServer, create_app
 from sluice.rest.server import parse_listener, parse_listeners
 from sluice.runtime.herder.base import ConnectRestError, State, StateInfo, TargetState, TaskStateInfo
+from tests import http_client
 
 from .fake_herder import PLUGIN_VERSION, WORKER_ID, FakeHerder
 
@@ -994,11 +995,11 @@ def test_rest_server_over_the_network(herder):
         assert port > 0
         assert server.url == f"http://127.0.0.1:{port}"
         assert server.worker_id == f"127.0.0.1:{port}"
-        r = httpx2.get(server.url + "/", timeout=10)
+        r = http_client.get(server.url + "/", timeout=10)
         assert r.status_code == 200
         assert r.headers["content-type"] == "application/json"
         assert r.json() == {"version": "0.1.0", "commit": "abc123", "kafka_cluster_id": "fake-cluster"}
-        r = httpx2.get(server.url + "/nope", timeout=10)
+        r = http_client.get(server.url + "/nope", timeout=10)
         assert r.json() == err(404, "HTTP 404 Not Found")
     finally:
         server.stop()

@@ -20,6 +20,7 @@ from sluice.rest.tls import WorkerTls, load_keystore, load_truststore, server_co
 from sluice.runtime.herder.base import RequestForwardError
 from sluice.tls import keystores
 from sluice_devtools.certs import TlsMaterials, issue_tls_materials
+from tests import http_client
 
 from .fake_herder import FakeHerder
 
@@ -314,25 +315,27 @@ def test_an_https_listener_serves_the_api(materials: TlsMaterials) -> None:
     with serving(FakeHerder(), pkcs12_props(materials), "https://127.0.0.1:0") as server:
         assert server.url.startswith("https://127.0.0.1:")
         assert server.advertised_url == server.url
-        r = httpx2.get(server.url + "/connectors", verify=materials.client_context(), timeout=10)
+        r = http_client.get(server.url + "/connectors", verify=materials.client_context(), timeout=10)
         assert r.status_code == 200 and r.json() == []
         with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-            httpx2.get(server.url + "/connectors", timeout=10)  # the system's authorities know nothing of it
+            http_client.get(server.url + "/connectors", timeout=10)  # the system's authorities know nothing of it
         with pytest.raises(httpx2.TransportError):
-            httpx2.get(server.url.replace("https://", "http://") + "/connectors", timeout=10)
+            http_client.get(server.url.replace("https://", "http://") + "/connectors", timeout=10)
 
 
 @pytest.mark.parametrize("mode", ["none", "requested", "required"])
 def test_client_certificates_by_mode(materials: TlsMaterials, mode: str) -> None:
     props = pkcs12_props(materials, **{"ssl.client.auth": mode})
     with serving(FakeHerder(), props, "https://127.0.0.1:0") as server:
-        with_cert = httpx2.get(server.url + "/", verify=materials.client_context(with_client_cert=True), timeout=10)
+        with_cert = http_client.get(
+            server.url + "/", verify=materials.client_context(with_client_cert=True), timeout=10
+        )
         assert with_cert.status_code == 200
         if mode == "required":
             with pytest.raises(httpx2.TransportError):
-                httpx2.get(server.url + "/", verify=materials.client_context(), timeout=10)
+                http_client.get(server.url + "/", verify=materials.client_context(), timeout=10)
         else:
-            assert httpx2.get(server.url + "/", verify=materials.client_context(), timeout=10).status_code == 200
+            assert http_client.get(server.url + "/", verify=materials.client_context(), timeout=10).status_code == 200
 
 
 def test_client_certificates_are_checked_against_the_truststore(materials: TlsMaterials) -> None:
@@ -343,7 +346,7 @@ def test_client_certificates_are_checked_against_the_truststore(materials: TlsMa
     }
     del props["listeners.https.ssl.truststore.password"]
     with serving(FakeHerder(), props, "https://127.0.0.1:0") as server, pytest.raises(httpx2.TransportError):
-        httpx2.get(server.url + "/", verify=materials.client_context(with_client_cert=True), timeout=10)
+        http_client.get(server.url + "/", verify=materials.client_context(with_client_cert=True), timeout=10)
 
 
 def test_mixed_and_admin_https_listeners(materials: TlsMaterials, pem_keystore: Path) -> None:
@@ -362,11 +365,11 @@ def test_mixed_and_admin_https_listeners(materials: TlsMaterials, pem_keystore: 
         assert plain.startswith("http://") and secure.startswith("https://")
         assert server.advertised_url == plain  # Kafka advertises http when a listener is http
         verify = materials.client_context()
-        assert httpx2.get(plain + "/connectors", timeout=10).json() == []
-        assert httpx2.get(secure + "/connectors", verify=verify, timeout=10).json() == []
+        assert http_client.get(plain + "/connectors", timeout=10).json() == []
+        assert http_client.get(secure + "/connectors", verify=verify, timeout=10).json() == []
         admin = f"https://127.0.0.1:{server.admin_ports[0]}"
-        assert httpx2.get(admin + "/admin/loggers", verify=verify, timeout=10).status_code == 200
-        assert httpx2.get(secure + "/admin/loggers", verify=verify, timeout=10).status_code == 404
+        assert http_client.get(admin + "/admin/loggers", verify=verify, timeout=10).status_code == 200
+        assert http_client.get(secure + "/admin/loggers", verify=verify, timeout=10).status_code == 404
 
 
 def test_an_https_listener_needs_its_settings(materials: TlsMaterials) -> None:
@@ -425,7 +428,7 @@ def test_a_write_is_forwarded_over_https_with_the_callers_credentials(materials:
 
         def create_through_the_follower(name: str, password: str) -> httpx2.Response:
             follower_herder.raise_next["put_connector_config"] = RequestForwardError(leader.url, "not the leader")
-            return httpx2.post(
+            return http_client.post(
                 follower.url + "/connectors",
                 json={"name": name, "config": {"connector.class": SINK}},
                 auth=("alice", password),
@@ -460,7 +463,7 @@ def test_forwarding_refuses_a_leader_it_does_not_trust(materials: TlsMaterials, 
         ) as follower,
     ):
         follower_herder.raise_next["put_connector_config"] = RequestForwardError(leader.url, "not the leader")
-        r = httpx2.post(
+        r = http_client.post(
             follower.url + "/connectors",
             json={"name": "s1", "config": {"connector.class": SINK}},
             auth=("alice", "s3cret"),
@@ -475,7 +478,9 @@ def test_the_console_calls_its_worker_back_over_https(materials: TlsMaterials) -
     herder = FakeHerder()
     with serving(herder, props, "https://127.0.0.1:0,http://127.0.0.1:0", app=_worker_app(herder, props)) as server:
         for url in server.urls:
-            page = httpx2.get(url + "/ui/", auth=("alice", "s3cret"), verify=materials.client_context(), timeout=30)
+            page = http_client.get(
+                url + "/ui/", auth=("alice", "s3cret"), verify=materials.client_context(), timeout=30
+            )
             assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text
             assert "No Kafka Connect worker answered" not in page.text
 
@@ -492,7 +497,7 @@ def test_forwarding_presents_the_workers_keystore_as_client_certificate(material
             with serving(follower_herder, follower_props, "http://127.0.0.1:0", app=app) as follower:
                 follower_herder.raise_next["put_connector_config"] = RequestForwardError(leader.url, "not the leader")
                 name = f"from-{keystore.stem}"
-                r = httpx2.post(
+                r = http_client.post(
                     follower.url + "/connectors",
                     json={"name": name, "config": {"connector.class": SINK}},
                     auth=("alice", "s3cret"),
@@ -509,5 +514,5 @@ def test_the_console_works_where_client_certificates_are_requested(materials: Tl
     herder = FakeHerder()
     with serving(herder, props, "https://127.0.0.1:0", app=_worker_app(herder, props)) as server:
         verify = materials.client_context(with_client_cert=True)
-        page = httpx2.get(server.url + "/ui/", auth=("alice", "s3cret"), verify=verify, timeout=30)
+        page = http_client.get(server.url + "/ui/", auth=("alice", "s3cret"), verify=verify, timeout=30)
         assert page.status_code == 200 and "<h1>Connectors</h1>" in page.text, page.text

@@ -325,7 +325,7 @@ def http(monkeypatch):
             return self.answer
 
     fake = Http()
-    monkeypatch.setattr(forwarding.httpx2, "request", fake.request)
+    monkeypatch.setattr(forwarding, "_send", fake.request)
     return fake
 
 
