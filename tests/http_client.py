@@ -30,7 +30,7 @@ def _client(verify: Any) -> httpx2.Client:
     with _lock:
         entry = _clients.get(key)
         if entry is None:
-            # The jar refuses every cookie a server sets; a call's own cookies= still go out.
+            # The jar refuses every cookie a server sets; a call's own Cookie header still goes out.
             no_cookies = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
             client = httpx2.Client(verify=verify, cookies=no_cookies, limits=httpx2.Limits(max_keepalive_connections=0))
             entry = _clients[key] = (verify, client)  # the context is kept, so its id stays its own

@@ -93,7 +93,7 @@ def test_each_shared_client_call_has_its_own_connection_and_keeps_no_cookie() ->
         url = f"http://127.0.0.1:{server.server_address[1]}/"
         assert http_client.get(url, timeout=10).status_code == 200
         assert http_client.get(url, timeout=10).status_code == 200
-        assert http_client.get(url, timeout=10, cookies={"mine": "2"}).status_code == 200
+        assert http_client.get(url, timeout=10, headers={"Cookie": "mine=2"}).status_code == 200
     finally:
         server.shutdown()
         server.server_close()
