@@ -12,6 +12,7 @@ through a connection to the one before it) and no cookie outlives its call.
 
 from __future__ import annotations
 
+import functools
 import http.cookiejar
 import threading
 from typing import Any
@@ -20,21 +21,21 @@ import httpx2
 
 __all__ = ["delete", "get", "options", "patch", "post", "put", "request"]
 
-_clients: dict[object, tuple[object, httpx2.Client]] = {}
+#: By ``verify`` itself (True, False, a CA file or an ``ssl.SSLContext``, hashed by identity),
+#: which the key keeps alive.
+_clients: dict[object, httpx2.Client] = {}
 _lock = threading.Lock()
 
 
 def _client(verify: Any) -> httpx2.Client:
-    """The client for this ``verify`` (True, False, a CA file or an ``ssl.SSLContext``)."""
-    key = verify if isinstance(verify, bool | str) else id(verify)
     with _lock:
-        entry = _clients.get(key)
-        if entry is None:
+        client = _clients.get(verify)
+        if client is None:
             # The jar refuses every cookie a server sets; a call's own Cookie header still goes out.
             no_cookies = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-            client = httpx2.Client(verify=verify, cookies=no_cookies, limits=httpx2.Limits(max_keepalive_connections=0))
-            entry = _clients[key] = (verify, client)  # the context is kept, so its id stays its own
-        return entry[1]
+            limits = httpx2.Limits(max_keepalive_connections=0)
+            client = _clients[verify] = httpx2.Client(verify=verify, cookies=no_cookies, limits=limits)
+        return client
 
 
 def request(method: str, url: str, *, verify: Any = True, **kwargs: Any) -> httpx2.Response:
@@ -42,25 +43,9 @@ def request(method: str, url: str, *, verify: Any = True, **kwargs: Any) -> http
     return _client(verify).request(method, url, **kwargs)
 
 
-def get(url: str, **kwargs: Any) -> httpx2.Response:
-    return request("GET", url, **kwargs)
-
-
-def options(url: str, **kwargs: Any) -> httpx2.Response:
-    return request("OPTIONS", url, **kwargs)
-
-
-def post(url: str, **kwargs: Any) -> httpx2.Response:
-    return request("POST", url, **kwargs)
-
-
-def put(url: str, **kwargs: Any) -> httpx2.Response:
-    return request("PUT", url, **kwargs)
-
-
-def patch(url: str, **kwargs: Any) -> httpx2.Response:
-    return request("PATCH", url, **kwargs)
-
-
-def delete(url: str, **kwargs: Any) -> httpx2.Response:
-    return request("DELETE", url, **kwargs)
+get = functools.partial(request, "GET")
+options = functools.partial(request, "OPTIONS")
+post = functools.partial(request, "POST")
+put = functools.partial(request, "PUT")
+patch = functools.partial(request, "PATCH")
+delete = functools.partial(request, "DELETE")

@@ -75,6 +75,7 @@ out), :meth:`~_SearchServer.refresh`, :meth:`~_SearchServer.count`,
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -107,10 +108,15 @@ __all__ = ["ElasticsearchServer", "OpenSearchServer"]
 
 log = logging.getLogger(__name__)
 
-#: One client for every server's REST calls: ``httpx2.request`` would build a client, and an
-#: SSL context loading the system's CA certificates (some 50 ms of CPU), for each call of the
-#: tests' polling loops. No connection is kept, so a restarted server is reached afresh.
-_HTTP = httpx2.Client(limits=httpx2.Limits(max_keepalive_connections=0))
+
+@functools.cache
+def _http() -> httpx2.Client:
+    """One client for every server's REST calls, made on first use: ``httpx2.request`` would
+    build a client, and an SSL context loading the system's CA certificates (some 50 ms of
+    CPU), for each call of the tests' polling loops. No connection is kept, so a restarted
+    server is reached afresh."""
+    return httpx2.Client(limits=httpx2.Limits(max_keepalive_connections=0))
+
 
 _HOST = LOOPBACK
 DEFAULT_HEAP = "512m"
@@ -258,7 +264,7 @@ class _SearchServer(JavaServer):
         elif body is not None:
             content = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        response = _HTTP.request(
+        response = _http().request(
             method,
             f"{self.url}/{path.lstrip('/')}",
             params=dict(params or {}),

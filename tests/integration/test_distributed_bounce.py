@@ -13,7 +13,6 @@ system tests: the workers' logs hold them.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import NewTopic
 
+from sluice.connectors.testing.report import parse_report_line
 from sluice_devtools.jars import kafka_connect_test_plugins_classpath
 from tests import http_client
 from tests.helpers import wait_until
@@ -53,38 +53,27 @@ def _printed_entry(line: str) -> dict[str, Any] | None:
     start = line.find('{"')
     if start < 0 or '"seqno"' not in line:
         return None
-    try:
-        entry = json.loads(line[start:])
-    except ValueError:
-        return None
-    if not isinstance(entry, dict) or "task" not in entry:
+    entry = parse_report_line(line[start:])
+    if entry is None or "task" not in entry:
         return None
     # The sink prints the record's key and value, strings with StringConverter.
     entry["task"], entry["seqno"] = int(entry["task"]), int(entry["seqno"])
     return entry
 
 
-def _report_entry(line: str) -> dict[str, Any] | None:
-    """A line of a Python verifiable connector's report file, parsed."""
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return None
-    return entry if isinstance(entry, dict) else None
-
-
 class _Reports:
-    """The report entries in growing files, each file read on from where the last look
-    ended: the test looks several times a second, and parsing megabytes of logs from the
-    start each time cost more CPU than the workers under test."""
+    """The report entries in the growing files ``paths()`` names, each file read on from
+    where the last look ended: the test looks several times a second, and parsing megabytes
+    of logs from the start each time cost more CPU than the workers under test."""
 
-    def __init__(self, parse: Callable[[str], dict[str, Any] | None]) -> None:
+    def __init__(self, parse: Callable[[str], dict[str, Any] | None], paths: Callable[[], Iterable[Path]]) -> None:
         self._parse = parse
+        self._paths = paths
         self._read: dict[Path, int] = {}
         self._entries: list[dict[str, Any]] = []
 
-    def entries(self, paths: Iterable[Path]) -> list[dict[str, Any]]:
-        for path in paths:
+    def entries(self) -> list[dict[str, Any]]:
+        for path in self._paths():
             start = self._read.get(path, 0)
             try:
                 with path.open("rb") as file:
@@ -143,16 +132,10 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path, runtim
     source, sink = f"{unique_name}-src", f"{unique_name}-sink"
 
     if java:  # both connectors print into the workers' logs
-        printed = _Reports(_printed_entry)
-        source_reports = sink_reports = printed
+        source_entries = sink_entries = _Reports(_printed_entry, lambda: [w.log_path for w in everyone]).entries
     else:
-        source_reports, sink_reports = _Reports(_report_entry), _Reports(_report_entry)
-
-    def source_entries() -> list[dict[str, Any]]:
-        return source_reports.entries([w.log_path for w in everyone] if java else [source_report])
-
-    def sink_entries() -> list[dict[str, Any]]:
-        return sink_reports.entries([w.log_path for w in everyone] if java else [sink_report])
+        source_entries = _Reports(parse_report_line, lambda: [source_report]).entries
+        sink_entries = _Reports(parse_report_line, lambda: [sink_report]).entries
 
     try:
         start_together(workers)

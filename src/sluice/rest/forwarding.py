@@ -24,6 +24,7 @@ whose relative ``Location`` resolves against the URL the user called.
 from __future__ import annotations
 
 import asyncio
+import functools
 import http.cookiejar
 import logging
 import ssl
@@ -45,20 +46,25 @@ NO_TARGET = "Cannot complete request momentarily due to no known leader URL, lik
 TOO_MANY_HOPS = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 FORWARD_TIMEOUT_S = 90.0
 _HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "accept-encoding"}
-#: Forwards over plain http share one client: ``httpx2.request`` builds a client for every
-#: call, and with it an SSL context that loads the system's CA certificates (some 50 ms of
-#: CPU, unused on http). As before, no connection outlives its forward and no cookie is kept.
-_PLAIN_HTTP = httpx2.Client(
-    cookies=http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),
-    limits=httpx2.Limits(max_keepalive_connections=0),
-)
+
+
+@functools.cache
+def _plain_http() -> httpx2.Client:
+    """The client forwards over plain http share, made by the first one: ``httpx2.request``
+    builds a client for every call, and with it an SSL context that loads the system's CA
+    certificates (some 50 ms of CPU, unused on http). As before, no connection outlives its
+    forward and no cookie is kept."""
+    return httpx2.Client(
+        cookies=http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),
+        limits=httpx2.Limits(max_keepalive_connections=0),
+    )
 
 
 def _send(method: str, url: str, *, verify: ssl.SSLContext | bool, **kwargs: Any) -> httpx2.Response:
     """One forwarded request (https: through a client with the worker's SSL context)."""
     if url.lower().startswith("https://"):
         return httpx2.request(method, url, verify=verify, **kwargs)
-    return _PLAIN_HTTP.request(method, url, **kwargs)
+    return _plain_http().request(method, url, **kwargs)
 
 
 async def forward_request_handler(request: Request, exc: Exception) -> Response:

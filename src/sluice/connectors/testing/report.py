@@ -19,7 +19,7 @@ from typing import Any
 
 from sluice import __version__
 
-__all__ = ["ReportWriter", "read_report"]
+__all__ = ["ReportWriter", "parse_report_line", "read_report"]
 
 REPORT_FILE_CONFIG = "report.file"
 REPORT_FILE_DOC = (
@@ -91,6 +91,16 @@ def read_report(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return list(_entries(path))
 
 
+def parse_report_line(line: str | bytes) -> dict[str, Any] | None:
+    """A report line parsed; None when it is not a JSON object (a line still being
+    written, or log output mixed into a stdout report)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
 def _entries(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
@@ -98,9 +108,6 @@ def _entries(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         return
     with handle:
         for raw in handle:
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
+            entry = parse_report_line(raw)
+            if entry is not None:
                 yield entry
