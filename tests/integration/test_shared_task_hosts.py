@@ -68,7 +68,10 @@ def test_tasks_share_hosts_and_fail_and_restart_alone(kafka_bootstrap: str, uniq
         wait_until(lambda: worker.task_state(failing) == "FAILED", timeout=90, message="the mock task FAILED")
         trace = worker.get(f"/connectors/{failing}/tasks/0/status").json()["trace"]
         assert "failed on purpose" in trace, trace
-        assert dict(_runs_in(worker))[failing] in set(hosts.values())  # it ran in a shared host
+        # It joined one of the two shared hosts (the six may all be in one of them): no
+        # third process was made for it.
+        runs = dict(_runs_in(worker))
+        assert failing in runs and len(set(runs.values())) <= 2, runs
         assert all(worker.task_state(name) == "RUNNING" for name in names)
         started_before = len(_runs_in(worker))
 
