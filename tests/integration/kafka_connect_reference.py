@@ -92,6 +92,7 @@ class ConnectDistributedWorker:
             "rest.advertised.host.name": "127.0.0.1",
             "rest.advertised.port": str(self.port),
             "plugin.path": str(plugin_dir),
+            "plugin.discovery": "service_load",  # its plugins all have manifests: no scan
             "scheduled.rebalance.max.delay.ms": "1000",
         }
         props.update(extra or {})

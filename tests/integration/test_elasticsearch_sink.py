@@ -378,11 +378,11 @@ def test_validation_names_an_unreachable_cluster_on_connection_url(worker, uniqu
 def test_a_worker_sigkilled_twice_mid_load_leaves_each_document_with_its_last_value(
     opensearch_server, kafka_bootstrap, unique_name, tmp_path
 ):
-    """40,000 documents written twice each (80,000 records); the worker is SIGKILLed twice
+    """20,000 documents written twice each (40,000 records); the worker is SIGKILLed twice
     during the load. Replays after each restart rewrite documents with their Kafka offsets as
     external versions, so no document ends with its older value, and none is missing."""
     search = Search(opensearch_server.url)
-    total, partitions = 40_000, 3
+    total, partitions = 20_000, 3
     topic = f"{unique_name}-crash"
     index = topic.lower()
     create_topic(kafka_bootstrap, topic, partitions)
@@ -402,7 +402,7 @@ def test_a_worker_sigkilled_twice_mid_load_leaves_each_document_with_its_last_va
     )
     extra = {"sluice.sink.batch.max.records": "1000"}  # small puts: the load lasts long enough to be hit
     latest = {"term": {"v": 1}}
-    kill_when = [lambda: search.count(index) >= 12_000, lambda: search.count(index, latest) >= 8_000]
+    kill_when = [lambda: search.count(index) >= 6_000, lambda: search.count(index, latest) >= 4_000]
     for run in range(3):
         w = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "w", extra=extra)
         w.start()

@@ -463,7 +463,7 @@ def test_a_worker_killed_mid_load_and_restarted_leaves_every_row_exactly_once(
     """Upsert mode replays what the killed worker had written but not committed; the table
     ends with each record once, holding its value."""
     target = tables[0]
-    n = 60_000
+    n = 30_000
     topic = f"{unique_name}-load"
     produce(kafka_bootstrap, topic, [envelope(i, f"row {i}", i * 0.5) for i in range(n)])
     # Small micro-batches so that the load takes many batches and the kill lands inside it.

@@ -310,7 +310,7 @@ def test_a_missing_bucket_is_a_failed_task_with_the_reason(worker, s3_server, un
 def test_two_sigkills_mid_stream_leave_every_record_in_exactly_one_file(
     kind, request, kafka_bootstrap, unique_name, tmp_path
 ):
-    total, flush_size = 210_000, 5_000  # 70,000 records per partition: whole files only
+    total, flush_size = 120_000, 5_000  # 40,000 records per partition: whole files only
     topic = f"{unique_name}-crash"
     create_topic(kafka_bootstrap, topic)
     produce(kafka_bootstrap, topic, range(total))

@@ -20,6 +20,11 @@ from tests import http_client
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGINS = REPO / "tests" / "plugins"
+# For a worker whose Java plugins are Kafka's own or Debezium's, which all carry ServiceLoader
+# manifests: Kafka's reflective scan (plugin.discovery=hybrid_warn, the default) takes 5-9 s
+# of the worker's start and finds nothing more. Workers with plugins built without
+# manifests, and tests of discovery itself, keep the default.
+SERVICE_LOAD = {"plugin.discovery": "service_load"}
 
 
 def write_properties(path: Path, props: dict[str, str]) -> Path:

@@ -9,8 +9,9 @@ worker's format, and the worker's log level applies to them.
 PySpark internals this module relies on (PySpark 4.0), and nothing else in Sluice does:
 ``SparkContext._gateway`` and ``SparkContext._ensure_initialized`` (to start the JVM with
 its standard error captured), the sessions' ``_jvm`` py4j view (:func:`jvm_view`) and
-``SparkContext._jsc`` (:func:`java_spark_context`); and Spark's ``Utils.setLogLevel``
-(:func:`_end_shell_log_filter`).
+``SparkContext._jsc`` (:func:`java_spark_context`); Spark's ``Utils.setLogLevel``
+(:func:`_end_shell_log_filter`); and py4j's ``INPUT_CONVERTER`` list with PySpark's NumPy
+converters in it (:func:`_without_numpy_converters`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from importlib import resources
 from typing import IO, Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import NumpyArrayConverter, NumpyScalarConverter
 
 __all__ = [
     "CLASS_DATA_SHARING_CONF",
@@ -102,6 +104,23 @@ def _runs_on_this_machine(master: str) -> bool:
         return False  # yarn, k8s://…: executors run elsewhere
     hosts = [address.rpartition(":")[0] or address for address in master[len("spark://") :].split(",")]
     return all(host in {"127.0.0.1", "localhost", "[::1]"} for host in hosts)
+
+
+def _without_numpy_converters() -> None:
+    """Take PySpark's NumPy converters out of the gateway's argument conversion.
+
+    py4j asks each registered converter about every argument of a call to the JVM, and
+    PySpark's NumPy converters find out whether NumPy is installed by importing
+    ``pyspark.testing.utils``, which imports pandas: half a second of CPU and tens of
+    megabytes in every worker, at its first call with an argument. Sluice passes no NumPy
+    values to the JVM."""
+    from py4j import protocol
+
+    numpy_converters = (NumpyArrayConverter, NumpyScalarConverter)
+    protocol.INPUT_CONVERTER[:] = [c for c in protocol.INPUT_CONVERTER if not isinstance(c, numpy_converters)]
+
+
+_without_numpy_converters()
 
 
 def spark_version() -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,18 @@ def test_the_reader_logs_every_line_until_the_stream_ends(tmp_path: Path, caplog
         ("a.B", logging.WARNING, "one"),
         ("sluice.spark.jvm", logging.INFO, "not utf-8: \ufffd"),
     ]
+
+
+def test_converting_arguments_for_the_jvm_does_not_import_pandas() -> None:
+    """A worker's calls into Spark's JVM convert their arguments through py4j's converters;
+    none of them imports pandas (PySpark's NumPy ones did, at the first call)."""
+    probe = (
+        "import sys\n"
+        "import sluice.spark.session\n"
+        "from py4j.protocol import INPUT_CONVERTER\n"
+        "for argument in (5, 1.5, b'x', [1], {'a': 1}, {1}):\n"
+        "    [c.can_convert(argument) for c in INPUT_CONVERTER]\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "False", result.stderr
