@@ -38,7 +38,7 @@ BOOTSTRAP_ENV = "SLUICE_TEST_BOOTSTRAP"
 
 
 #: Files whose tests share nothing costly (each starts what it needs): each test is a group
-#: of its own, so the two workers share them out.
+#: of its own, so the workers share them out.
 EACH_TEST_A_GROUP = ("tests/integration/test_bench_smoke.py",)
 #: Groups (and files split by test) that take minutes, longest first: handed out before the
 #: rest, so that no worker ends the run alone with one of them.
