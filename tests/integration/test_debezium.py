@@ -30,7 +30,7 @@ from sluice_devtools.jars import DEBEZIUM_VERSION, debezium_postgres_plugin_arch
 from tests import http_client
 from tests.helpers import wait_until
 from tests.integration.conftest_databases import execute, query
-from tests.integration.workers import SERVICE_LOAD, StandaloneWorker
+from tests.integration.workers import StandaloneWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
@@ -167,7 +167,7 @@ def _worker(tmp_path: Path, bootstrap: str, plugin_path: Path) -> StandaloneWork
         tmp_path / "worker",
         bootstrap,
         "debezium",
-        {"plugin.path": str(plugin_path), "offset.flush.interval.ms": "500", **SERVICE_LOAD},
+        {"plugin.path": str(plugin_path), "offset.flush.interval.ms": "500"},
     )
 
 

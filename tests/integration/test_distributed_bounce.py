@@ -26,7 +26,7 @@ from sluice.connectors.testing.report import parse_report_line
 from sluice_devtools.jars import kafka_connect_test_plugins_classpath
 from tests import http_client
 from tests.helpers import wait_until
-from tests.integration.workers import SERVICE_LOAD, DistributedWorker, start_together
+from tests.integration.workers import DistributedWorker, start_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
@@ -109,11 +109,9 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path, runtim
     java = runtime == "java"
     env: dict[str, str] = {}
     plugin: dict[str, str] = {}
-    settings: dict[str, str] = dict(SETTINGS)
     if java:
         env["CLASSPATH"] = os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))
         plugin["connector.plugin.version"] = "4.3.1"
-        settings.update(SERVICE_LOAD)
 
     topic = f"{unique_name}-t"
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
@@ -124,7 +122,7 @@ def test_bounce_keeps_every_seqno(kafka_bootstrap, unique_name, tmp_path, runtim
     def new_worker(slot: int) -> DistributedWorker:
         generation[0] += 1
         name = f"w{slot}-{generation[0]}"
-        worker = DistributedWorker(tmp_path / name, kafka_bootstrap, name, group, extra=settings, env=env)
+        worker = DistributedWorker(tmp_path / name, kafka_bootstrap, name, group, extra=SETTINGS, env=env)
         everyone.append(worker)
         return worker
 

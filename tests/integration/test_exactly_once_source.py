@@ -24,7 +24,7 @@ from sluice_devtools.kafka import KafkaBroker
 from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
 from tests.integration.group_servers import started
-from tests.integration.workers import QUICK_GROUP_SETTINGS, SERVICE_LOAD, DistributedWorker, start_together
+from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -472,9 +472,8 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
     group = unique_name
     env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
     reader = TopicReader(kafka_bootstrap, topic)
-    settings = {**SETTINGS, **SERVICE_LOAD}
-    first = DistributedWorker(tmp_path / "w1", kafka_bootstrap, "w1", group, extra=settings, env=env)
-    second = DistributedWorker(tmp_path / "w2", kafka_bootstrap, "w2", group, extra=settings, env=env)
+    first = DistributedWorker(tmp_path / "w1", kafka_bootstrap, "w1", group, extra=SETTINGS, env=env)
+    second = DistributedWorker(tmp_path / "w2", kafka_bootstrap, "w2", group, extra=SETTINGS, env=env)
     try:
         first.start(timeout=180)
         _put(

@@ -25,7 +25,7 @@ from sluice_devtools.jars import kafka_connect_classpath, kafka_connect_test_plu
 from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
-from tests.integration.workers import SERVICE_LOAD, TEST_PLUGINS, DistributedWorker, StandaloneWorker
+from tests.integration.workers import TEST_PLUGINS, DistributedWorker, StandaloneWorker
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,7 @@ def _java_worker(
 ) -> StandaloneWorker:
     _, file_plugin_dir = kafka_connect_classpath()
     plugin_path = ",".join(p for p in (str(TEST_PLUGINS), str(file_plugin_dir), more_plugins) if p)
-    discovery = {} if more_plugins else SERVICE_LOAD  # the plugins built here have no manifests
+    discovery = {"plugin.discovery": None} if more_plugins else {}  # built here: no manifests
     return StandaloneWorker(
         tmp,
         bootstrap,
@@ -448,8 +448,7 @@ def test_exactly_once_preflight_validation_answers_as_kafka_connect(
     a file, UNSUPPORTED for stdin; no connector-defined boundaries) — for Kafka's Java
     connector and for Sluice's built-in of the same name; creating it is refused with them."""
     _, file_plugin_dir = kafka_connect_classpath()
-    settings = {"plugin.path": str(file_plugin_dir), **SERVICE_LOAD}
-    worker = DistributedWorker(tmp_path, kafka_bootstrap, "eos", unique_name, settings)
+    worker = DistributedWorker(tmp_path, kafka_bootstrap, "eos", unique_name, {"plugin.path": str(file_plugin_dir)})
     worker.start(timeout=180)
     keys = ("exactly.once.support", "transaction.boundary")
 

@@ -30,7 +30,7 @@ from sluice_devtools.jars import mirror_maker_plugin
 from sluice_devtools.kafka import KafkaBroker
 from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
-from tests.integration.workers import QUICK_GROUP_SETTINGS, SERVICE_LOAD, DistributedWorker
+from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("mirror-maker")]
 
@@ -77,7 +77,6 @@ def _worker(
             **QUICK_GROUP_SETTINGS,
             "plugin.path": str(plugin_path),
             "offset.flush.interval.ms": "1000",
-            **SERVICE_LOAD,
             **(extra or {}),
         },
     )

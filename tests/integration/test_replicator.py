@@ -113,15 +113,6 @@ def _count(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
-def _counts(bootstrap: str, topic: str) -> dict[int, int]:
-    """How many records each partition of ``topic`` holds now."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "replicator-test-counter"})
-    try:
-        return {p: high - low for p, (low, high) in _watermarks(consumer, topic).items()}
-    finally:
-        consumer.close()
-
-
 def _topic_configs(bootstrap: str, topic: str) -> dict[str, str]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)

@@ -17,7 +17,7 @@ import pytest
 from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.conftest_databases import execute
-from tests.integration.workers import SERVICE_LOAD, DistributedWorker, StandaloneWorker
+from tests.integration.workers import DistributedWorker, StandaloneWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("databases")]
 
@@ -231,7 +231,7 @@ def test_java_connectors_move_file_data_over_sasl_ssl_and_a_wrong_password_fails
 
     _, file_plugin_dir = kafka_connect_classpath()
     client = secured_kafka.client_properties(mechanism="SCRAM-SHA-512", truststore="PKCS12")
-    settings = {**_worker_settings(client), "plugin.path": str(file_plugin_dir), **SERVICE_LOAD}
+    settings = {**_worker_settings(client), "plugin.path": str(file_plugin_dir)}
     worker = StandaloneWorker(tmp_path, client["bootstrap.servers"], "w", extra=settings).start()
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("".join(f"line-{i}\n" for i in range(200)))

@@ -26,7 +26,7 @@ from sluice_devtools.jars import kafka_connect_classpath
 from sluice_devtools.spark_cluster import SparkStandaloneCluster
 from tests import http_client
 from tests.helpers import wait_until
-from tests.integration.workers import SERVICE_LOAD, DistributedWorker, StandaloneWorker
+from tests.integration.workers import DistributedWorker, StandaloneWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("storage")]
 
@@ -153,7 +153,6 @@ def test_java_tasks_run_in_a_cluster_executors_jvm_and_fail_when_it_dies(
         **_on_cluster(spark_cluster, app_name),
         "plugin.path": str(file_plugin_dir),
         "offset.flush.interval.ms": "500",
-        **SERVICE_LOAD,
     }
     worker = StandaloneWorker(tmp_path / "w", kafka_bootstrap, "java-on-cluster", extra=extra)
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"

@@ -20,11 +20,6 @@ from tests import http_client
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGINS = REPO / "tests" / "plugins"
-# For a worker whose Java plugins are Kafka's own or Debezium's, which all carry ServiceLoader
-# manifests: Kafka's reflective scan (plugin.discovery=hybrid_warn, the default) takes 5-9 s
-# of the worker's start and finds nothing more. Workers with plugins built without
-# manifests, and tests of discovery itself, keep the default.
-SERVICE_LOAD = {"plugin.discovery": "service_load"}
 
 
 def write_properties(path: Path, props: dict[str, str]) -> Path:
@@ -113,6 +108,11 @@ class StandaloneWorker:
             # optimising JIT (C2) costs a third of a worker's start-up CPU and pays off only
             # in long runs. Sluice's behaviour does not depend on it; the benchmarks keep it.
             "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+            # The Java plugins the tests run (Kafka's, Debezium's, MirrorMaker's) all carry
+            # ServiceLoader manifests: Kafka's reflective scan (hybrid_warn, the default)
+            # finds nothing more and costs a Java-enabled start 6.5 CPU-s and 4 s. Plugins
+            # compiled without manifests need the default (extra {"plugin.discovery": None}).
+            "plugin.discovery": "service_load",
         }
         for key, value in (extra or {}).items():  # None removes a key: Sluice's default applies
             if value is None:
