@@ -311,11 +311,6 @@ class KafkaBasedLog:
             "auto.offset.reset": "earliest",
             "enable.partition.eof": True,
         }
-        self._isolation = (
-            IsolationLevel.READ_COMMITTED
-            if str(self._consumer_config.get("isolation.level")) == "read_committed"
-            else IsolationLevel.READ_UNCOMMITTED
-        )
         self._admin: AdminClient | None = None
         self._producer: Producer | None = None
         self._transactional: Producer | None = None
@@ -429,14 +424,18 @@ class KafkaBasedLog:
         return self._thread is not None and threading.current_thread() is self._thread
 
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
-        """The end offset (next offset to be written) of every partition, asked of the brokers now."""
+        """The end offset (next offset to be written) of every partition, asked of the brokers
+        now: the high watermark, whatever the reader's isolation level (Kafka's
+        ``TopicAdmin.endOffsets``), so it covers transactions still being committed."""
         self._check_started()
         request = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions}
         deadline = time.monotonic() + timeout
         while True:
             remaining = max(deadline - time.monotonic(), 0.1)
             try:
-                futures = self.admin.list_offsets(request, isolation_level=self._isolation, request_timeout=remaining)
+                futures = self.admin.list_offsets(
+                    request, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=remaining
+                )
                 return {tp.partition: future.result(timeout=remaining + 5).offset for tp, future in futures.items()}
             except KafkaException as e:
                 err = kafka_error(e)
@@ -448,6 +447,11 @@ class KafkaBasedLog:
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written before this call was handed to ``on_record``.
+
+        A ``read_committed`` reader passes a transaction only once its commit or abort marker
+        is written, which can be after ``commit_transaction`` returned (the coordinator
+        writes the markers afterwards) and after another worker's transaction ended; so, as
+        on Kafka Connect, this waits for the transactions among those records to end.
 
         Raises :class:`~sluice.api.errors.ConnectError` on timeout or when the reader stopped.
         """
