@@ -461,6 +461,82 @@ def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_s
             connect.stop()
 
 
+@pytest.mark.parametrize("leader", ["sluice", "kafka-connect"])
+def test_a_mixed_groups_follower_sends_task_configs_and_fencing_to_its_leader(
+    kafka_bootstrap, unique_name, tmp_path, leader
+):
+    """Kafka's internal endpoints between a Sluice worker and a Kafka Connect 4.3.1 worker
+    of one group with exactly-once enabled, signed with the leader's session key (KIP-507):
+    whichever leads, the follower owns one of the two connectors and sends the leader its
+    task configs (``POST /connectors/{c}/tasks``), and its exactly-once task asks the
+    leader to fence earlier producers (``PUT /connectors/{c}/fence``) before it starts.
+    Every line of both files arrives once, and the leader wrote both task-count records."""
+    from tests.integration.kafka_connect_reference import ConnectDistributedWorker
+
+    group = unique_name
+    sluice = DistributedWorker(tmp_path / "sluice", kafka_bootstrap, "sluice", group, extra=SETTINGS)
+    connect = ConnectDistributedWorker(
+        tmp_path / "connect",
+        kafka_bootstrap,
+        group_id=group,
+        config_topic=f"{group}-configs",
+        offset_topic=f"{group}-offsets",
+        status_topic=f"{group}-status",
+        extra={"exactly.once.source.support": "enabled", "offset.storage.partitions": "3"},
+    )
+    names = [f"{group[:30]}-{leader}-{n}" for n in ("a", "b")]
+    readers = {name: TopicReader(kafka_bootstrap, _one_partition_topic(kafka_bootstrap, name)) for name in names}
+    string = "org.apache.kafka.connect.storage.StringConverter"
+    try:
+        if leader == "sluice":
+            sluice.start(timeout=180)
+            connect.start(timeout=120)
+        else:
+            connect.start(timeout=120)
+            sluice.start(timeout=180)
+        for name in names:
+            source = tmp_path / f"{name}.txt"
+            source.write_text("".join(f"{name}-{n}\n" for n in range(500)))
+            _put(
+                sluice,
+                name,
+                {
+                    "connector.class": "FileStreamSource",
+                    "file": str(source),
+                    "topic": name,
+                    "key.converter": string,
+                    "value.converter": string,
+                    "exactly.once.support": "required",
+                },
+            )
+
+        def delivered() -> bool:
+            return all(len(readers[name].read()) >= 500 for name in names)
+
+        wait_until(
+            delivered,
+            timeout=180,
+            message=lambda: (
+                f"lines: { {n: len(r.records) for n, r in readers.items()} }\n"
+                f"statuses: {[sluice.get(f'/connectors/{n}/status').text for n in names]}\n"
+                f"Sluice: {sluice.log()[-4000:]}\nKafka Connect: {connect.log_tail(4000)}"
+            ),
+        )
+        for name in names:
+            assert [value for _, value in readers[name].read()] == [f"{name}-{n}" for n in range(500)], name
+        owners = {sluice.get(f"/connectors/{name}/status").json()["connector"]["worker_id"] for name in names}
+        assert len(owners) == 2, f"one worker owns both connectors: {owners}"  # the follower owned one
+        recorded = {key for key, _ in _config_records(kafka_bootstrap, f"{group}-configs")}
+        assert {f"tasks-fencing-{name}" for name in names} <= recorded
+        assert "session-key" in recorded
+    finally:
+        for reader in readers.values():
+            reader.close()
+        sluice.kill()
+        with contextlib.suppress(Exception):
+            connect.stop()
+
+
 def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(kafka_bootstrap, unique_name, tmp_path):
     """Kafka's own Java VerifiableSource (connect-test-plugins 4.3.1) through the JVM task
     host, run by Kafka's ExactlyOnceWorkerSourceTask: two tasks, the worker SIGKILLed and

@@ -116,12 +116,16 @@ class DistributedConnect:
             config_providers=self.config_providers,
             connector_offsets=ConnectorOffsetStores(self.config, self.offset_store, self._connector_offset_store),
         )
+        from sluice.rest.forwarding import internal_request_sender  # as build_rest_server imports the REST layer
+        from sluice.rest.tls import WorkerTls
+
         self.herder = DistributedHerder(
             self.worker,
             self.config_store,
             self.status_store,
             KafkaClusterId(self.config.bootstrap_servers, self.security.librdkafka()),
             member_factory=self._member,
+            internal_requests=internal_request_sender(WorkerTls(self.config.raw).client_context),
         )
         self.rest = build_rest_server(self.herder, self.config)
         self._stopped = threading.Event()

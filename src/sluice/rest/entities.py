@@ -47,6 +47,7 @@ __all__ = [
     "parse_config_map",
     "parse_create_request",
     "parse_initial_state",
+    "parse_task_configs",
     "plugin_info_json",
     "state_info_json",
     "task_id_json",
@@ -126,6 +127,21 @@ def parse_config_map(value: Any, what: str = "Request body") -> dict[str, str | 
             )
         out[str(key)] = text
     return out
+
+
+def parse_task_configs(value: Any) -> list[dict[str, str]]:
+    """The body of the internal ``POST /connectors/{c}/tasks``: a list of task configs,
+    each a ``Map<String, String>`` (a null value is refused: a task config has none)."""
+    if not isinstance(value, list):
+        raise BadRequestError(f"Request body must be a JSON array of task configs, not {json_type_name(value)}")
+    configs: list[dict[str, str]] = []
+    for index, item in enumerate(value):
+        config = parse_config_map(item, f"Task config {index}")
+        nulls = sorted(k for k, v in config.items() if v is None)
+        if nulls:
+            raise BadRequestError(f"Task config {index} has a null value for {', '.join(nulls)}")
+        configs.append({k: v for k, v in config.items() if v is not None})
+    return configs
 
 
 _INITIAL_STATES = {

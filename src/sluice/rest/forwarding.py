@@ -28,6 +28,7 @@ import functools
 import http.cookiejar
 import logging
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -36,9 +37,9 @@ from fastapi.responses import Response
 
 from sluice.api.errors import ConfigError
 from sluice.rest.errors import error_response
-from sluice.runtime.herder.base import RequestForwardError
+from sluice.runtime.herder.base import ConnectRestError, RequestForwardError
 
-__all__ = ["forward_request_handler"]
+__all__ = ["forward_request_handler", "internal_request_sender"]
 
 log = logging.getLogger(__name__)
 
@@ -113,3 +114,36 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
         if key.lower() == "location" and value.startswith(target + "/"):
             passed[key] = str(request.base_url).rstrip("/") + value[len(target) :]
     return Response(answer.content, status_code=answer.status_code, headers=passed)
+
+
+def internal_request_sender(
+    ssl_context: Callable[[], ssl.SSLContext] | None,
+) -> Callable[[str, str, bytes | None, dict[str, str]], None]:
+    """What a distributed herder calls another worker's internal endpoints with (Kafka's
+    ``RestClient``): over https with the worker's TLS settings, as forwarding does. An
+    answer of 400 or more raises :class:`ConnectRestError` with the other worker's status
+    and message; a worker that cannot be reached raises :class:`ConnectionError`."""
+
+    def send(method: str, url: str, body: bytes | None, headers: dict[str, str]) -> None:
+        verify: ssl.SSLContext | bool = True
+        if url.lower().startswith("https://") and ssl_context is not None:
+            verify = ssl_context()
+        try:
+            answer = _send(
+                method,
+                url,
+                content=body,
+                headers={"Accept": "application/json", **headers},
+                timeout=FORWARD_TIMEOUT_S,
+                verify=verify,
+            )
+        except httpx2.HTTPError as error:
+            raise ConnectionError(f"IO Error trying to forward REST request to {url}: {error}") from error
+        if answer.status_code >= 400:
+            try:
+                message = str(answer.json().get("message"))
+            except (ValueError, AttributeError):
+                message = answer.text
+            raise ConnectRestError(answer.status_code, message)
+
+    return send

@@ -21,6 +21,7 @@ from sluice.runtime.herder.base import BadRequestError, ConnectRestError
 __all__ = [
     "MISSING",
     "JsonBody",
+    "RawBody",
     "java_bool",
     "json_response",
     "require_body",
@@ -85,6 +86,15 @@ def _check_decoded(value: Any) -> None:
                 raise BadRequestError(_TOO_DEEP_MESSAGE)
             stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
 
+
+async def _raw_body(request: Request) -> bytes:
+    body = await request.body()
+    request.state.raw_body = body
+    return body
+
+
+# The request's bytes as they came, for an endpoint that signs rather than reads them.
+RawBody = Annotated[bytes, Depends(_raw_body)]
 
 # The request's JSON body (or MISSING) as a handler parameter. The OpenAPI test recognises
 # the handlers that read a body by this dependency's name, ``_json_body``.

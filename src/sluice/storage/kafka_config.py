@@ -66,6 +66,7 @@ from typing import Any
 from sluice.api.errors import ConfigError, ConnectError, IllegalWorkerStateError
 from sluice.storage.base import ClusterConfigState, ConfigBackingStore, check_target_state, copy_configs
 from sluice.storage.kafka_formats import (
+    SESSION_KEY_KEY,
     ConfigKey,
     RecordFormatError,
     RestartRequest,
@@ -83,6 +84,7 @@ from sluice.storage.kafka_formats import (
     encode_connector_config,
     encode_logger_level,
     encode_restart_request,
+    encode_session_key,
     encode_target_state,
     encode_task_commit,
     encode_task_config,
@@ -417,6 +419,11 @@ class KafkaConfigBackingStore(ConfigBackingStore):
             [(task_count_record_key(name), encode_task_count_record(task_count))],
             f"the task count record of connector {name}",
         )
+
+    def put_session_key(self, key: SessionKey) -> None:
+        """Write ``session-key``: the key every worker signs internal requests with from now
+        on (KIP-507); the leader's write, in its transaction when it holds the privileges."""
+        self._write_privileged([(SESSION_KEY_KEY, encode_session_key(key))], "a new session key")
 
     def put_restart_request(self, connector: str, *, only_failed: bool = False, include_tasks: bool = False) -> None:
         """Write ``restart-connector-<name>``; every worker's listener hears it."""

@@ -257,8 +257,8 @@ final class HostedTask {
                 started = worker.startSinkTask(id, configState, connectorConfig, taskConfig, listener, initial);
             } else if (exactlyOnce(launch)) {
                 // Kafka's ExactlyOnceWorkerSourceTask: its transactional producer fences the
-                // task's earlier instances; the connector's owner fenced the previous
-                // generation before the task was launched, so no checks are left to make here.
+                // task's earlier instances; the group's leader fenced the previous generation
+                // before Sluice's herder launched the task, so no checks are left to make here.
                 started = worker.startExactlyOnceSourceTask(
                         id, configState, connectorConfig, taskConfig, listener, initial, () -> { }, () -> { });
             } else {

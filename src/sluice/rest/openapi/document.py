@@ -60,8 +60,8 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for route in app.routes:
-        if not isinstance(route, APIRoute):
-            continue
+        if not isinstance(route, APIRoute) or not route.include_in_schema:
+            continue  # the internal endpoints are for other workers only
         operation_id = route.operation_id
         route_methods = route.methods or set()
         if operation_id is None or operation_id not in OPERATIONS:

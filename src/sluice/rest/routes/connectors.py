@@ -15,12 +15,13 @@ from sluice.rest.entities import (
     parse_config_map,
     parse_create_request,
     parse_offsets_request,
+    parse_task_configs,
     task_info_json,
     task_state_json,
 )
-from sluice.rest.requests import MISSING, JsonBody, java_bool, json_response, require_body, task_id
+from sluice.rest.requests import MISSING, JsonBody, RawBody, java_bool, json_response, require_body, task_id
 from sluice.rest.routes.endpoint import Endpoint
-from sluice.runtime.herder.base import BadRequestError, Herder
+from sluice.runtime.herder.base import BadRequestError, Herder, SignedRequest
 
 __all__ = ["connector_routes"]
 
@@ -38,6 +39,11 @@ def _check_and_put_name(connector_name: str, config: dict[str, str | None]) -> N
             )
     else:
         config["name"] = connector_name
+
+
+def _signed(request: Request) -> SignedRequest:
+    """The request as the herder checks its signature: headers and the bytes they sign."""
+    return SignedRequest(dict(request.headers), getattr(request.state, "raw_body", b""))
 
 
 def _location(request: Request, name: str) -> str:
@@ -164,6 +170,17 @@ def connector_routes(herder: Herder) -> list[Endpoint]:
         herder.restart_task(connector, task_id(task))
         return Response(status_code=204)
 
+    # ---- internal: other workers of the cluster call these, with a signed body
+
+    def put_task_configs(request: Request, connector: str, body: JsonBody) -> Response:
+        configs = parse_task_configs(require_body(body))
+        herder.put_task_configs(connector, configs, _signed(request))
+        return Response(status_code=204)
+
+    def fence_zombies(request: Request, connector: str, body: RawBody) -> Response:
+        herder.fence_zombie_source_tasks(connector, _signed(request))
+        return Response(status_code=204)
+
     return [
         Endpoint("GET", "/connectors", "listConnectors", list_connectors),
         Endpoint("POST", "/connectors", "createConnector", create_connector),
@@ -186,4 +203,6 @@ def connector_routes(herder: Herder) -> list[Endpoint]:
         Endpoint("GET", "/connectors/{connector}/tasks-config", "getTasksConfig", tasks_config),
         Endpoint("GET", "/connectors/{connector}/tasks/{task}/status", "getTaskStatus", task_status),
         Endpoint("POST", "/connectors/{connector}/tasks/{task}/restart", "restartTask", restart_task),
+        Endpoint("POST", "/connectors/{connector}/tasks", "putTaskConfigs", put_task_configs, internal=True),
+        Endpoint("PUT", "/connectors/{connector}/fence", "fenceZombies", fence_zombies, internal=True),
     ]

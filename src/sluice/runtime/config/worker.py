@@ -9,11 +9,28 @@ standalone or distributed worker's parsed values with the raw map, and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sluice.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Range, ValidString
+from sluice.api.config import (
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    Range,
+    ValidString,
+)
+from sluice.api.errors import ConfigError
+from sluice.runtime.herder.request_signing import (
+    KEY_GENERATION_ALGORITHM_CONFIG,
+    KEY_SIZE_CONFIG,
+    KEY_TTL_MS_CONFIG,
+    MAC_ALGORITHMS,
+    SIGNATURE_ALGORITHM_CONFIG,
+    VERIFICATION_ALGORITHMS_CONFIG,
+)
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WorkerConfig", "converter_props"]
 
@@ -328,6 +345,7 @@ def _distributed_keys(d: ConfigDef) -> None:
         "with a transactional producer; 'disabled' delivers at least once; 'preparing' (Kafka's step "
         "of a rolling upgrade) delivers at least once, as 'disabled'.",
     )
+    _inter_worker_keys(d)
     d.define(
         "worker.sync.timeout.ms",
         ConfigType.INT,
@@ -335,6 +353,66 @@ def _distributed_keys(d: ConfigDef) -> None:
         importance=Importance.MEDIUM,
         documentation="How long a worker waits to catch up with the config topic before it gives up "
         "its work and rejoins.",
+    )
+
+
+def _supported(kind: str) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        for algorithm in value if isinstance(value, list) else [value]:
+            if algorithm not in MAC_ALGORITHMS:
+                raise ConfigError(
+                    name,
+                    algorithm,
+                    f"the algorithm is not supported by this worker; the supported {kind} algorithms are: "
+                    + ", ".join(MAC_ALGORITHMS),
+                )
+        if isinstance(value, list) and not value:
+            raise ConfigError(name, "", "At least one signature verification algorithm must be provided")
+
+    return check
+
+
+def _inter_worker_keys(d: ConfigDef) -> None:
+    """KIP-507's keys: how the leader makes session keys and how workers sign and check
+    internal requests (:mod:`sluice.runtime.herder.request_signing`)."""
+    d.define(
+        KEY_TTL_MS_CONFIG,
+        ConfigType.INT,
+        3600000,
+        Range.between(0, 2**31 - 1),
+        Importance.LOW,
+        "How long a session key signs internal requests before the leader makes a new one (ms).",
+    )
+    d.define(
+        KEY_GENERATION_ALGORITHM_CONFIG,
+        ConfigType.STRING,
+        "HmacSHA256",
+        LambdaValidator.with_(_supported("KeyGenerator"), "Any KeyGenerator algorithm supported by the worker"),
+        Importance.LOW,
+        "The algorithm the leader makes session keys with.",
+    )
+    d.define(
+        KEY_SIZE_CONFIG,
+        ConfigType.INT,
+        None,
+        importance=Importance.LOW,
+        documentation="The size of session keys in bits (the algorithm's default when unset).",
+    )
+    d.define(
+        SIGNATURE_ALGORITHM_CONFIG,
+        ConfigType.STRING,
+        "HmacSHA256",
+        LambdaValidator.with_(_supported("Mac"), "Any MAC algorithm supported by the worker"),
+        Importance.LOW,
+        "The algorithm this worker signs internal requests with.",
+    )
+    d.define(
+        VERIFICATION_ALGORITHMS_CONFIG,
+        ConfigType.LIST,
+        "HmacSHA256",
+        LambdaValidator.with_(_supported("Mac"), "A list of one or more MAC algorithms, each supported by the worker"),
+        Importance.LOW,
+        f"The algorithms this worker accepts on signed internal requests; must include {SIGNATURE_ALGORITHM_CONFIG}.",
     )
 
 
@@ -359,7 +437,21 @@ class WorkerConfig:
     @classmethod
     def distributed(cls, props: Mapping[str, str]) -> WorkerConfig:
         raw = {str(k): str(v) for k, v in props.items()}
-        return cls(raw, _worker_def(False).parse(raw))
+        values = _worker_def(False).parse(raw)
+        signature = values[SIGNATURE_ALGORITHM_CONFIG]
+        if signature not in values[VERIFICATION_ALGORITHMS_CONFIG]:
+            raise ConfigError(
+                SIGNATURE_ALGORITHM_CONFIG,
+                signature,
+                f"Signature algorithm must be present in {VERIFICATION_ALGORITHMS_CONFIG} list",
+            )
+        size = values[KEY_SIZE_CONFIG]
+        if size is not None and (size <= 0 or size % 8):
+            raise ConfigError(
+                f"Unable to create key generator with algorithm {values[KEY_GENERATION_ALGORITHM_CONFIG]} and key "
+                f"size {size}: the size must be a positive multiple of 8 bits"
+            )
+        return cls(raw, values)
 
     def get(self, key: str) -> Any:
         return self.values[key]

@@ -35,6 +35,7 @@ __all__ = [
     "LoggerLevel",
     "PluginInfo",
     "RequestForwardError",
+    "SignedRequest",
     "State",
     "StateInfo",
     "TargetState",
@@ -192,6 +193,15 @@ class ConfigInfos:
     configs: list[ConfigInfo]
 
 
+@dataclass(frozen=True)
+class SignedRequest:
+    """An internal request from another worker: its headers (the KIP-507 signature among
+    them) and the body they sign. The herder checks the signature."""
+
+    headers: Mapping[str, str]
+    body: bytes
+
+
 @dataclass
 class LoggerLevel:
     level: str
@@ -330,3 +340,17 @@ class Herder(ABC):
     @abstractmethod
     def set_cluster_logger_level(self, logger: str, level: str) -> None:
         """Set the level on every worker of the cluster."""
+
+    # -- internal endpoints: called by the other workers of a distributed cluster
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]], request: SignedRequest) -> None:
+        """``POST /connectors/{c}/tasks``: the leader writes the task configs the
+        connector's owner sends (raises :class:`RequestForwardError` on any other
+        worker)."""
+        raise ConnectError("Kafka Connect in standalone mode does not support externally setting task configurations.")
+
+    def fence_zombie_source_tasks(self, name: str, request: SignedRequest) -> None:
+        """``PUT /connectors/{c}/fence``: the leader fences the producers of the
+        connector's earlier tasks and records its task count (KIP-618), answering once
+        that is done."""
+        raise ConnectError("Kafka Connect in standalone mode does not support exactly-once source connectors.")

@@ -19,11 +19,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import quote
 
 from sluice.api.errors import AlreadyExistsError, ConnectError, NotFoundError
+from sluice.kafka.offset_format import encode_json
 from sluice.runtime.distributed.member import ConfigSnapshot, WorkerGroupMember
-from sluice.runtime.distributed.protocol import Assignment, TaskId
+from sluice.runtime.distributed.protocol import CONNECT_PROTOCOL_V2, Assignment, TaskId
 from sluice.runtime.herder.base import (
     BadRequestError,
     ConnectorInfo,
@@ -31,8 +34,20 @@ from sluice.runtime.herder.base import (
     ConnectorTaskId,
     ConnectRestError,
     RequestForwardError,
+    SignedRequest,
     State,
     TargetState,
+)
+from sluice.runtime.herder.request_signing import (
+    KEY_GENERATION_ALGORITHM_CONFIG,
+    KEY_SIZE_CONFIG,
+    KEY_TTL_MS_CONFIG,
+    SIGNATURE_ALGORITHM_CONFIG,
+    VERIFICATION_ALGORITHMS_CONFIG,
+    InternalRequestSignature,
+    generate_session_key,
+    signature_headers,
+    verify_internal_request,
 )
 from sluice.runtime.herder.validation import invalid_config_message
 from sluice.runtime.herder.worker_herder import WorkerHerder
@@ -45,14 +60,19 @@ from sluice.runtime.tasks.base import format_trace
 from sluice.runtime.worker import Worker
 from sluice.storage.base import DESTROYED, StatusBackingStore, TaskStatus, connector_config_map
 from sluice.storage.kafka_config import ConfigUpdateListener, KafkaConfigBackingStore
-from sluice.storage.kafka_formats import RestartRequest
+from sluice.storage.kafka_formats import RestartRequest, SessionKey
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DistributedHerder", "MemberFactory"]
+__all__ = ["DistributedHerder", "InternalRequestSender", "MemberFactory"]
 
 # (listener, config snapshot) -> the group member; the composition root binds the settings.
 MemberFactory = Callable[["DistributedHerder", Callable[[], ConfigSnapshot]], WorkerGroupMember]
+# (method, url, body or None, headers): one request to another worker's internal endpoint;
+# raises ConnectRestError with the other worker's status and message when it refuses, and
+# ConnectionError when it cannot be reached. The composition root binds the worker's TLS
+# settings (Kafka's RestClient).
+InternalRequestSender = Callable[[str, str, "bytes | None", dict[str, str]], None]
 
 NO_LEADER = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 NOT_LEADER = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
@@ -70,6 +90,21 @@ _SETTLED_POLL_S = 0.02
 #: failed write (Kafka's 250 ms doubling up to 60 s).
 _TASK_CONFIG_RETRY_S = 0.25
 _TASK_CONFIG_RETRY_MAX_S = 60.0
+#: How long the leader waits before trying again to write a session key that failed.
+_SESSION_KEY_RETRY_S = 1.0
+#: How long a worker keeps asking for a zombie fencing that fails for a moment (no leader
+#: known, the leader gone, a rebalance), first again after 0.25 s, doubling up to 5 s.
+_FENCING_PATIENCE_S = 90.0
+_FENCING_RETRY_S = 0.25
+_FENCING_RETRY_MAX_S = 5.0
+
+
+def _of_a_moment(error: BaseException) -> bool:
+    """Whether a request to the leader failed for a moment: no leader known, a rebalance or
+    a conflicting change (409), a leader still starting (503), or none reachable."""
+    if isinstance(error, ConnectRestError):
+        return error.status in (409, 503)
+    return isinstance(error, OSError)
 
 
 class _ConfigEvents(ConfigUpdateListener):
@@ -87,6 +122,7 @@ class _ConfigEvents(ConfigUpdateListener):
         restart_requested: Callable[[RestartRequest], None],
         logger_level_changed: Callable[[str, str], None],
         task_count_recorded: Callable[[str], None],
+        session_key_updated: Callable[[SessionKey], None],
     ) -> None:
         self._post = post
         self._config_changed = config_changed
@@ -96,6 +132,7 @@ class _ConfigEvents(ConfigUpdateListener):
         self._restart_requested = restart_requested
         self._logger_level_changed = logger_level_changed
         self._task_count_recorded = task_count_recorded
+        self._session_key_updated = session_key_updated
 
     def on_connector_config_update(self, connector: str) -> None:
         self._post(lambda: self._config_changed(connector))
@@ -118,6 +155,9 @@ class _ConfigEvents(ConfigUpdateListener):
     def on_logger_level_update(self, namespace: str, level: str) -> None:
         self._post(lambda: self._logger_level_changed(namespace, level))
 
+    def on_session_key_update(self, key: SessionKey) -> None:
+        self._session_key_updated(key)  # at once: a signed request may be waiting for it
+
 
 class DistributedHerder(WorkerHerder):
     validates_as_distributed = True
@@ -131,6 +171,7 @@ class DistributedHerder(WorkerHerder):
         member_factory: MemberFactory,
         sink_offsets: SinkGroupOffsets | None = None,
         loggers: Loggers | None = None,
+        internal_requests: InternalRequestSender | None = None,
     ) -> None:
         super().__init__(worker, config_store, status_store, kafka_cluster_id, sink_offsets, loggers)
         self.config_store: KafkaConfigBackingStore = config_store
@@ -141,6 +182,14 @@ class DistributedHerder(WorkerHerder):
         # owned exactly-once source tasks waiting for their connector's task-count record
         self._awaiting_fencing: set[TaskId] = set()
         self._task_config_backoff: dict[str, float] = {}  # connectors whose last write failed
+        # Requests to the leader (task configs, zombie fencing) leave the tick thread, which
+        # must keep polling the group meanwhile (Kafka's forwardRequestExecutor).
+        self._internal_requests = internal_requests
+        self._to_leader = ThreadPoolExecutor(max_workers=4, thread_name_prefix="sluice-to-leader")
+        self._fencing_requested: set[str] = set()  # connectors whose fencing is under way
+        self._fencing_lock = threading.Lock()  # one fencing at a time, on the leader
+        self._session_key: SessionKey | None = None
+        self._session_key_retry_at = 0.0
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
         # Queued events not yet carried out: a config change read a moment ago may be about
         # to start a rebalance (REST writes wait for it, see _settled).
@@ -171,6 +220,7 @@ class DistributedHerder(WorkerHerder):
                 restart_requested=self._restart_requested,
                 logger_level_changed=self._set_logger_level,
                 task_count_recorded=self._start_fenced_tasks,
+                session_key_updated=self._set_session_key,
             )
         )
         self._thread = threading.Thread(target=self._run, name="sluice-herder-tick", daemon=True)
@@ -183,6 +233,7 @@ class DistributedHerder(WorkerHerder):
             self.member.wakeup()
         if self._thread is not None:
             self._thread.join(120)
+        self._to_leader.shutdown(wait=False, cancel_futures=True)
 
     def _more_metrics(self) -> list[Any]:
         return rebalance_metrics(self.rebalances, time.monotonic())
@@ -229,6 +280,7 @@ class DistributedHerder(WorkerHerder):
                 try:
                     self.member.poll(TICK_MS)
                     self._drain_events()
+                    self._distribute_session_key()
                 except Exception:
                     log.error("Error in the herder's tick thread; carrying on", exc_info=True)
                     self._stopping.wait(1.0)
@@ -347,71 +399,238 @@ class DistributedHerder(WorkerHerder):
             self._generate_task_configs(name)
 
     def _generate_task_configs(self, name: str) -> None:
-        """The connector's owner asks it for task configs and writes them when they changed
-        (then, for an exactly-once source, fences its earlier tasks' producers)."""
+        """The connector's owner asks it for task configs and, when they changed, has them
+        written: by itself when it leads the group, else by the leader, to which it sends
+        them (Kafka's internal ``POST /connectors/{c}/tasks``)."""
         if name not in self._owned_connectors or not self.worker.runs_connector(name):
             return
-        before = self.config_store.snapshot()
         configs = self._changed_task_configs(name)
-        config = before.connector_config(name)
-        fences = config is not None and self.worker.delivers_exactly_once(dict(config))
-        if configs is None and not (fences and name in before.pending_fencing):
-            return  # unchanged, and fenced already
-        if self.member is not None and self.member.coordinator_unreachable:
+        if configs is None:
+            return
+        member = self.member
+        if member is not None and member.coordinator_unreachable:
             # Cut off from the group, this worker may no longer own the connector: its
             # next owner writes the task configs instead.
             log.warning("Not writing task configs of connector %s: the group coordinator is unreachable", name)
             return
-        if configs is not None:
+        if member is not None and member.is_leader:
             try:
                 self.config_store.put_task_configs(name, configs)
             except ConnectError:
                 self._retry_task_configs(name)
                 return
             self._task_config_backoff.pop(name, None)
-        if fences:
-            assert config is not None  # fences only a configured connector
-            self._fence_zombies(
-                name, dict(config), before, before.task_count(name) if configs is None else len(configs)
-            )
+            return
+        self._to_leader.submit(self._send_task_configs, name, configs)
 
-    def _retry_task_configs(self, name: str) -> None:
+    def _send_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Off the tick thread: the task configs to the leader, which writes them."""
+        try:
+            leader = self.member.leader_url if self.member is not None else None
+            if not leader:
+                raise ConnectError(
+                    "Request to leader to reconfigure connector tasks failed because the URL of the leader's "
+                    "REST interface is empty!"
+                )
+            self._to_worker("POST", leader, f"connectors/{quote(name, safe='')}/tasks", encode_json(configs))
+        except Exception as exc:  # noqa: BLE001 - any failure is retried, as Kafka's reconfiguration is
+            log.error("Request to leader to reconfigure connector tasks of %s failed: %s", name, exc)
+            self._queue(lambda: self._retry_task_configs(name, logged=True))
+            return
+        self._queue(lambda: self._forget_backoff(name))
+
+    def _forget_backoff(self, name: str) -> None:
+        self._task_config_backoff.pop(name, None)
+
+    def _retry_task_configs(self, name: str, logged: bool = False) -> None:
         """Kafka's retry of a failed task-config write: again after a backoff that doubles
         from 250 ms up to a minute, on the tick thread (the connector may be gone by then,
         or owned elsewhere: the retry then does nothing)."""
         delay = self._task_config_backoff.get(name, _TASK_CONFIG_RETRY_S)
         self._task_config_backoff[name] = min(delay * 2, _TASK_CONFIG_RETRY_MAX_S)
-        log.error("Could not write the task configs of connector %s; retrying in %.2f s", name, delay, exc_info=True)
+        log.error(
+            "Could not write the task configs of connector %s; retrying in %.2f s", name, delay, exc_info=not logged
+        )
         timer = threading.Timer(delay, lambda: self._queue(lambda: self._generate_task_configs(name)))
         timer.daemon = True
         timer.start()
 
-    def _fence_zombies(self, name: str, config: dict[str, str], before: Any, task_count: int) -> None:
-        """Kafka's zombie fencing, by the connector's owner right after it wrote new task
-        configs: fence the transactional producers of the previous generation's tasks (a
-        task a reconfiguration removed, or an instance on a worker that lost its work,
-        can then write nothing more), then write the task-count record, which lets the
-        new generation's tasks start on every worker. A failure (a missing permission on
-        a transactional id) fails the new tasks, with the error; restarting the
-        connector fences again."""
-        previous = max(before.task_count_records.get(name, 0), before.task_count(name))
-        try:
-            self.worker.fence_source_producers(name, config, previous)
-            self.config_store.put_task_count_record(name, task_count)
-        except Exception as exc:
-            log.error("Could not fence the earlier producers of connector %s", name, exc_info=True)
-            trace = (
-                f"Could not fence the transactional producers of the earlier tasks of connector {name}, "
-                f"so its tasks cannot start; restart the connector once that is fixed: {exc}\n{format_trace(exc)}"
-            )
-            for task in range(task_count):
-                self.status_store.put_task(
-                    TaskStatus(name, task, State.FAILED.value, self.worker.worker_id, trace, self.worker.generation)
-                )
+    # -- zombie fencing (KIP-618) ----------------------------------------------------------
+
+    def _request_fencing(self, name: str) -> None:
+        """A task of this worker waits for the producers of the connector's earlier tasks
+        to be fenced: ask the leader (this worker, or the leader through its internal
+        ``PUT /connectors/{c}/fence``), once per connector at a time, off the tick thread."""
+        if name in self._fencing_requested:
             return
-        log.info(
-            "Fenced the producers of %d earlier tasks of connector %s; %d tasks may start", previous, name, task_count
+        self._fencing_requested.add(name)
+        self._to_leader.submit(self._fence_through_leader, name)
+
+    def _fence_through_leader(self, name: str) -> None:
+        """Off the tick thread: have the leader fence, trying again while the failure is of
+        a moment (no leader known, a rebalance, the leader unreachable or new task configs
+        during the fencing) for up to :data:`_FENCING_PATIENCE_S`."""
+        deadline = time.monotonic() + _FENCING_PATIENCE_S
+        delay = _FENCING_RETRY_S
+        error: BaseException | None = None
+        while True:
+            try:
+                try:
+                    self._fence_as_leader(name)
+                except RequestForwardError as elsewhere:
+                    if elsewhere.forward_url is None:
+                        raise
+                    self._to_worker("PUT", elsewhere.forward_url, f"connectors/{quote(name, safe='')}/fence", None)
+                error = None
+            except Exception as exc:  # noqa: BLE001 - fails the tasks waiting for it, with the error
+                error = exc
+            if error is None or not _of_a_moment(error) or time.monotonic() + delay > deadline:
+                break
+            log.info("Zombie fencing of connector %s failed for now (%s); trying again in %.1f s", name, error, delay)
+            if self._stopping.wait(delay):
+                return
+            delay = min(delay * 2, _FENCING_RETRY_MAX_S)
+        self._queue(lambda: self._fencing_done(name, error))
+
+    def _fence_as_leader(self, name: str) -> None:
+        """Kafka's leader-side zombie fencing: when the connector's latest task configs have
+        no task-count record after them, fence the transactional producers of the tasks the
+        last record counted (none when there is no record, or when one task follows one
+        task: the new task's producer fences its predecessor itself), then write the record,
+        which lets the new generation's tasks start on every worker. Raises
+        :class:`RequestForwardError` on any worker but the leader."""
+        self._require_leader()
+        with self._fencing_lock:
+            self.config_store.refresh()
+            snapshot = self.config_store.snapshot()
+            config = snapshot.connector_config(name)
+            if config is None:
+                raise NotFoundError(f"Connector {name} not found")
+            if self._type(name, config) != "source":
+                raise BadRequestError(f"Connector {name} is not a source connector")
+            if name not in snapshot.pending_fencing:
+                log.debug("No zombie fencing for connector %s: its earlier tasks are fenced already", name)
+                return
+            earlier = snapshot.task_count_records.get(name)
+            task_count = snapshot.task_count(name)
+            generation = snapshot.task_config_generations.get(name)
+            if earlier is not None and not (earlier == 1 and task_count == 1):
+                self.worker.fence_source_producers(name, dict(config), earlier)
+            self.config_store.refresh()
+            if self.config_store.snapshot().task_config_generations.get(name) != generation:
+                raise ConnectRestError(
+                    409, "Fencing failed because new task configurations were generated for the connector"
+                )
+            self.config_store.put_task_count_record(name, task_count)
+            log.info(
+                "Fenced the producers of %s earlier tasks of connector %s; %d tasks may start",
+                earlier or 0,
+                name,
+                task_count,
+            )
+
+    def _fencing_done(self, name: str, error: BaseException | None) -> None:
+        """On the tick thread: start the connector's tasks that waited for the fencing, or
+        fail them with its error (restarting them asks for a fencing again)."""
+        self._fencing_requested.discard(name)
+        waiting = sorted(t for t in self._awaiting_fencing if t[0] == name and t in self._owned_tasks)
+        if error is None:
+            self.config_store.refresh()
+            self._start_fenced_tasks(name)
+            return
+        log.error("Zombie fencing of connector %s failed: %s", name, error)
+        trace = (
+            f"Failed to perform round of zombie fencing for connector {name}, so its tasks cannot start; "
+            f"restart them once that is fixed: {error}\n{format_trace(error)}"
         )
+        for task in waiting:
+            self._awaiting_fencing.discard(task)
+            self.status_store.put_task(
+                TaskStatus(name, task[1], State.FAILED.value, self.worker.worker_id, trace, self.worker.generation)
+            )
+
+    # -- signed requests between workers (KIP-507) ------------------------------------------
+
+    def _set_session_key(self, key: SessionKey) -> None:
+        log.info("Session key updated")
+        self._session_key = key
+
+    def _current_session_key(self) -> SessionKey | None:
+        if self._session_key is None:
+            self._session_key = self.config_store.snapshot().session_key
+        return self._session_key
+
+    def _signs_requests(self) -> bool:
+        """Whether internal requests are signed and checked: the group speaks ``sessioned``."""
+        member = self.member
+        return member is not None and member.protocol_version >= CONNECT_PROTOCOL_V2
+
+    def _distribute_session_key(self) -> None:
+        """The leader's duty under the ``sessioned`` protocol: write a new session key when
+        there is none or the current one is older than ``inter.worker.key.ttl.ms`` (0: it
+        never expires)."""
+        member = self.member
+        if member is None or not member.is_leader or not self._assigned.is_set() or not self._signs_requests():
+            return
+        key = self._current_session_key()
+        ttl_ms = int(self.worker.config.get(KEY_TTL_MS_CONFIG))
+        now_ms = int(time.time() * 1000)
+        if key is not None and (ttl_ms == 0 or key.creation_timestamp + ttl_ms > now_ms):
+            return
+        if time.monotonic() < self._session_key_retry_at:
+            return
+        algorithm = str(self.worker.config.get(KEY_GENERATION_ALGORITHM_CONFIG))
+        new_key = SessionKey(
+            generate_session_key(algorithm, self.worker.config.get(KEY_SIZE_CONFIG)), algorithm, now_ms
+        )
+        try:
+            self.config_store.put_session_key(new_key)
+        except ConnectError:
+            self._session_key_retry_at = time.monotonic() + _SESSION_KEY_RETRY_S
+            log.warning("Could not write a new session key to the config topic; trying again", exc_info=True)
+            return
+        self._session_key = new_key
+        log.info("Distributed a new session key")
+
+    def _check_signature(self, request: SignedRequest) -> None:
+        """Kafka's check of an internal request (only under the ``sessioned`` protocol)."""
+        if not self._signs_requests():
+            return
+        key = self._current_session_key()
+        verify_internal_request(
+            InternalRequestSignature.from_headers(request.headers, request.body),
+            None if key is None else key.key,
+            list(self.worker.config.get(VERIFICATION_ALGORITHMS_CONFIG)),
+        )
+
+    def _to_worker(self, method: str, worker_url: str, path: str, body: bytes | None) -> None:
+        """One internal request to another worker, signed with the session key when the
+        group speaks ``sessioned`` and a key is known (as Kafka's RestClient signs)."""
+        if self._internal_requests is None:
+            raise ConnectError(
+                "This worker is not able to communicate with the leader of the cluster, which is required for "
+                "dynamically-reconfiguring connectors and for exactly-once source tasks"
+            )
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        key = self._current_session_key()
+        if key is not None and self._signs_requests():
+            algorithm = str(self.worker.config.get(SIGNATURE_ALGORITHM_CONFIG))
+            headers.update(signature_headers(key.key, algorithm, body or b""))
+        self._internal_requests(method, worker_url.rstrip("/") + "/" + path, body, headers)
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]], request: SignedRequest) -> None:
+        self._check_signature(request)
+        self._require_leader()
+        with self._lock:
+            if self._fresh_connector_config(name) is None:
+                raise NotFoundError(f"Connector {name} not found")
+            if configs and TargetState(self.config_store.snapshot().target_state(name)) is TargetState.STOPPED:
+                raise BadRequestError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
+            self.config_store.put_task_configs(name, configs)
+
+    def fence_zombie_source_tasks(self, name: str, request: SignedRequest) -> None:
+        self._check_signature(request)
+        self._fence_as_leader(name)
 
     def _start_fenced_tasks(self, name: str) -> None:
         """The connector's task-count record was read: start its tasks that waited for it."""
@@ -434,6 +653,7 @@ class DistributedHerder(WorkerHerder):
             # Kafka's order: the earlier generation's producers are fenced first.
             self._awaiting_fencing.add(task)
             log.info("Task %s-%d starts once the producers of the connector's earlier tasks are fenced", name, number)
+            self._request_fencing(name)
             return
         self.worker.host_tasks_of(name, dict(config))
         generation = self.worker.generation
