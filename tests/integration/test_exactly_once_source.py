@@ -267,8 +267,19 @@ def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_b
         worker.start(timeout=180)
         config = {"connector.class": VERIFIABLE, "throughput": "100", "topic": topic}
         delivered: dict[str, int] = {}
+
+        def task_counts() -> list[int]:
+            return [
+                value["task-count"]
+                for key, value in _config_records(kafka_bootstrap, f"{group}-configs")
+                if key == f"tasks-fencing-{name}"
+            ]
+
         for step, count in enumerate((3, 5, 1, 5, 3)):
             _put(worker, name, {**config, "tasks.max": str(count)})
+            # The generation starts once the earlier one is fenced and its count recorded (a
+            # restarted task's status says RUNNING from its previous generation meanwhile).
+            wait_until(lambda step=step: len(task_counts()) > step, timeout=120, message=f"task count {count} recorded")
             wait_until(lambda count=count: _running(worker, name, count), timeout=120, message=f"{count} tasks RUNNING")
             if step == 0:
                 # A zombie with the transactional id of task 4 (not running yet) opens a
@@ -285,11 +296,7 @@ def test_reconfiguration_fences_earlier_producers_and_keeps_exactly_once(kafka_b
                 assert "fenced" in str(fenced.value).lower() or "epoch" in str(fenced.value).lower(), fenced.value
         _stop(worker, name)
         _assert_each_seqno_once(reader.seqnos(), 5)
-        counts = [
-            value["task-count"]
-            for key, value in _config_records(kafka_bootstrap, f"{group}-configs")
-            if key == f"tasks-fencing-{name}"
-        ]
+        counts = task_counts()
         assert counts[:5] == [3, 5, 1, 5, 3], counts
         assert "Fenced the producers of 5 earlier tasks" in worker.log_path.read_text(errors="replace")
         assert worker.stop() == 0, worker.log()

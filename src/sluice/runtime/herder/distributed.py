@@ -188,6 +188,9 @@ class DistributedHerder(WorkerHerder):
         self._to_leader = ThreadPoolExecutor(max_workers=4, thread_name_prefix="sluice-to-leader")
         self._fencing_requested: set[str] = set()  # connectors whose fencing is under way
         self._fencing_lock = threading.Lock()  # one fencing at a time, on the leader
+        # Held by the leader's task-config writes and by a fencing between its check that no
+        # newer task configs came and its task-count record, so none comes in between.
+        self._task_config_lock = threading.Lock()
         self._session_key: SessionKey | None = None
         self._session_key_retry_at = 0.0
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
@@ -415,7 +418,8 @@ class DistributedHerder(WorkerHerder):
             return
         if member is not None and member.is_leader:
             try:
-                self.config_store.put_task_configs(name, configs)
+                with self._task_config_lock:
+                    self.config_store.put_task_configs(name, configs)
             except ConnectError:
                 self._retry_task_configs(name)
                 return
@@ -516,12 +520,13 @@ class DistributedHerder(WorkerHerder):
             generation = snapshot.task_config_generations.get(name)
             if earlier is not None and not (earlier == 1 and task_count == 1):
                 self.worker.fence_source_producers(name, dict(config), earlier)
-            self.config_store.refresh()
-            if self.config_store.snapshot().task_config_generations.get(name) != generation:
-                raise ConnectRestError(
-                    409, "Fencing failed because new task configurations were generated for the connector"
-                )
-            self.config_store.put_task_count_record(name, task_count)
+            with self._task_config_lock:
+                self.config_store.refresh()
+                if self.config_store.snapshot().task_config_generations.get(name) != generation:
+                    raise ConnectRestError(
+                        409, "Fencing failed because new task configurations were generated for the connector"
+                    )
+                self.config_store.put_task_count_record(name, task_count)
             log.info(
                 "Fenced the producers of %s earlier tasks of connector %s; %d tasks may start",
                 earlier or 0,
@@ -626,7 +631,8 @@ class DistributedHerder(WorkerHerder):
                 raise NotFoundError(f"Connector {name} not found")
             if configs and TargetState(self.config_store.snapshot().target_state(name)) is TargetState.STOPPED:
                 raise BadRequestError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
-            self.config_store.put_task_configs(name, configs)
+            with self._task_config_lock:
+                self.config_store.put_task_configs(name, configs)
 
     def fence_zombie_source_tasks(self, name: str, request: SignedRequest) -> None:
         self._check_signature(request)
@@ -880,7 +886,8 @@ class DistributedHerder(WorkerHerder):
         self._require_leader()
         with self._lock:
             # Kafka's order: no tasks first, then the STOPPED state.
-            self.config_store.put_task_configs(name, [])
+            with self._task_config_lock:
+                self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED.value)
 
     def _fresh_snapshot(self, has: Callable[[Any], bool]) -> Any:
