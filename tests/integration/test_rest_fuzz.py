@@ -158,6 +158,22 @@ ALLOWED_5XX: list[Allowed5xx] = [
         _message_starts("Failed to modify offsets for connector "),
     ),
     Allowed5xx(
+        "POST",
+        "/connectors/{connector}/tasks",
+        "a standalone worker (as this one) takes no task configs from other workers: 500 `Kafka Connect in "
+        "standalone mode does not support externally setting task configurations.`",
+        "Kafka Connect's standalone herder answers 500 with the same message (UnsupportedOperationException).",
+        _message_starts("Kafka Connect in standalone mode does not support externally setting task"),
+    ),
+    Allowed5xx(
+        "PUT",
+        "/connectors/{connector}/fence",
+        "a standalone worker has no exactly-once sources: 500 `Kafka Connect in standalone mode does not "
+        "support exactly-once source connectors.`",
+        "Kafka Connect's standalone herder answers 500 with the same message (UnsupportedOperationException).",
+        _message_starts("Kafka Connect in standalone mode does not support exactly-once source connectors"),
+    ),
+    Allowed5xx(
         "GET",
         "/connector-plugins/{plugin}/config",
         _PLUGIN_CONFIG_RAISES,

@@ -155,11 +155,7 @@ def create_app(
     for resource_routes in _RESOURCES:
         for endpoint in resource_routes(herder):
             app.add_api_route(
-                endpoint.path,
-                endpoint.handler,
-                methods=endpoint.methods,
-                operation_id=endpoint.operation_id,
-                include_in_schema=not endpoint.internal,
+                endpoint.path, endpoint.handler, methods=endpoint.methods, operation_id=endpoint.operation_id
             )
     for prefix, mounted in mounts.items():
         app.add_route(prefix, _slash_redirect, methods=["GET", "HEAD"], include_in_schema=False)

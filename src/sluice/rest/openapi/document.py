@@ -30,6 +30,7 @@ _TAGS = [
     {"name": "topics", "description": "Topics a connector has used."},
     {"name": "plugins", "description": "Installed plugins and config validation."},
     {"name": "admin", "description": "Logger levels (served where `admin.listeners` says)."},
+    {"name": "internal", "description": "Requests between the workers of a distributed cluster (Kafka hides them)."},
 ]
 
 _DESCRIPTION = (
@@ -60,8 +61,8 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for route in app.routes:
-        if not isinstance(route, APIRoute) or not route.include_in_schema:
-            continue  # the internal endpoints are for other workers only
+        if not isinstance(route, APIRoute):
+            continue
         operation_id = route.operation_id
         route_methods = route.methods or set()
         if operation_id is None or operation_id not in OPERATIONS:

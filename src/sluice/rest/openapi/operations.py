@@ -393,6 +393,62 @@ OPERATIONS: dict[str, dict[str, Any]] = {
             409: _error("(distributed) A rebalance is under way; retry."),
         },
     ),
+    # ---- internal: other workers of a distributed cluster call these
+    "putTaskConfigs": _op(
+        "Write a connector's task configs (other workers only)",
+        "internal",
+        {
+            204: _empty("Written by the group's leader."),
+            400: _error(
+                f"{_BODY_400}; the request is not signed (KIP-507) or with an algorithm this worker does not accept; "
+                "or the connector is STOPPED and the list is not empty."
+            ),
+            403: _error("The request's signature does not match the session key."),
+            404: _NOT_FOUND,
+            409: _error("(distributed) No leader known, or a rebalance is under way; retry."),
+            415: _E415,
+            500: _error("A standalone worker: it takes no task configs from others, as Kafka Connect's."),
+            503: _error("(distributed) This worker has not read a session key yet."),
+        },
+        description="The owner of a connector that does not lead the group sends the task configs its "
+        "connector generated to the leader, which writes them to the config topic. Under the `sessioned` "
+        "protocol the body is signed with the session key (`X-Connect-Authorization`, "
+        "`X-Connect-Request-Signature-Algorithm`).",
+        body={
+            "required": True,
+            "description": "The task configs, in task order.",
+            "content": {
+                _JSON: {
+                    "schema": {
+                        "type": "array",
+                        "items": {"type": "object", "additionalProperties": {"type": "string"}},
+                    }
+                }
+            },
+        },
+    ),
+    "fenceZombies": _op(
+        "Fence a source connector's earlier task producers (other workers only)",
+        "internal",
+        {
+            204: _empty("Fenced, and the task count recorded (or nothing was to be fenced)."),
+            400: _error(
+                "The request is not signed (KIP-507) or with an algorithm this worker does not accept; or the "
+                "connector is not a source."
+            ),
+            403: _error("The request's signature does not match the session key."),
+            404: _NOT_FOUND,
+            409: _error("(distributed) No leader known, a rebalance, or new task configs during the fencing; retry."),
+            500: _error(
+                "The producers could not be fenced; or a standalone worker, which has no exactly-once sources, as "
+                "Kafka Connect's."
+            ),
+            503: _error("(distributed) This worker has not read a session key yet."),
+        },
+        description="An exactly-once source task asks the group's leader, before it starts, to fence the "
+        "transactional producers of its connector's earlier tasks and write the connector's task-count record "
+        "(KIP-618). Signed as `POST /connectors/{connector}/tasks` is.",
+    ),
     # ---- plugins
     "listConnectorPlugins": _op(
         "Installed plugins",

@@ -203,6 +203,6 @@ def connector_routes(herder: Herder) -> list[Endpoint]:
         Endpoint("GET", "/connectors/{connector}/tasks-config", "getTasksConfig", tasks_config),
         Endpoint("GET", "/connectors/{connector}/tasks/{task}/status", "getTaskStatus", task_status),
         Endpoint("POST", "/connectors/{connector}/tasks/{task}/restart", "restartTask", restart_task),
-        Endpoint("POST", "/connectors/{connector}/tasks", "putTaskConfigs", put_task_configs, internal=True),
-        Endpoint("PUT", "/connectors/{connector}/fence", "fenceZombies", fence_zombies, internal=True),
+        Endpoint("POST", "/connectors/{connector}/tasks", "putTaskConfigs", put_task_configs),
+        Endpoint("PUT", "/connectors/{connector}/fence", "fenceZombies", fence_zombies),
     ]

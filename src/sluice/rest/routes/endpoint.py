@@ -20,8 +20,6 @@ class Endpoint:
     path: str
     operation_id: str
     handler: Callable[..., Response]
-    #: Called by other workers only (Kafka hides these from its OpenAPI description too).
-    internal: bool = False
 
     @property
     def methods(self) -> list[str]:
