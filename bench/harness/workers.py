@@ -59,11 +59,14 @@ def java_task_settings() -> dict[str, str | None]:
     """Sluice worker settings for runs of Java plugins: their tasks run in Spark's driver JVM,
     so it gets the JIT Kafka Connect's JVM has (the suite's workers stop at C1 to start
     faster) and Spark's default driver heap, 1g, not the suite's 512m (``BENCH_DRIVER_MEMORY``
-    sets another; ``BENCH_DRIVER_JAVA_OPTIONS``, JVM options of its own). ``None`` drops a
-    suite setting."""
+    sets another; ``BENCH_DRIVER_JAVA_OPTIONS``, JVM options of its own). These workers run
+    Java tasks only, so they keep no Python task host up ahead of need
+    (``sluice.task.hosts.standby=false``, the setting docs/compatibility.md gives for them;
+    ``BENCH_TASK_HOSTS_STANDBY=true`` keeps them). ``None`` drops a suite setting."""
     return {
         "spark.driver.extraJavaOptions": os.environ.get("BENCH_DRIVER_JAVA_OPTIONS"),
         "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY"),
+        "sluice.task.hosts.standby": os.environ.get("BENCH_TASK_HOSTS_STANDBY", "false"),
     }
 
 
