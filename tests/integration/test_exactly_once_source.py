@@ -14,6 +14,7 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from sluice_devtools.kafka import KafkaBroker
 from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
 from tests.integration.group_servers import started
+from tests.integration.kafka_connect_reference import ConnectDistributedWorker
 from tests.integration.workers import QUICK_GROUP_SETTINGS, DistributedWorker, start_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -386,6 +388,20 @@ def test_a_task_writing_to_its_own_offsets_topic_fails_instead_of_deadlocking(ka
         worker.kill()
 
 
+def _connect_worker(work_dir: Path, bootstrap: str, group: str) -> ConnectDistributedWorker:
+    """Kafka Connect 4.3.1 with exactly-once enabled in the group of the Sluice workers of
+    ``group`` (their internal topics)."""
+    return ConnectDistributedWorker(
+        work_dir,
+        bootstrap,
+        group_id=group,
+        config_topic=f"{group}-configs",
+        offset_topic=f"{group}-offsets",
+        status_topic=f"{group}-status",
+        extra={"exactly.once.source.support": "enabled", "offset.storage.partitions": "3"},
+    )
+
+
 def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_source(
     kafka_bootstrap, unique_name, tmp_path
 ):
@@ -393,8 +409,6 @@ def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_s
     Sluice worker, by Kafka Connect 4.3.1 and by Sluice again, all with exactly-once
     enabled: each reads the task configs, task-count records and transactional offsets
     the other wrote, and the file's lines reach the topic once each, in order."""
-    from tests.integration.kafka_connect_reference import ConnectDistributedWorker
-
     topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-lines")
     group = unique_name
     name = f"{unique_name[:40]}-file"
@@ -426,15 +440,7 @@ def test_a_sluice_cluster_and_kafka_connect_take_over_each_others_exactly_once_s
         )
 
     sluice = DistributedWorker(tmp_path / "s1", kafka_bootstrap, "s1", group, extra=SETTINGS)
-    connect = ConnectDistributedWorker(
-        tmp_path / "connect",
-        kafka_bootstrap,
-        group_id=group,
-        config_topic=f"{group}-configs",
-        offset_topic=f"{group}-offsets",
-        status_topic=f"{group}-status",
-        extra={"exactly.once.source.support": "enabled", "offset.storage.partitions": "3"},
-    )
+    connect = _connect_worker(tmp_path / "connect", kafka_bootstrap, group)
     again = DistributedWorker(tmp_path / "s2", kafka_bootstrap, "s2", group, extra=SETTINGS)
     try:
         append(0, 1000)
@@ -478,19 +484,9 @@ def test_a_mixed_groups_follower_sends_task_configs_and_fencing_to_its_leader(
     task configs (``POST /connectors/{c}/tasks``), and its exactly-once task asks the
     leader to fence earlier producers (``PUT /connectors/{c}/fence``) before it starts.
     Every line of both files arrives once, and the leader wrote both task-count records."""
-    from tests.integration.kafka_connect_reference import ConnectDistributedWorker
-
     group = unique_name
     sluice = DistributedWorker(tmp_path / "sluice", kafka_bootstrap, "sluice", group, extra=SETTINGS)
-    connect = ConnectDistributedWorker(
-        tmp_path / "connect",
-        kafka_bootstrap,
-        group_id=group,
-        config_topic=f"{group}-configs",
-        offset_topic=f"{group}-offsets",
-        status_topic=f"{group}-status",
-        extra={"exactly.once.source.support": "enabled", "offset.storage.partitions": "3"},
-    )
+    connect = _connect_worker(tmp_path / "connect", kafka_bootstrap, group)
     names = [f"{group[:30]}-{leader}-{n}" for n in ("a", "b")]
     readers = {name: TopicReader(kafka_bootstrap, _one_partition_topic(kafka_bootstrap, name)) for name in names}
     string = "org.apache.kafka.connect.storage.StringConverter"

@@ -86,8 +86,9 @@ def rest_listeners(config: WorkerConfig) -> list[str]:
     return list(config.get("listeners"))
 
 
-def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
-    """The REST server of a worker, with the worker's HTTP and TLS settings."""
+def build_rest_server(herder: Herder, config: WorkerConfig, tls: Any = None) -> Any:
+    """The REST server of a worker, with the worker's HTTP and TLS settings (``tls``: the
+    worker's :class:`~sluice.rest.tls.WorkerTls`, made here when not given)."""
     from sluice.console.app import console_app
     from sluice.rest.app import create_app  # the cli layer wires every layer together
     from sluice.rest.basic_auth import basic_auth_users
@@ -95,7 +96,7 @@ def build_rest_server(herder: Herder, config: WorkerConfig) -> Any:
     from sluice.rest.tls import WorkerTls
 
     listeners = rest_listeners(config)
-    tls = WorkerTls(config.raw)
+    tls = tls if tls is not None else WorkerTls(config.raw)
     console = None
     if config.get("sluice.console.enable"):
         # The console calls back the listener a page came in by: over https it trusts the

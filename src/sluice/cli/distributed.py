@@ -119,15 +119,18 @@ class DistributedConnect:
         from sluice.rest.forwarding import internal_request_sender  # as build_rest_server imports the REST layer
         from sluice.rest.tls import WorkerTls
 
+        # One TLS setup for the REST server and the herder's requests to other workers: both
+        # reach other workers with the same client context, built once.
+        tls = WorkerTls(self.config.raw)
         self.herder = DistributedHerder(
             self.worker,
             self.config_store,
             self.status_store,
             KafkaClusterId(self.config.bootstrap_servers, self.security.librdkafka()),
             member_factory=self._member,
-            internal_requests=internal_request_sender(WorkerTls(self.config.raw).client_context),
+            internal_requests=internal_request_sender(tls.client_context),
         )
-        self.rest = build_rest_server(self.herder, self.config)
+        self.rest = build_rest_server(self.herder, self.config, tls)
         self._stopped = threading.Event()
         self.interrupted = threading.Event()  # set when the worker is to stop (a signal, or it cannot run)
         self.fatal_error: BaseException | None = None

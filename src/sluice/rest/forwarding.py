@@ -61,6 +61,14 @@ def _plain_http() -> httpx2.Client:
     )
 
 
+def _verify(url: str, ssl_context: Callable[[], ssl.SSLContext] | None) -> ssl.SSLContext | bool:
+    """How a request to ``url`` checks the other worker: with the worker's client context
+    over https (made on first use; raises ConfigError when its stores do not load)."""
+    if url.lower().startswith("https://") and ssl_context is not None:
+        return ssl_context()
+    return True
+
+
 def _send(method: str, url: str, *, verify: ssl.SSLContext | bool, **kwargs: Any) -> httpx2.Response:
     """One forwarded request (https: through a client with the worker's SSL context)."""
     if url.lower().startswith("https://"):
@@ -85,14 +93,11 @@ async def forward_request_handler(request: Request, exc: Exception) -> Response:
     if body is None:
         body = await request.body()
     headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
-    verify: ssl.SSLContext | bool = True
-    ssl_context = getattr(request.app.state, "forwarding_ssl_context", None)
-    if url.lower().startswith("https://") and ssl_context is not None:
-        try:
-            verify = ssl_context()
-        except ConfigError as error:
-            log.error("Cannot forward %s %s to %s: %s", request.method, request.url.path, url, error)
-            return error_response(500, f"Cannot forward the request to {exc.forward_url}: {error}")
+    try:
+        verify = _verify(url, getattr(request.app.state, "forwarding_ssl_context", None))
+    except ConfigError as error:
+        log.error("Cannot forward %s %s to %s: %s", request.method, request.url.path, url, error)
+        return error_response(500, f"Cannot forward the request to {exc.forward_url}: {error}")
     log.debug("Forwarding %s %s to %s", request.method, request.url.path, url)
     try:
         answer = await asyncio.to_thread(
@@ -125,9 +130,6 @@ def internal_request_sender(
     and message; a worker that cannot be reached raises :class:`ConnectionError`."""
 
     def send(method: str, url: str, body: bytes | None, headers: dict[str, str]) -> None:
-        verify: ssl.SSLContext | bool = True
-        if url.lower().startswith("https://") and ssl_context is not None:
-            verify = ssl_context()
         try:
             answer = _send(
                 method,
@@ -135,7 +137,7 @@ def internal_request_sender(
                 content=body,
                 headers={"Accept": "application/json", **headers},
                 timeout=FORWARD_TIMEOUT_S,
-                verify=verify,
+                verify=_verify(url, ssl_context),
             )
         except httpx2.HTTPError as error:
             raise ConnectionError(f"IO Error trying to forward REST request to {url}: {error}") from error

@@ -43,10 +43,17 @@ _TOO_DEEP_MESSAGE = f"Request body is not valid JSON: nested more than {_MAX_NES
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
+async def _raw_body(request: Request) -> bytes:
+    """The request's bytes, kept for forwarding it to another worker and for checking its
+    signature."""
+    body = await request.body()
+    request.state.raw_body = body
+    return body
+
+
 async def _json_body(request: Request) -> Any:
     """The decoded JSON body, or :data:`MISSING` when the request has none."""
-    body = await request.body()
-    request.state.raw_body = body  # kept for forwarding the request to another worker
+    body = await _raw_body(request)
     if not body.strip():
         return MISSING
     content_type = request.headers.get("content-type")
@@ -85,12 +92,6 @@ def _check_decoded(value: Any) -> None:
             if level > _MAX_NESTING_DEPTH:
                 raise BadRequestError(_TOO_DEEP_MESSAGE)
             stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
-
-
-async def _raw_body(request: Request) -> bytes:
-    body = await request.body()
-    request.state.raw_body = body
-    return body
 
 
 # The request's bytes as they came, for an endpoint that signs rather than reads them.

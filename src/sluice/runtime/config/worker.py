@@ -30,6 +30,7 @@ from sluice.runtime.herder.request_signing import (
     MAC_ALGORITHMS,
     SIGNATURE_ALGORITHM_CONFIG,
     VERIFICATION_ALGORITHMS_CONFIG,
+    session_key_bits,
 )
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WorkerConfig", "converter_props"]
@@ -445,12 +446,13 @@ class WorkerConfig:
                 signature,
                 f"Signature algorithm must be present in {VERIFICATION_ALGORITHMS_CONFIG} list",
             )
-        size = values[KEY_SIZE_CONFIG]
-        if size is not None and (size <= 0 or size % 8):
+        algorithm, size = values[KEY_GENERATION_ALGORITHM_CONFIG], values[KEY_SIZE_CONFIG]
+        try:
+            session_key_bits(algorithm, size)
+        except ValueError as e:
             raise ConfigError(
-                f"Unable to create key generator with algorithm {values[KEY_GENERATION_ALGORITHM_CONFIG]} and key "
-                f"size {size}: the size must be a positive multiple of 8 bits"
-            )
+                f"Unable to create key generator with algorithm {algorithm} and key size {size}: {e}"
+            ) from None
         return cls(raw, values)
 
     def get(self, key: str) -> Any:

@@ -594,8 +594,7 @@ class DistributedHerder(WorkerHerder):
             self._session_key_retry_at = time.monotonic() + _SESSION_KEY_RETRY_S
             log.warning("Could not write a new session key to the config topic; trying again", exc_info=True)
             return
-        self._session_key = new_key
-        log.info("Distributed a new session key")
+        log.info("Distributed a new session key")  # read back, so the listener holds it already
 
     def _check_signature(self, request: SignedRequest) -> None:
         """Kafka's check of an internal request (only under the ``sessioned`` protocol)."""

@@ -33,6 +33,7 @@ __all__ = [
     "VERIFICATION_ALGORITHMS_CONFIG",
     "InternalRequestSignature",
     "generate_session_key",
+    "session_key_bits",
     "signature_headers",
     "verify_internal_request",
 ]
@@ -76,15 +77,22 @@ def _mac(key: bytes, algorithm: str, body: bytes) -> bytes:
     return hmac.new(key, body, _digest(algorithm)).digest()
 
 
-def generate_session_key(algorithm: str, size_bits: int | None = None) -> bytes:
-    """A new random key for ``algorithm`` (``inter.worker.key.generation.algorithm``), of
-    ``size_bits`` (``inter.worker.key.size``) or the JVM's default size for it."""
+def session_key_bits(algorithm: str, size_bits: int | None = None) -> int:
+    """The size of the session keys made for ``algorithm``
+    (``inter.worker.key.generation.algorithm``): ``size_bits`` (``inter.worker.key.size``)
+    or the JVM's default size for it. Raises ValueError for an unknown algorithm or a size
+    that is not a positive multiple of 8."""
     if algorithm not in MAC_ALGORITHMS:
         raise ValueError(f"{algorithm} KeyGenerator not available")
     bits = MAC_ALGORITHMS[algorithm][1] if size_bits is None else size_bits
     if bits <= 0 or bits % 8:
-        raise ValueError(f"Key size must be a positive multiple of 8 bits, not {bits}")
-    return secrets.token_bytes(bits // 8)
+        raise ValueError(f"the size must be a positive multiple of 8 bits, not {bits}")
+    return bits
+
+
+def generate_session_key(algorithm: str, size_bits: int | None = None) -> bytes:
+    """A new random key for ``algorithm``, of :func:`session_key_bits`."""
+    return secrets.token_bytes(session_key_bits(algorithm, size_bits) // 8)
 
 
 def signature_headers(key: bytes, algorithm: str, body: bytes) -> dict[str, str]:
