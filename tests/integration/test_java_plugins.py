@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -387,8 +388,8 @@ def test_validation_of_a_java_plugin_answers_as_kafka_connect(
     assert not differences, json.dumps(differences, indent=1)
 
 
-def _python_hosts_of(pid: int) -> list[int]:
-    """The worker's descendants that are Spark's Python daemon or its task host workers."""
+def _descendants_of(pid: int) -> list[tuple[int, bytes]]:
+    """The process ids and command lines (NUL-separated) of the process's descendants."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -402,12 +403,25 @@ def _python_hosts_of(pid: int) -> list[int]:
         child = todo.pop()
         todo.extend(children.get(child, []))
         try:
-            # python -m sluice.spark.daemon (the JVM names the module in its settings only)
-            if b"-m\0sluice.spark.daemon" in (Path(f"/proc/{child}") / "cmdline").read_bytes():
-                found.append(child)
+            found.append((child, (Path(f"/proc/{child}") / "cmdline").read_bytes()))
         except OSError:
             continue
     return found
+
+
+def _python_hosts_of(pid: int) -> list[int]:
+    """The worker's descendants that are Spark's Python daemon or its task host workers."""
+    # python -m sluice.spark.daemon (the JVM names the module in its settings only)
+    return [child for child, command in _descendants_of(pid) if b"-m\0sluice.spark.daemon" in command]
+
+
+def _collector_flags_of_spark_jvm(pid: int) -> set[str]:
+    """The garbage-collector flags in effect in the worker's Spark JVM, as the JVM itself
+    lists them (``jcmd … VM.flags``: the JVM's choice when nothing chose one)."""
+    (jvm,) = [child for child, command in _descendants_of(pid) if b"org.apache.spark.deploy.SparkSubmit" in command]
+    jcmd = Path(f"/proc/{jvm}/exe").resolve().with_name("jcmd")  # the JVM's own JDK
+    flags = subprocess.run([jcmd, str(jvm), "VM.flags"], capture_output=True, text=True, timeout=60, check=True)
+    return set(re.findall(r"-XX:\+Use\w+GC\b", flags.stdout))
 
 
 def test_a_worker_without_standby_hosts_runs_java_tasks_with_no_python_process(
@@ -430,6 +444,9 @@ def test_a_worker_without_standby_hosts_runs_java_tasks_with_no_python_process(
         values = [m.value() for m in read_topic(kafka_bootstrap, f"{unique_name}-java", 2)]
         assert values == [b"one", b"two"]
         assert _python_hosts_of(worker.process.pid) == []
+        # The Java task's JVM collects with the serial collector, not G1 (the JVM's choice
+        # on two cores or more), whose heap grows to the maximum under load.
+        assert _collector_flags_of_spark_jvm(worker.process.pid) == {"-XX:+UseSerialGC"}
         python = {"connector.class": "FileStreamSource", **strings, "topic": f"{unique_name}-py"}
         assert _put(worker, "python-later", python).status_code == 201
         values = [m.value() for m in read_topic(kafka_bootstrap, f"{unique_name}-py", 2)]

@@ -74,6 +74,9 @@ DEFAULTS = {
 
 
 LOG4J2_CONFIG_OPTION = "-Dlog4j2.configurationFile="
+SERIAL_COLLECTOR_OPTION = "-XX:+UseSerialGC"
+# -XX:+UseG1GC, -XX:+UseParallelGC, -XX:+UseZGC, -XX:+UseShenandoahGC, -XX:+UseEpsilonGC…
+_CHOOSES_COLLECTOR = re.compile(r"-XX:[+-]Use\w+GC\b")
 LOG4J2_SINGLE_CONTEXT_OPTION = "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector"
 #: Spark's own loggers, which ``sluice.spark.log.level`` sets (log4j2.properties: WARN).
 SPARK_LOGGERS = ("org.apache.spark", "org.sparkproject")
@@ -147,6 +150,21 @@ def _with_log4j2_config(java_options: str) -> str:
     if any(c.isspace() or c in "\"'\\" for c in option):
         option = '"' + option.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{option} {java_options}".strip()
+
+
+def _with_serial_collector(java_options: str) -> str:
+    """The driver's JVM options with the serial garbage collector, unless they choose one.
+
+    The JVM picks G1 on a machine of two or more cores; G1 grows its heap towards the
+    maximum to keep its own CPU share low, so a driver hosting Java tasks (Debezium, Kafka's
+    file connectors) at full speed held a 1g heap in full and spent more CPU per record in
+    G1's barriers and concurrent work than the serial collector, whose heap grows only with
+    the data that stays live (docs/benchmarks.md). A driver whose Java tasks keep large live
+    data on many cores may do better with ``-XX:+UseParallelGC`` or ``-XX:+UseG1GC`` in
+    ``spark.driver.extraJavaOptions``."""
+    if _CHOOSES_COLLECTOR.search(java_options):
+        return java_options
+    return f"{SERIAL_COLLECTOR_OPTION} {java_options}".strip()
 
 
 def _with_class_data_sharing(settings: Mapping[str, str]) -> str:
@@ -285,7 +303,9 @@ def build_spark_session(
         # resolves to the loopback (as it often does on a laptop) unless SPARK_LOCAL_IP
         # says which address to use: the driver's own, here.
         os.environ.setdefault("SPARK_LOCAL_IP", settings["spark.driver.bindAddress"])
-    settings["spark.driver.extraJavaOptions"] = _with_log4j2_config(settings.get("spark.driver.extraJavaOptions", ""))
+    settings["spark.driver.extraJavaOptions"] = _with_serial_collector(
+        _with_log4j2_config(settings.get("spark.driver.extraJavaOptions", ""))
+    )
     user_jars = [j for j in settings.get("spark.jars", "").split(",") if j]
     settings["spark.jars"] = ",".join([*jars, *user_jars])
     settings["spark.driver.extraJavaOptions"] = _with_class_data_sharing(settings)

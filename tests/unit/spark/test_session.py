@@ -109,3 +109,10 @@ def test_converting_arguments_for_the_jvm_does_not_import_pandas() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_the_driver_collects_with_the_serial_collector_unless_its_options_choose_one() -> None:
+    assert session._with_serial_collector("") == "-XX:+UseSerialGC"
+    assert session._with_serial_collector("-Xss4m") == "-XX:+UseSerialGC -Xss4m"
+    for own in ("-XX:+UseG1GC", "-Xss4m -XX:+UseParallelGC", "-XX:+UseZGC -XX:+ZGenerational", "-XX:-UseSerialGC"):
+        assert session._with_serial_collector(own) == own
