@@ -23,6 +23,7 @@ import pytest
 
 from sluice import __version__ as sluice_version
 from sluice_devtools.jars import kafka_connect_classpath, kafka_connect_test_plugins_classpath
+from sluice_devtools.processes import process_info
 from tests import http_client
 from tests.helpers import read_topic, wait_until
 from tests.integration.kafka_connect_reference import ConnectDistributedWorker
@@ -388,8 +389,8 @@ def test_validation_of_a_java_plugin_answers_as_kafka_connect(
     assert not differences, json.dumps(differences, indent=1)
 
 
-def _descendants_of(pid: int) -> list[tuple[int, bytes]]:
-    """The process ids and command lines (NUL-separated) of the process's descendants."""
+def _descendants_of(pid: int) -> list[tuple[int, str]]:
+    """The process ids and command lines of the process's descendants."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -402,23 +403,22 @@ def _descendants_of(pid: int) -> list[tuple[int, bytes]]:
     while todo:
         child = todo.pop()
         todo.extend(children.get(child, []))
-        try:
-            found.append((child, (Path(f"/proc/{child}") / "cmdline").read_bytes()))
-        except OSError:
-            continue
+        info = process_info(child)
+        if info is not None:  # else gone meanwhile
+            found.append((child, info[1]))
     return found
 
 
 def _python_hosts_of(pid: int) -> list[int]:
     """The worker's descendants that are Spark's Python daemon or its task host workers."""
     # python -m sluice.spark.daemon (the JVM names the module in its settings only)
-    return [child for child, command in _descendants_of(pid) if b"-m\0sluice.spark.daemon" in command]
+    return [child for child, command in _descendants_of(pid) if "-m sluice.spark.daemon" in command]
 
 
 def _collector_flags_of_spark_jvm(pid: int) -> set[str]:
     """The garbage-collector flags in effect in the worker's Spark JVM, as the JVM itself
     lists them (``jcmd … VM.flags``: the JVM's choice when nothing chose one)."""
-    (jvm,) = [child for child, command in _descendants_of(pid) if b"org.apache.spark.deploy.SparkSubmit" in command]
+    (jvm,) = [child for child, command in _descendants_of(pid) if "org.apache.spark.deploy.SparkSubmit" in command]
     jcmd = Path(f"/proc/{jvm}/exe").resolve().with_name("jcmd")  # the JVM's own JDK
     flags = subprocess.run([jcmd, str(jvm), "VM.flags"], capture_output=True, text=True, timeout=60, check=True)
     return set(re.findall(r"-XX:\+Use\w+GC\b", flags.stdout))

@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sluice.jvm.connect_runtime import runs_java_plugins
 from sluice.kafka.security import ClientSecurity
@@ -26,6 +26,9 @@ from sluice.storage.base import ClusterConfigState
 from sluice.storage.file import FileOffsetBackingStore
 from sluice.storage.file_config import FileConfigBackingStore
 from sluice.storage.memory import MemoryStatusBackingStore
+
+if TYPE_CHECKING:
+    from sluice.rest.tls import WorkerTls
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,7 @@ def rest_listeners(config: WorkerConfig) -> list[str]:
     return list(config.get("listeners"))
 
 
-def build_rest_server(herder: Herder, config: WorkerConfig, tls: Any = None) -> Any:
+def build_rest_server(herder: Herder, config: WorkerConfig, tls: WorkerTls | None = None) -> Any:
     """The REST server of a worker, with the worker's HTTP and TLS settings (``tls``: the
     worker's :class:`~sluice.rest.tls.WorkerTls`, made here when not given)."""
     from sluice.console.app import console_app

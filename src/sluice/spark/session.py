@@ -74,10 +74,10 @@ DEFAULTS = {
 
 
 LOG4J2_CONFIG_OPTION = "-Dlog4j2.configurationFile="
+LOG4J2_SINGLE_CONTEXT_OPTION = "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector"
 SERIAL_COLLECTOR_OPTION = "-XX:+UseSerialGC"
 # -XX:+UseG1GC, -XX:+UseParallelGC, -XX:+UseZGC, -XX:+UseShenandoahGC, -XX:+UseEpsilonGC…
 _CHOOSES_COLLECTOR = re.compile(r"-XX:[+-]Use\w+GC\b")
-LOG4J2_SINGLE_CONTEXT_OPTION = "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector"
 #: Spark's own loggers, which ``sluice.spark.log.level`` sets (log4j2.properties: WARN).
 SPARK_LOGGERS = ("org.apache.spark", "org.sparkproject")
 
@@ -165,6 +165,13 @@ def _with_serial_collector(java_options: str) -> str:
     if _CHOOSES_COLLECTOR.search(java_options):
         return java_options
     return f"{SERIAL_COLLECTOR_OPTION} {java_options}".strip()
+
+
+def _driver_java_options(settings: Mapping[str, str]) -> str:
+    """The driver's JVM options: the user's, with Sluice's logging, collector and class-data
+    archive where the user's options do not set their own."""
+    own = _with_serial_collector(_with_log4j2_config(settings.get("spark.driver.extraJavaOptions", "")))
+    return _with_class_data_sharing({**settings, "spark.driver.extraJavaOptions": own})
 
 
 def _with_class_data_sharing(settings: Mapping[str, str]) -> str:
@@ -303,12 +310,9 @@ def build_spark_session(
         # resolves to the loopback (as it often does on a laptop) unless SPARK_LOCAL_IP
         # says which address to use: the driver's own, here.
         os.environ.setdefault("SPARK_LOCAL_IP", settings["spark.driver.bindAddress"])
-    settings["spark.driver.extraJavaOptions"] = _with_serial_collector(
-        _with_log4j2_config(settings.get("spark.driver.extraJavaOptions", ""))
-    )
     user_jars = [j for j in settings.get("spark.jars", "").split(",") if j]
     settings["spark.jars"] = ",".join([*jars, *user_jars])
-    settings["spark.driver.extraJavaOptions"] = _with_class_data_sharing(settings)
+    settings["spark.driver.extraJavaOptions"] = _driver_java_options(settings)
     _launch_jvm(settings)
     builder = SparkSession.builder
     for key, value in settings.items():
