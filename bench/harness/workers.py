@@ -62,11 +62,15 @@ def java_task_settings() -> dict[str, str | None]:
     sets another; ``BENCH_DRIVER_JAVA_OPTIONS``, JVM options of its own). These workers run
     Java tasks only, so they keep no Python task host up ahead of need
     (``sluice.task.hosts.standby=false``, the setting docs/compatibility.md gives for them;
-    ``BENCH_TASK_HOSTS_STANDBY=true`` keeps them). ``None`` drops a suite setting."""
+    ``BENCH_TASK_HOSTS_STANDBY=true`` keeps them). ``BENCH_PRODUCER_BUFFER_MEMORY`` sets the
+    Java tasks' ``producer.buffer.memory`` (the task host's default is 1 MiB;
+    ``BENCH_CONNECT_PRODUCER_BUFFER_MEMORY`` sets Kafka Connect's, 32 MiB by default, to
+    compare like with like). ``None`` drops a suite setting."""
     return {
         "spark.driver.extraJavaOptions": os.environ.get("BENCH_DRIVER_JAVA_OPTIONS"),
         "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY"),
         "sluice.task.hosts.standby": os.environ.get("BENCH_TASK_HOSTS_STANDBY", "false"),
+        "producer.buffer.memory": os.environ.get("BENCH_PRODUCER_BUFFER_MEMORY"),
     }
 
 
@@ -204,6 +208,7 @@ class ConnectWorker(BenchWorker):
         self.classpath, plugin_dir = kafka_connect_classpath()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        buffer = os.environ.get("BENCH_CONNECT_PRODUCER_BUFFER_MEMORY")  # see java_task_settings
         # Kafka's config/connect-standalone.properties (or connect-distributed.properties),
         # on this broker and port
         self.worker_file = write_properties(
@@ -218,6 +223,7 @@ class ConnectWorker(BenchWorker):
                 "offset.flush.interval.ms": "10000",
                 "listeners": self.url,
                 "plugin.path": ",".join(str(p) for p in [plugin_dir, *(plugin_dirs or [])]),
+                **({"producer.buffer.memory": buffer} if buffer else {}),
             },
         )
 

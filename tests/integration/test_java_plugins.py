@@ -331,6 +331,60 @@ def test_java_plugins_log_at_info_in_their_context_and_admin_loggers_sets_their_
         http_client.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
 
 
+def _logged_producer_settings(log: str, client_id: str) -> dict[str, str]:
+    """The settings in the last ``ProducerConfig values:`` dump of the producer ``client_id``."""
+    found: dict[str, str] = {}
+    for dump in log.split("ProducerConfig values:")[1:]:
+        settings = {}
+        for line in dump.splitlines()[1:]:
+            if not line.startswith("\t"):
+                break
+            key, _, value = line.strip().partition(" = ")
+            settings[key] = value
+        if settings.get("client.id") == client_id:
+            found = settings
+    return found
+
+
+def test_a_java_source_task_buffers_1_mib_in_its_producer_unless_its_config_says(
+    java_worker: StandaloneWorker, kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """Java tasks share their host's JVM: a source task's producer buffers 1 MiB instead of
+    Kafka's 32 (docs/compatibility.md), and ``producer.override.buffer.memory`` still sets it —
+    as Kafka's producer logs its configuration."""
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\n", encoding="utf-8")
+    logger = "org.apache.kafka.common.config.AbstractConfig"  # logs each client's configuration
+    expected = {"java-buffer-default": "1048576", "java-buffer-override": "3145728"}
+    try:
+        answer = http_client.put(f"{java_worker.url}/admin/loggers/{logger}", json={"level": "INFO"}, timeout=30)
+        assert answer.status_code == 200 and logger in answer.json()
+        for name in expected:
+            config = {
+                "connector.class": FILE_SOURCE,
+                "connector.plugin.version": KAFKA_VERSION,
+                "file": str(source_file),
+                "topic": f"{unique_name}-{name}",
+                "value.converter": STRING_CONVERTER,
+            }
+            if name == "java-buffer-override":
+                config["producer.override.buffer.memory"] = expected[name]
+            assert _put(java_worker, name, config).status_code == 201
+        for name, buffer in expected.items():
+            wait_until(
+                lambda name=name: _logged_producer_settings(java_worker.log(), f"connector-producer-{name}-0"),
+                timeout=60,
+                message=f"the configuration of {name}'s producer in the worker's log",
+            )
+            settings = _logged_producer_settings(java_worker.log(), f"connector-producer-{name}-0")
+            assert settings["buffer.memory"] == buffer
+            assert [m.value() for m in read_topic(kafka_bootstrap, f"{unique_name}-{name}", 1)] == [b"one"]
+    finally:
+        http_client.put(f"{java_worker.url}/admin/loggers/{logger}", json={"level": "WARN"}, timeout=30)
+        for name in expected:
+            http_client.delete(f"{java_worker.url}/connectors/{name}", timeout=60)
+
+
 # Keys whose recommended values list the installed plugins or versions, which differ between
 # the two workers (Sluice lists its built-ins too); their other fields are compared.
 _INSTALLED_LISTS = re.compile(r"^(key|value|header)\.converter(\.plugin\.version)?$|^connector\.plugin\.version$")

@@ -313,6 +313,7 @@ final class HostedTask {
         // (Python classes, possibly) are the worker's to run, and JMX would see one Kafka
         // worker per task register the same worker-level names.
         props.put(WorkerConfig.METRIC_REPORTER_CLASSES_CONFIG, "");
+        ProducerDefaults.apply(props, strings(launch.path("connector_config")));
         // A source task of a worker with exactly-once support runs in a distributed Kafka
         // worker (Kafka builds ExactlyOnceWorkerSourceTask only there): its transactional
         // producer writes the offsets to the worker's offsets topic itself, read back with a
