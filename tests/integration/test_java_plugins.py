@@ -371,12 +371,11 @@ def test_a_java_source_task_buffers_1_mib_in_its_producer_unless_its_config_says
                 config["producer.override.buffer.memory"] = expected[name]
             assert _put(java_worker, name, config).status_code == 201
         for name, buffer in expected.items():
-            wait_until(
+            settings = wait_until(
                 lambda name=name: _logged_producer_settings(java_worker.log(), f"connector-producer-{name}-0"),
                 timeout=60,
                 message=f"the configuration of {name}'s producer in the worker's log",
             )
-            settings = _logged_producer_settings(java_worker.log(), f"connector-producer-{name}-0")
             assert settings["buffer.memory"] == buffer
             assert [m.value() for m in read_topic(kafka_bootstrap, f"{unique_name}-{name}", 1)] == [b"one"]
     finally:

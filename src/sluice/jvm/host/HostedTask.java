@@ -235,7 +235,7 @@ final class HostedTask {
         this.offsets = offsets;
         Worker worker;
         try {
-            worker = newWorker(launch, offsets);
+            worker = newWorker(launch, connectorConfig, offsets);
             this.id = id;
             this.worker = worker;
         } catch (Throwable t) {
@@ -305,7 +305,7 @@ final class HostedTask {
         }
     }
 
-    private Worker newWorker(JsonNode launch, TaskOffsetStore offsets) throws Exception {
+    private Worker newWorker(JsonNode launch, Map<String, String> connectorConfig, TaskOffsetStore offsets) throws Exception {
         Map<String, String> props = strings(launch.path("worker_config"));
         // The offsets of a task live in Sluice's stores; Kafka's standalone config asks for a file anyway.
         props.putIfAbsent(StandaloneConfig.OFFSET_STORAGE_FILE_FILENAME_CONFIG, "sluice-offsets-kept-by-the-worker");
@@ -313,7 +313,7 @@ final class HostedTask {
         // (Python classes, possibly) are the worker's to run, and JMX would see one Kafka
         // worker per task register the same worker-level names.
         props.put(WorkerConfig.METRIC_REPORTER_CLASSES_CONFIG, "");
-        ProducerDefaults.apply(props, strings(launch.path("connector_config")));
+        ProducerDefaults.apply(props, connectorConfig);
         // A source task of a worker with exactly-once support runs in a distributed Kafka
         // worker (Kafka builds ExactlyOnceWorkerSourceTask only there): its transactional
         // producer writes the offsets to the worker's offsets topic itself, read back with a

@@ -2,6 +2,7 @@ package sluice.jvmhost;
 
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.connect.runtime.ConnectorConfig;
 
 /**
  * The producer settings a Java task gets in the JVM task host where neither the worker
@@ -20,7 +21,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 final class ProducerDefaults {
     static final long BUFFER_MEMORY = 1024L * 1024L;
     private static final String WORKER_PREFIX = "producer.";
-    private static final String CONNECTOR_PREFIX = "producer.override.";
+    private static final String CONNECTOR_PREFIX = ConnectorConfig.CONNECTOR_CLIENT_PRODUCER_OVERRIDES_PREFIX;
 
     private ProducerDefaults() {
     }
