@@ -647,10 +647,15 @@ class KafkaBasedLog:
         self._transactional, self._transactional_id = producer, transactional_id
 
     def release_transactions(self) -> None:
-        """Drop the producer :meth:`claim_transactions` set up (if any)."""
+        """Drop the producer :meth:`claim_transactions` set up (if any). Never raises: a
+        producer dropped because it was fenced or failed fatally reports that error again
+        when flushed, and the caller has already reported it."""
         producer, self._transactional, self._transactional_id = self._transactional, None, None
         if producer is not None:
-            producer.flush(0)
+            try:
+                producer.flush(0)
+            except KafkaException as e:
+                log.debug("The dropped transactional producer of topic '%s' reported: %s", self.topic, e)
 
     @property
     def transactional_id(self) -> str | None:
