@@ -95,6 +95,11 @@ def _running(worker: DistributedWorker, name: str, tasks: int) -> bool:
     return body["connector"]["state"] == "RUNNING" and [t["state"] for t in body["tasks"]] == ["RUNNING"] * tasks
 
 
+def _status_of(worker: DistributedWorker, name: str, awaited: str) -> str:
+    """What a wait for ``awaited`` reports on timeout: the connector's status, traces included."""
+    return f"{awaited}; status: {worker.get(f'/connectors/{name}/status').text[-3000:]}"
+
+
 def _offsets(worker: DistributedWorker, name: str) -> list[dict[str, Any]]:
     answer = worker.get(f"/connectors/{name}/offsets")
     assert answer.status_code == 200, answer.text
@@ -583,12 +588,20 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
             worker.kill()
 
 
-def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path):
+@pytest.mark.parametrize("plugin", ["python", "java"])
+def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path, plugin):
     """Kafka's ducktape ``test_exactly_once_source`` in the suite's time: a three-task
-    Verifiable source on three exactly-once workers, bounced one at a time — cleanly, then
-    with SIGKILL, then cleanly again, four rounds — its tasks moving between workers and
-    fencing their earlier instances; a read_committed consumer sees each task's seqnos once,
-    with no gap."""
+    Verifiable source — Sluice's, or Kafka's own Java one through the JVM task host — on
+    three exactly-once workers, bounced one at a time — cleanly, then with SIGKILL, then
+    cleanly again, four rounds — its tasks moving between workers and fencing their earlier
+    instances; a read_committed consumer sees each task's seqnos once, with no gap."""
+    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
+
+    env: dict[str, str] = {}
+    version: dict[str, str] = {}
+    if plugin == "java":
+        env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
+        version = {"connector.plugin.version": "4.3.1"}
     topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-src"
     group = unique_name
@@ -599,14 +612,15 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
     def new_worker(slot: int) -> DistributedWorker:
         generation[0] += 1
         label = f"w{slot}-{generation[0]}"
-        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS)
+        worker = DistributedWorker(tmp_path / label, kafka_bootstrap, label, group, extra=SETTINGS, env=env)
         everyone.append(worker)
         return worker
 
     workers = [new_worker(slot) for slot in range(3)]
     try:
         start_together(workers)
-        _put(workers[0], name, {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic})
+        config = {"connector.class": VERIFIABLE, "tasks.max": "3", "throughput": "50", "topic": topic, **version}
+        _put(workers[0], name, config)
         wait_until(lambda: _running(workers[0], name, 3), timeout=180, message="3 tasks RUNNING")
         _await_progress(reader, {}, 3)
         for slot, kill in ((0, False), (1, True), (2, False), (0, True)):
@@ -621,7 +635,7 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
             wait_until(
                 functools.partial(_running, witness, name, 3),
                 timeout=180,
-                message=f"3 tasks RUNNING after bouncing slot {slot}",
+                message=functools.partial(_status_of, witness, name, f"3 tasks RUNNING after bouncing slot {slot}"),
             )
             _await_progress(reader, delivered, 3)
         _stop(workers[1], name)
