@@ -325,6 +325,9 @@ final class HostedTask {
         String workerId = launch.path("worker_id").asText("sluice");
         Worker worker = new Worker(workerId, Time.SYSTEM, runtime.plugins, config, offsets, policy);
         TaskStatuses.attach(worker, channel);
+        if (exactlyOnce(launch)) {
+            FlushBeforeCommit.install(worker);
+        }
         worker.start();
         return worker;
     }
