@@ -95,6 +95,14 @@ def _running(worker: DistributedWorker, name: str, tasks: int) -> bool:
     return body["connector"]["state"] == "RUNNING" and [t["state"] for t in body["tasks"]] == ["RUNNING"] * tasks
 
 
+def _java_test_plugins_env() -> dict[str, str]:
+    """A worker's environment that puts Kafka's connect-test-plugins (its Java VerifiableSource)
+    on the class path, where Kafka loads them from."""
+    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
+
+    return {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
+
+
 def _status_of(worker: DistributedWorker, name: str, awaited: str) -> str:
     """What a wait for ``awaited`` reports on timeout: the connector's status, traces included."""
     return f"{awaited}; status: {worker.get(f'/connectors/{name}/status').text[-3000:]}"
@@ -549,12 +557,10 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
     """Kafka's own Java VerifiableSource (connect-test-plugins 4.3.1) through the JVM task
     host, run by Kafka's ExactlyOnceWorkerSourceTask: two tasks, the worker SIGKILLed and
     replaced, and a read_committed consumer sees each task's seqnos once, with no gap."""
-    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
-
     topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-java"
     group = unique_name
-    env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
+    env = _java_test_plugins_env()
     reader = TopicReader(kafka_bootstrap, topic)
     first = DistributedWorker(tmp_path / "w1", kafka_bootstrap, "w1", group, extra=SETTINGS, env=env)
     second = DistributedWorker(tmp_path / "w2", kafka_bootstrap, "w2", group, extra=SETTINGS, env=env)
@@ -595,13 +601,9 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
     three exactly-once workers, bounced one at a time — cleanly, then with SIGKILL, then
     cleanly again, four rounds — its tasks moving between workers and fencing their earlier
     instances; a read_committed consumer sees each task's seqnos once, with no gap."""
-    from sluice_devtools.jars import kafka_connect_test_plugins_classpath
-
-    env: dict[str, str] = {}
-    version: dict[str, str] = {}
-    if plugin == "java":
-        env = {"CLASSPATH": os.pathsep.join(map(str, kafka_connect_test_plugins_classpath()))}
-        version = {"connector.plugin.version": "4.3.1"}
+    java = plugin == "java"
+    env = _java_test_plugins_env() if java else {}
+    version = {"connector.plugin.version": "4.3.1"} if java else {}
     topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
     name = f"{unique_name[:40]}-src"
     group = unique_name

@@ -3,11 +3,24 @@ package sluice.jvmhost;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.connect.runtime.AbstractWorkerSourceTask;
 import org.apache.kafka.connect.runtime.Worker;
 
@@ -42,42 +55,114 @@ final class FlushBeforeCommit {
         InvocationHandler submitting = (proxy, method, args) -> {
             if (method.getName().equals("submit")) {
                 for (Object task : tasks.values()) {
-                    if (task instanceof AbstractWorkerSourceTask) {
-                        Producer<?, ?> producer = (Producer<?, ?>) producerField.get(task);
-                        if (!Proxy.isProxyClass(producer.getClass())) {
-                            producerField.set(task, flushing(producer));
-                        }
+                    if (task instanceof AbstractWorkerSourceTask
+                            && !(producerField.get(task) instanceof Flushing<?, ?>)) {
+                        producerField.set(task, new Flushing<>((Producer<?, ?>) producerField.get(task)));
                     }
                 }
             }
-            return delegate(executor, method, args);
+            try {
+                return method.invoke(executor, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
         };
         executorField.set(worker, Proxy.newProxyInstance(
                 ExecutorService.class.getClassLoader(), new Class<?>[] {ExecutorService.class}, submitting));
-    }
-
-    private static Producer<?, ?> flushing(Producer<?, ?> producer) {
-        InvocationHandler committing = (proxy, method, args) -> {
-            if (method.getName().equals("commitTransaction")) {
-                producer.flush();
-            }
-            return delegate(producer, method, args);
-        };
-        return (Producer<?, ?>) Proxy.newProxyInstance(
-                Producer.class.getClassLoader(), new Class<?>[] {Producer.class}, committing);
-    }
-
-    private static Object delegate(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 
     private static Field field(Class<?> owner, String name) throws NoSuchFieldException {
         Field field = owner.getDeclaredField(name);
         field.setAccessible(true);
         return field;
+    }
+
+    /**
+     * A producer that flushes before it commits and otherwise passes every call on. Written
+     * out rather than a dynamic proxy: {@code send} runs for every record.
+     */
+    private static final class Flushing<K, V> implements Producer<K, V> {
+        private final Producer<K, V> producer;
+
+        Flushing(Producer<K, V> producer) {
+            this.producer = producer;
+        }
+
+        @Override
+        public void commitTransaction() {
+            producer.flush();
+            producer.commitTransaction();
+        }
+
+        @Override
+        public void initTransactions() {
+            producer.initTransactions();
+        }
+
+        @Override
+        public void beginTransaction() {
+            producer.beginTransaction();
+        }
+
+        @Override
+        public void sendOffsetsToTransaction(Map<TopicPartition, OffsetAndMetadata> offsets,
+                ConsumerGroupMetadata groupMetadata) {
+            producer.sendOffsetsToTransaction(offsets, groupMetadata);
+        }
+
+        @Override
+        public void abortTransaction() {
+            producer.abortTransaction();
+        }
+
+        @Override
+        public void registerMetricForSubscription(KafkaMetric metric) {
+            producer.registerMetricForSubscription(metric);
+        }
+
+        @Override
+        public void unregisterMetricFromSubscription(KafkaMetric metric) {
+            producer.unregisterMetricFromSubscription(metric);
+        }
+
+        @Override
+        public Future<RecordMetadata> send(ProducerRecord<K, V> record) {
+            return producer.send(record);
+        }
+
+        @Override
+        public Future<RecordMetadata> send(ProducerRecord<K, V> record, Callback callback) {
+            return producer.send(record, callback);
+        }
+
+        @Override
+        public void flush() {
+            producer.flush();
+        }
+
+        @Override
+        public List<PartitionInfo> partitionsFor(String topic) {
+            return producer.partitionsFor(topic);
+        }
+
+        @Override
+        public Map<MetricName, ? extends Metric> metrics() {
+            return producer.metrics();
+        }
+
+        @Override
+        public Uuid clientInstanceId(Duration timeout) {
+            return producer.clientInstanceId(timeout);
+        }
+
+        @Override
+        public void close() {
+            producer.close();
+        }
+
+        @Override
+        public void close(Duration timeout) {
+            producer.close(timeout);
+        }
     }
 }
