@@ -65,7 +65,8 @@ def java_task_settings() -> dict[str, str | None]:
     ``BENCH_TASK_HOSTS_STANDBY=true`` keeps them). ``BENCH_PRODUCER_BUFFER_MEMORY`` sets the
     Java tasks' ``producer.buffer.memory`` (the task host's default is 1 MiB;
     ``BENCH_CONNECT_PRODUCER_BUFFER_MEMORY`` sets Kafka Connect's, 32 MiB by default, to
-    compare like with like). ``None`` drops a suite setting."""
+    compare like with like; ``BENCH_CONNECT_JAVA_OPTIONS``, more JVM options for Kafka
+    Connect's). ``None`` drops a suite setting."""
     return {
         "spark.driver.extraJavaOptions": os.environ.get("BENCH_DRIVER_JAVA_OPTIONS"),
         "spark.driver.memory": os.environ.get("BENCH_DRIVER_MEMORY"),
@@ -234,6 +235,7 @@ class ConnectWorker(BenchWorker):
         return [
             str(java_executable()),
             *CONNECT_JVM_OPTIONS,
+            *os.environ.get("BENCH_CONNECT_JAVA_OPTIONS", "").split(),  # e.g. a GC log, as BENCH_DRIVER_JAVA_OPTIONS
             f"-Dlog4j2.configurationFile=file:{self.log4j}",
             "-cp",
             os.pathsep.join(str(p) for p in self.classpath),
