@@ -18,6 +18,7 @@ driven through the same Kafka Connect REST API afterwards.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -235,7 +236,7 @@ class ConnectWorker(BenchWorker):
         return [
             str(java_executable()),
             *CONNECT_JVM_OPTIONS,
-            *os.environ.get("BENCH_CONNECT_JAVA_OPTIONS", "").split(),  # e.g. a GC log, as BENCH_DRIVER_JAVA_OPTIONS
+            *shlex.split(os.environ.get("BENCH_CONNECT_JAVA_OPTIONS", "")),  # e.g. a GC log
             f"-Dlog4j2.configurationFile=file:{self.log4j}",
             "-cp",
             os.pathsep.join(str(p) for p in self.classpath),

@@ -56,8 +56,9 @@ final class FlushBeforeCommit {
             if (method.getName().equals("submit")) {
                 for (Object task : tasks.values()) {
                     if (task instanceof AbstractWorkerSourceTask
-                            && !(producerField.get(task) instanceof Flushing<?, ?>)) {
-                        producerField.set(task, new Flushing<>((Producer<?, ?>) producerField.get(task)));
+                            && producerField.get(task) instanceof Producer<?, ?> producer
+                            && !(producer instanceof Flushing<?, ?>)) {
+                        producerField.set(task, new Flushing<>(producer));
                     }
                 }
             }
