@@ -650,6 +650,67 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
             worker.kill()
 
 
+@pytest.mark.parametrize("plugin", ["python", "java"])
+def test_a_transaction_a_dead_instance_left_open_is_aborted_not_waited_out(
+    kafka_bootstrap, unique_name, tmp_path, plugin
+):
+    """A task instance that died mid-transaction leaves it open on the offsets topic (here
+    for ten minutes: only fencing ends it sooner). A worker starts all the same, and the
+    task's next instance fences it before reading its offsets: RUNNING and delivering in
+    well under the transaction's timeout, its seqnos from 0 once, the dead instance's
+    records never visible and its producer fenced."""
+    java = plugin == "java"
+    env = _java_test_plugins_env() if java else {}
+    version = {"connector.plugin.version": "4.3.1"} if java else {}
+    group = unique_name
+    name = f"{unique_name[:40]}-src"
+    topic = _one_partition_topic(kafka_bootstrap, f"{unique_name}-t")
+    offsets_topic = f"{group}-offsets"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})  # kept until the topic exists
+    created = admin.create_topics([NewTopic(offsets_topic, 3, 1, config={"cleanup.policy": "compact"})])
+    created[offsets_topic].result(30)
+    dead = Producer(
+        {
+            "bootstrap.servers": kafka_bootstrap,
+            "transactional.id": f"{group}-{name}-0",  # the task's, as Kafka names it
+            "transaction.timeout.ms": "600000",
+        }
+    )
+    dead.init_transactions(30)
+    dead.begin_transaction()
+    dead.produce(topic, key=b"0", value=b"written by the dead instance")
+    for partition in range(3):
+        dead.produce(
+            offsets_topic, key=json.dumps([name, {"id": 0}]).encode(), value=b'{"seqno":99}', partition=partition
+        )
+    assert dead.flush(30) == 0
+    reader = TopicReader(kafka_bootstrap, topic)
+    worker = DistributedWorker(tmp_path / "w", kafka_bootstrap, "w", group, extra=SETTINGS, env=env)
+    try:
+        worker.start(timeout=180)
+        _put(
+            worker,
+            name,
+            {"connector.class": VERIFIABLE, "tasks.max": "1", "throughput": "100", "topic": topic, **version},
+        )
+        wait_until(
+            functools.partial(_running, worker, name, 1),
+            timeout=60,
+            message=functools.partial(_status_of, worker, name, "the task RUNNING"),
+        )
+        _await_progress(reader, {}, 1)
+        with pytest.raises(KafkaException):
+            dead.commit_transaction(30)
+        _stop(worker, name)
+        seen = reader.seqnos()
+        _assert_each_seqno_once(seen, 1)
+        assert [o["offset"]["seqno"] for o in _offsets(worker, name)] == [len(seen["0"]) - 1]
+        assert worker.stop() == 0, worker.log()
+    finally:
+        reader.close()
+        worker.kill()
+
+
 @pytest.fixture(scope="module")
 def second_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     with started(KafkaBroker(tmp_path_factory.mktemp("kafka-second")), 120) as broker:

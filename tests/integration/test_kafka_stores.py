@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -423,6 +424,34 @@ def test_offsets_round_trip(kafka_bootstrap: str, unique_name: str, stores: list
 
     fresh = _started(stores, KafkaOffsetBackingStore(topic, client, partitions=3, replication_factor=1))
     assert fresh.all() == reader.all()
+
+
+def test_a_read_committed_offset_store_starts_past_an_open_transaction(
+    kafka_bootstrap: str, unique_name: str, stores: list[Any]
+) -> None:
+    """A transaction left open on the offsets topic (a producer that died mid-commit) does
+    not stop an exactly-once worker's store from starting: it has read what was committed.
+    Reads after it wait for the transaction to end, and see its offsets once committed."""
+    topic = f"offsets-{unique_name}"
+    client = _client(kafka_bootstrap)
+    committed_key, open_key = encode_offset_key("src", {"id": 0}), encode_offset_key("src", {"id": 1})
+    writer = _started(stores, KafkaOffsetBackingStore(topic, client, partitions=3, replication_factor=1))
+    writer.set({committed_key: encode_offset_value({"seqno": 1})})
+    producer = Producer({**client, "transactional.id": f"txn-{unique_name}", "transaction.timeout.ms": "600000"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for partition in range(3):
+        producer.produce(topic, key=open_key, value=encode_offset_value({"seqno": 7}), partition=partition)
+    assert producer.flush(30) == 0
+
+    began = time.monotonic()
+    reader = KafkaOffsetBackingStore(topic, client, partitions=3, replication_factor=1, read_committed=True, timeout=3)
+    _started(stores, reader)
+    assert time.monotonic() - began < 20  # the transaction would hold a read to the end for 10 minutes
+    with pytest.raises(ConnectError, match="Timed out trying to read topic"):
+        reader.all()  # to the end, open transaction included
+    producer.commit_transaction(30)
+    assert reader.all() == {committed_key: b'{"seqno":1}', open_key: b'{"seqno":7}'}
 
 
 # ----------------------------------------------------------------------------- status store

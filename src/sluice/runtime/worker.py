@@ -658,6 +658,7 @@ class Worker:
             counters=self.counters,
         )
         if kind == "source":
+            exactly_once = self.config.exactly_once_source
             return JavaSourceTask(
                 spec,
                 target,
@@ -666,6 +667,13 @@ class Worker:
                 settings,
                 offset_store=self.offset_store_of(connector_config),
                 launch=launch,
+                # Kafka's task in the JVM fences too, but only once launched: after its offsets are read
+                producer_config=librdkafka_config(self._producer_config(self.resolve(dict(connector_config))))
+                if exactly_once
+                else None,
+                fenced_transactional_id=transactional_id(str(self.config.get("group.id")), name, task)
+                if exactly_once
+                else None,
             )
         return JavaSinkTask(spec, target, self.task_launcher, hooks, settings, launch=launch)
 

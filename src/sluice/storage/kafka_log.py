@@ -9,7 +9,8 @@ Kafka-backed stores, built on confluent-kafka (librdkafka):
 * **Read to the end.** :meth:`KafkaBasedLog.read_to_end` lists the end offsets of every
   partition when it is called and blocks until the reader thread has handed over every
   record before them. A store that calls it after :meth:`start` has seen everything
-  written before that moment; :meth:`start` itself returns only after a first full read.
+  written before that moment; :meth:`start` itself returns only after a first full read
+  (of what was committed, for a ``read_committed`` reader: see :meth:`KafkaBasedLog.start`).
 * **Writing.** :meth:`KafkaBasedLog.send` appends asynchronously (``callback`` is called
   with the outcome); :meth:`KafkaBasedLog.write` appends several records and waits
   until the broker acknowledged all of them, returning where each landed, and
@@ -343,7 +344,15 @@ class KafkaBasedLog:
         return self._admin
 
     def start(self, timeout: float = 60.0) -> None:
-        """Create or check the topic, read it to the end, then keep tailing it in the background."""
+        """Create or check the topic, read it to the end, then keep tailing it in the background.
+
+        A ``read_committed`` reader reads to the last stable offset here: what was committed
+        when it started, not the records of transactions still open. A transaction a
+        producer left open when it died stays open until it is fenced or times out
+        (``transaction.timeout.ms``, a minute by default), and waiting for it would stop a
+        worker from starting — the worker whose task would fence it, when it is the only
+        one. :meth:`read_to_end` still waits for every transaction, so a store that reads
+        before it answers sees them once they end."""
         if self._thread is not None:
             raise IllegalWorkerStateError(f"The log of topic '{self.topic}' is already started")
         deadline = time.monotonic() + timeout
@@ -366,7 +375,12 @@ class KafkaBasedLog:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
             self._thread.start()
-            self.read_to_end(timeout=max(deadline - time.monotonic(), 1.0))
+            remaining = max(deadline - time.monotonic(), 1.0)
+            if self._consumer_config.get("isolation.level") == "read_committed":
+                ends = self.end_offsets(timeout=remaining, committed=True)
+                self._wait(ends, deadline, f"read topic '{self.topic}' to its last stable offset")
+            else:
+                self.read_to_end(timeout=remaining)
         except BaseException:
             self.stop()
             raise
@@ -423,19 +437,20 @@ class KafkaBasedLog:
         """Whether the caller runs on the reader thread (inside ``on_record`` or a send callback)."""
         return self._thread is not None and threading.current_thread() is self._thread
 
-    def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
+    def end_offsets(self, timeout: float = 30.0, *, committed: bool = False) -> dict[int, int]:
         """The end offset (next offset to be written) of every partition, asked of the brokers
         now: the high watermark, whatever the reader's isolation level (Kafka's
-        ``TopicAdmin.endOffsets``), so it covers transactions still being committed."""
+        ``TopicAdmin.endOffsets``), so it covers transactions still being committed; with
+        ``committed``, the last stable offset (the first offset of the earliest transaction
+        still open)."""
         self._check_started()
         request = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions}
+        isolation = IsolationLevel.READ_COMMITTED if committed else IsolationLevel.READ_UNCOMMITTED
         deadline = time.monotonic() + timeout
         while True:
             remaining = max(deadline - time.monotonic(), 0.1)
             try:
-                futures = self.admin.list_offsets(
-                    request, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=remaining
-                )
+                futures = self.admin.list_offsets(request, isolation_level=isolation, request_timeout=remaining)
                 return {tp.partition: future.result(timeout=remaining + 5).offset for tp, future in futures.items()}
             except KafkaException as e:
                 err = kafka_error(e)

@@ -7,9 +7,13 @@ import logging
 import time
 from typing import Any, ClassVar
 
+from confluent_kafka import KafkaException
+
+from sluice.api.errors import ConnectError
 from sluice.api.source import partition_key
 from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice.kafka.retries import with_kafka_retries
+from sluice.kafka.transactions import fence_transactional_ids
 from sluice.runtime.config import WorkerConfig
 from sluice.runtime.config.keys import TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG
 from sluice.runtime.connector_offsets import ConnectorOffsetStore
@@ -56,7 +60,14 @@ def source_transactions(
 
 
 class WorkerSourceTask(WorkerTask):
-    """Supervises a source task: stores the offsets of records Kafka acknowledged."""
+    """Supervises a source task: stores the offsets of records Kafka acknowledged.
+
+    On an exactly-once worker (``fenced_transactional_id``: the task's transactional id,
+    Kafka's ``<group.id>-<connector>-<task>``) the task's earlier instances are fenced
+    before its offsets are read: the offsets topic is read ``read_committed``, so a
+    transaction an earlier instance left open when it died would hold the read up until
+    it timed out; fencing aborts it (Kafka's task calls ``initTransactions`` before it
+    reads its offsets, for the same reason)."""
 
     kind = "source"
 
@@ -68,10 +79,14 @@ class WorkerSourceTask(WorkerTask):
         producer_config: dict[str, str] | None = None,
         dead_letter_topic: DeadLetterTopic | None = None,
         transactions: Transactions | None = None,
+        fenced_transactional_id: str | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
         self.transactions = transactions
+        if fenced_transactional_id is None and transactions is not None:
+            fenced_transactional_id = transactions.transactional_id
+        self.fenced_transactional_id = fenced_transactional_id
         self.dead_letter_topic = dead_letter_topic  # written by the task's producer, created here
         self.offset_store = offset_store
         self.kafka_options = kafka_options  # Spark's Kafka writer, for split reads
@@ -81,9 +96,25 @@ class WorkerSourceTask(WorkerTask):
     def _prepare(self) -> None:
         if self.dead_letter_topic is not None:
             with_kafka_retries(self.dead_letter_topic.ensure, "Creating the dead letter queue topic", self._stopping)
+        if self.fenced_transactional_id is not None:
+            self._fence_earlier_instances(self.fenced_transactional_id)
         self.committed = {
             partition_key(p): (p, o) for p, o in connector_offsets(self.offset_store, self.spec.connector)
         }
+
+    def _fence_earlier_instances(self, fenced: str) -> None:
+        try:
+            with_kafka_retries(
+                lambda: fence_transactional_ids(self.producer_config, [fenced]),
+                f"Fencing the earlier instances of task {self.spec.connector}-{self.spec.task}",
+                self._stopping,
+            )
+        except KafkaException as exc:
+            raise ConnectError(
+                f"Could not fence the earlier instances of task {self.spec.connector}-{self.spec.task} "
+                f"(transactional.id {fenced!r}; the task's producer needs the WRITE and DESCRIBE "
+                f"permissions on that transactional id): {exc}"
+            ) from exc
 
     def _launch_message(self) -> RunSourceTask:
         return RunSourceTask(
