@@ -361,3 +361,26 @@ def test_a_forwarded_create_answers_with_the_location_of_the_worker_called(http)
     )
     assert (status, body, headers["location"]) == (201, {"name": "c"}, "http://w1:8083/connectors/c")
     assert http.sent[-1]["content"] == b'{"name": "c", "config": {}}'
+
+
+def test_a_created_connector_is_answered_without_tasks_however_fast_its_owner_is(herder, monkeypatch):
+    """Kafka answers a create or replace with the tasks of the snapshot from before the
+    write: none for a new connector, even when its owner already stored task configs by
+    the time the write was read back (a busy cluster), and the old ones for a replaced
+    connector."""
+    herder.member = FakeMember(LEADER, is_leader=True)
+    monkeypatch.setattr(herder, "validate_connector_config", lambda config: type("Infos", (), {"error_count": 0})())
+    monkeypatch.setattr(herder, "_type", lambda name, config: "source")
+    store = herder.config_store
+    write = store.put_connector_config
+
+    def write_then_owner_generates_tasks(name: str, config: dict[str, str], target: Any = None) -> None:
+        write(name, config, target)
+        store.put_task_configs(name, [{"task.class": "x.Task"}, {"task.class": "x.Task"}])
+
+    monkeypatch.setattr(store, "put_connector_config", write_then_owner_generates_tasks)
+    created, info = herder.put_connector_config("new", {"connector.class": "x.Source"}, allow_replace=False)
+    assert created and info.tasks == []
+    assert store.snapshot().task_count("new") == 2  # they exist: the answer just predates them
+    replaced, info = herder.put_connector_config("c", {"connector.class": "x.Source"}, allow_replace=True)
+    assert not replaced and [task.task for task in info.tasks] == [0]
