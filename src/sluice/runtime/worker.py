@@ -658,7 +658,14 @@ class Worker:
             counters=self.counters,
         )
         if kind == "source":
-            exactly_once = self.config.exactly_once_source
+            fencing: dict[str, Any] = {}
+            if self.config.exactly_once_source:
+                # Kafka's task in the JVM fences its earlier instances too, but only once
+                # launched, and its supervisor reads its offsets before launching it.
+                fencing = {
+                    "producer_config": librdkafka_config(self._producer_config(self.resolve(dict(connector_config)))),
+                    "fenced_transactional_id": transactional_id(str(self.config.get("group.id")), name, task),
+                }
             return JavaSourceTask(
                 spec,
                 target,
@@ -667,13 +674,7 @@ class Worker:
                 settings,
                 offset_store=self.offset_store_of(connector_config),
                 launch=launch,
-                # Kafka's task in the JVM fences too, but only once launched: after its offsets are read
-                producer_config=librdkafka_config(self._producer_config(self.resolve(dict(connector_config))))
-                if exactly_once
-                else None,
-                fenced_transactional_id=transactional_id(str(self.config.get("group.id")), name, task)
-                if exactly_once
-                else None,
+                **fencing,
             )
         return JavaSinkTask(spec, target, self.task_launcher, hooks, settings, launch=launch)
 
