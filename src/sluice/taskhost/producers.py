@@ -15,7 +15,9 @@ the same one. What that changes for a task, beside the client id:
   writes through that producer; a task started afterwards gets a new producer;
 * delivery reports are served by whichever task polls the producer, so a task's loop waits
   for its own records by their reports (:class:`~sluice.taskhost.source.SourceLoop`), never
-  by ``flush()``, which waits for everybody's;
+  by ``flush()``, which waits for everybody's; one thread at a time serves them
+  (:class:`InOrderReports`), so that each task hears its reports in the order Kafka
+  acknowledged its records, as ``commitRecord`` does in Kafka;
 * a stopped task's records that Kafka had not acknowledged when it gave up waiting stay in
   the producer, which its siblings keep using: they may still be written (their offsets are
   never committed, so a restart may write them again, within at-least-once) — a producer of
@@ -31,6 +33,7 @@ import functools
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,13 +42,60 @@ from sluice.kafka.errors import ends_task
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HostProducers", "ProducerLease"]
+__all__ = ["HostProducers", "InOrderReports", "ProducerLease"]
 
 #: Told every error the producer reports (librdkafka's ``error_cb``), on whichever thread
 #: served it.
 ErrorListener = Callable[[Any], None]
 
 _Key = tuple[tuple[str, str], ...]
+
+
+class InOrderReports:
+    """A librdkafka producer that several threads poll, serving its delivery reports on one
+    thread at a time.
+
+    librdkafka hands out a partition's reports in order, a produce response's worth at a
+    time; two threads polling at once could each take one and run their callbacks side by
+    side, so a task's ``commit_record`` could hear a record before the one produced ahead
+    of it. Here a thread that finds another serving reports does not serve any itself:
+    ``poll(0)`` returns at once (the other thread is running this thread's callbacks too),
+    a longer ``poll`` waits for its turn within its timeout. Everything else is the
+    producer's own."""
+
+    def __init__(self, producer: Any) -> None:
+        self.producer = producer
+        self.produce = producer.produce  # the hot path: no lock, no indirection
+        self._serving = threading.RLock()  # re-entrant: a callback may poll again
+
+    def poll(self, timeout: float | None = None) -> int:
+        """Serve the delivery reports and errors ready now, or within ``timeout`` seconds;
+        the number of callbacks run here (not counting those another thread runs)."""
+        if timeout is None or timeout < 0:
+            with self._serving:
+                return int(self.producer.poll())
+        deadline = time.monotonic() + timeout
+        if not self._serving.acquire(blocking=timeout > 0, timeout=timeout if timeout > 0 else -1):
+            return 0
+        try:
+            return int(self.producer.poll(max(0.0, deadline - time.monotonic())))
+        finally:
+            self._serving.release()
+
+    def flush(self, timeout: float | None = None) -> int:
+        """The producer's ``flush``, serving reports in turn like :meth:`poll`."""
+        with self._serving:
+            return int(self.producer.flush() if timeout is None else self.producer.flush(timeout))
+
+    def close(self) -> None:
+        with self._serving:
+            self.producer.close()
+
+    def __len__(self) -> int:
+        return len(self.producer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.producer, name)
 
 
 class _Pooled:
@@ -102,7 +152,7 @@ class HostProducers:
                 made.setdefault("client.id", f"connector-producer-sluice-host-{os.getpid()}-{self._made}")
                 made["error_cb"] = lambda error, pooled=pooled: self._on_error(pooled, error)
                 try:
-                    pooled.producer = self._clients.producer(made)
+                    pooled.producer = InOrderReports(self._clients.producer(made))
                 except BaseException:
                     del self._pooled[key]
                     raise

@@ -3,6 +3,7 @@ librdkafka producer (three threads that wake every second) instead of one per ta
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from confluent_kafka import KafkaError
@@ -81,3 +82,64 @@ def test_every_task_on_a_producer_hears_its_errors_and_a_fatal_one_retires_it() 
     assert not a.producer.closed  # task 2 still holds it
     held.release()
     assert a.producer.closed
+
+
+def test_two_tasks_polling_a_shared_producer_hear_its_reports_in_order() -> None:
+    """Each thread polling the shared producer must not run a later batch of delivery
+    reports while another thread is still running an earlier one: a task's
+    ``commit_record`` would hear its records out of order."""
+    clients = FakeClients()
+    producers = HostProducers(clients)
+    first, second = lease(producers, 0), lease(producers, 1)
+    shared = first.producer
+    heard: list[int] = []
+    in_first_report = threading.Event()
+    second_polled = threading.Event()
+
+    def report(seqno: int) -> Any:
+        def on_delivery(err: Any, message: Any) -> None:
+            if seqno == 0:  # the first thread is amid its batch when the second one polls
+                in_first_report.set()
+                assert second_polled.wait(10)
+            heard.append(seqno)
+
+        return on_delivery
+
+    for seqno in (0, 1):
+        shared.produce("t", b"v", on_delivery=report(seqno))
+    clients.only_producer.release(2)  # the first batch: seqnos 0 and 1
+    polling = threading.Thread(target=shared.poll, args=(0,))
+    polling.start()
+    assert in_first_report.wait(10)
+    shared.produce("t", b"v", on_delivery=report(2))
+    clients.only_producer.release(1)  # a second batch, ready while the first is being served
+    assert second.producer.poll(0) == 0  # another thread is serving reports: not this one
+    second_polled.set()
+    polling.join(10)
+    second.producer.poll(0)
+    assert heard == [0, 1, 2]
+
+
+def test_a_poll_with_a_timeout_waits_its_turn_and_then_serves() -> None:
+    clients = FakeClients()
+    producers = HostProducers(clients)
+    first, second = lease(producers, 0), lease(producers, 1)
+    heard: list[str] = []
+    in_slow, release_first = threading.Event(), threading.Event()
+
+    def slow(err: Any, message: Any) -> None:
+        in_slow.set()
+        assert release_first.wait(10)
+        heard.append("first")
+
+    first.producer.produce("t", b"v", on_delivery=slow)
+    clients.only_producer.release(1)
+    polling = threading.Thread(target=first.producer.poll, args=(0,))
+    polling.start()
+    assert in_slow.wait(10)
+    second.producer.produce("t", b"v", on_delivery=lambda err, message: heard.append("second"))
+    clients.only_producer.release(1)
+    threading.Timer(0.2, release_first.set).start()  # whenever: the second poll waits either way
+    assert second.producer.poll(10) == 1  # waited for the first thread, then served its own
+    polling.join(10)
+    assert heard == ["first", "second"]

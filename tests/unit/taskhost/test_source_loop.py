@@ -23,7 +23,7 @@ from sluice.api.records import Headers, RecordMetadata, SourceRecord
 from sluice.api.source import SourceTask
 from sluice.api.transforms import Transformation
 from sluice.taskhost import source
-from sluice.taskhost.producers import HostProducers
+from sluice.taskhost.producers import HostProducers, InOrderReports
 from sluice.taskhost.protocol import (
     Committed,
     Failed,
@@ -188,7 +188,9 @@ def start(
     loop = SourceLoop(launch, worker.control, FakeClients(), producers)
     worker.start(loop)
     worker.next(Started)
-    producer: FakeProducer = loop.producer
+    shared = loop.producer
+    assert isinstance(shared, InOrderReports)  # a host's producer, whoever polls it
+    producer: FakeProducer = shared.producer
     return producer
 
 
