@@ -598,9 +598,10 @@ def test_kafkas_java_verifiable_source_delivers_exactly_once_across_a_sigkill(ka
 def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_name, tmp_path, plugin):
     """Kafka's ducktape ``test_exactly_once_source`` in the suite's time: a three-task
     Verifiable source — Sluice's, or Kafka's own Java one through the JVM task host — on
-    three exactly-once workers, bounced one at a time — cleanly, then with SIGKILL, then
-    cleanly again, four rounds — its tasks moving between workers and fencing their earlier
-    instances; a read_committed consumer sees each task's seqnos once, with no gap."""
+    three exactly-once workers, bounced one at a time — one cleanly, then another with
+    SIGKILL — its tasks moving between workers and fencing their earlier instances; a
+    read_committed consumer sees each task's seqnos once, with no gap. (Kafka's test
+    bounces every worker three times; one bounce of each kind keeps it in CI's budget.)"""
     java = plugin == "java"
     env = _java_test_plugins_env() if java else {}
     version = {"connector.plugin.version": "4.3.1"} if java else {}
@@ -625,7 +626,7 @@ def test_a_three_worker_bounce_delivers_exactly_once(kafka_bootstrap, unique_nam
         _put(workers[0], name, config)
         wait_until(lambda: _running(workers[0], name, 3), timeout=180, message="3 tasks RUNNING")
         _await_progress(reader, {}, 3)
-        for slot, kill in ((0, False), (1, True), (2, False), (0, True)):
+        for slot, kill in ((0, False), (1, True)):
             delivered = {task: len(seqnos) for task, seqnos in reader.seqnos().items()}
             if kill:
                 workers[slot].kill()
