@@ -21,6 +21,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from sluice.kafka.offset_format import encode_offset_key, encode_offset_value
 from sluice_devtools.kafka import KafkaBroker
 from tests import http_client
 from tests.helpers import wait_until, watermark_offsets
@@ -682,7 +683,10 @@ def test_a_transaction_a_dead_instance_left_open_is_aborted_not_waited_out(
     dead.produce(topic, key=b"0", value=b"written by the dead instance")
     for partition in range(3):
         dead.produce(
-            offsets_topic, key=json.dumps([name, {"id": 0}]).encode(), value=b'{"seqno":99}', partition=partition
+            offsets_topic,
+            key=encode_offset_key(name, {"id": 0}),
+            value=encode_offset_value({"seqno": 99}),
+            partition=partition,
         )
     assert dead.flush(30) == 0
     reader = TopicReader(kafka_bootstrap, topic)

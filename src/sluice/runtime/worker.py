@@ -660,19 +660,26 @@ class Worker:
         if kind == "source":
             fencing: dict[str, Any] = {}
             if self.config.exactly_once_source:
-                # Kafka's task in the JVM fences its earlier instances too, but only once
-                # launched, and its supervisor reads its offsets before launching it.
+                # Resolved once (config providers may read files or call out), for the
+                # offset store and the fencing both. Kafka's task in the JVM fences its
+                # earlier instances too, but only once launched, and its supervisor reads
+                # its offsets before launching it.
+                resolved = self.resolve(dict(connector_config))
+                producer = librdkafka_config(self._producer_config(resolved))
+                offset_store = self._offset_store(resolved, producer)
                 fencing = {
-                    "producer_config": librdkafka_config(self._producer_config(self.resolve(dict(connector_config)))),
+                    "producer_config": producer,
                     "fenced_transactional_id": transactional_id(str(self.config.get("group.id")), name, task),
                 }
+            else:
+                offset_store = self.offset_store_of(connector_config)
             return JavaSourceTask(
                 spec,
                 target,
                 self.task_launcher,
                 hooks,
                 settings,
-                offset_store=self.offset_store_of(connector_config),
+                offset_store=offset_store,
                 launch=launch,
                 **fencing,
             )
