@@ -38,7 +38,8 @@ __all__ = [
     "KAFKA_VERSION",
     "LOG4J_VERSION",
     "OPENSEARCH_VERSION",
-    "S3PROXY_MODULES",
+    "S3PROXY_CLASSIFIER",
+    "S3PROXY_JAR",
     "S3PROXY_VERSION",
     "debezium_postgres_plugin",
     "debezium_postgres_plugin_archive",
@@ -97,15 +98,23 @@ MIRROR_MODULES: tuple[Module, ...] = (
     ("org.apache.kafka", "connect-mirror-client", KAFKA_VERSION),
 )
 
-# The S3 API server of sluice_devtools.storage_servers (Java 17).
+# The S3 API server of sluice_devtools.storage_servers (Java 17): the one jar s3proxy
+# publishes with its dependencies inside. Resolving the plain artifact's 198 dependencies
+# one after another took five minutes on a cold cache, the longest wait of ./dev setup.
 S3PROXY_VERSION = "4.0.0"
-S3PROXY_MODULES: tuple[Module, ...] = (("org.gaul", "s3proxy", S3PROXY_VERSION),)
+S3PROXY_JAR: Module = ("org.gaul", "s3proxy", S3PROXY_VERSION)
+S3PROXY_CLASSIFIER = "jar-with-dependencies"
 
 # The HDFS cluster of sluice_devtools.storage_servers: the Hadoop version PySpark's
-# hadoop-client jars have (3.5.0 in PySpark 4.2). Its closure holds MiniHadoopClusterManager
-# (hadoop-mapreduce-client-jobclient's test jar) and MiniDFSCluster (hadoop-hdfs' test jar).
+# hadoop-client jars have (3.5.0 in PySpark 4.2). Hadoop's shaded minicluster holds
+# MiniHadoopClusterManager and MiniDFSCluster with their dependencies inside (relocated);
+# slf4j-reload4j gives them log4j 1 to log with. Nine jars, where hadoop-minicluster's 196
+# took three and a half minutes to resolve one after another on a cold cache.
 HADOOP_VERSION = "3.5.0"
-HDFS_MINICLUSTER_MODULES: tuple[Module, ...] = (("org.apache.hadoop", "hadoop-minicluster", HADOOP_VERSION),)
+HDFS_MINICLUSTER_MODULES: tuple[Module, ...] = (
+    ("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),
+    ("org.slf4j", "slf4j-reload4j", "1.7.36"),
+)
 
 # The search servers of sluice_devtools.search_servers: the "integ-test" distributions
 # (the server and its transport module, Elasticsearch's also x-pack-core/security and apm;
@@ -198,13 +207,15 @@ def _plugin_dir(name: str, modules: tuple[Module, ...], keep: Callable[[str], bo
 
 
 def s3proxy_classpath() -> list[Path]:
-    """The jars that run s3proxy (``org.gaul.s3proxy.Main``), fetched on first use."""
-    return jar_set(f"s3proxy-{S3PROXY_VERSION}", S3PROXY_MODULES)
+    """The jar that runs s3proxy (``org.gaul.s3proxy.Main``), fetched on first use."""
+    organisation, artifact, revision = S3PROXY_JAR
+    home = maven_archive(organisation, artifact, revision, ext="jar", classifier=S3PROXY_CLASSIFIER)
+    return [home / f"{artifact}-{revision}-{S3PROXY_CLASSIFIER}.jar"]
 
 
 def hdfs_minicluster_classpath() -> list[Path]:
     """The jars that run Hadoop's minicluster (``MiniHadoopClusterManager``), fetched on first use."""
-    return jar_set(f"hadoop-minicluster-{HADOOP_VERSION}", HDFS_MINICLUSTER_MODULES)
+    return jar_set(f"hadoop-client-minicluster-{HADOOP_VERSION}", HDFS_MINICLUSTER_MODULES)
 
 
 def fetch_quickstart() -> dict[str, list[Path]]:
@@ -285,13 +296,14 @@ def maven_archive(
     classifier: str | None = None,
     name: str | None = None,
 ) -> Path:
-    """A Maven Central archive (``tar.gz``/``tgz``/``zip``), fetched once and unpacked in the cache.
+    """A Maven Central archive (``tar.gz``/``tgz``/``zip``), fetched once and unpacked in the
+    cache; or one ``jar``, kept as it is.
 
     Resolves exactly one artifact (``organisation:artifact:revision[:classifier]@ext``, no
-    dependencies) with the same Ivy command line as the jar sets, unpacks it into
-    ``<jvm cache>/<name>`` (default ``<artifact>-<revision>[-<classifier>]``) and returns that
-    directory. As with jar sets, the directory is either complete (a marker file is written
-    last) or absent, concurrent fetches of it are serialised by a file lock, and the
+    dependencies) with the same Ivy command line as the jar sets, unpacks it (or puts the jar)
+    into ``<jvm cache>/<name>`` (default ``<artifact>-<revision>[-<classifier>]``) and returns
+    that directory. As with jar sets, the directory is either complete (a marker file is
+    written last) or absent, concurrent fetches of it are serialised by a file lock, and the
     downloaded archive itself is not kept.
     """
     module: Module = (organisation, artifact, revision)
@@ -316,15 +328,18 @@ def maven_archive(
                 raise JvmArtifactError(f"Resolving {coords} with Ivy retrieved {len(archives)} files, expected 1.")
             out = work / "out"
             out.mkdir()
-            _unpack(archives[0], ext, out)
-            archives[0].unlink()
+            if ext == "jar":
+                os.replace(archives[0], out / archives[0].name)
+            else:
+                _unpack(archives[0], ext, out)
+                archives[0].unlink()
             (out / COMPLETE_MARKER).write_text(json.dumps(identity, indent=2) + "\n")
             if dest.exists():  # left by an interrupted older layout
                 shutil.rmtree(dest)
             os.rename(out, dest)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        log.info("Fetched and unpacked %s in %.1fs", coords, time.monotonic() - started)
+        log.info("Fetched %s into %s in %.1fs", coords, dest, time.monotonic() - started)
     return dest
 
 
