@@ -335,6 +335,17 @@ def test_a_zombie_leader_is_fenced_and_the_retried_create_succeeds(kafka_bootstr
     zombie = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"connect-cluster-{group}"})
     try:
         worker.start(timeout=180)
+        # The worker claims the leader's id once it has joined as leader, after start():
+        # a connector written and removed through it first makes sure the zombie's claim
+        # comes after the leader's and fences it, not the other way round.
+        stopped = {"connector.class": VERIFIABLE, "throughput": "100", "topic": topic, "tasks.max": "1"}
+        created = http_client.post(
+            f"{worker.url}/connectors",
+            json={"name": f"{name}-first", "config": stopped, "initial_state": "STOPPED"},
+            timeout=60,
+        )
+        assert created.status_code == 201, created.text
+        assert http_client.delete(f"{worker.url}/connectors/{name}-first", timeout=60).status_code == 204
         zombie.init_transactions(30)
         zombie.begin_transaction()
         zombie.produce(
