@@ -303,8 +303,8 @@ def maven_archive(
     dependencies) with the same Ivy command line as the jar sets, unpacks it (or puts the jar)
     into ``<jvm cache>/<name>`` (default ``<artifact>-<revision>[-<classifier>]``) and returns
     that directory. As with jar sets, the directory is either complete (a marker file is
-    written last) or absent, concurrent fetches of it are serialised by a file lock, and the
-    downloaded archive itself is not kept.
+    written last) or absent, and concurrent fetches of it are serialised by a file lock; a
+    downloaded archive is not kept once unpacked.
     """
     module: Module = (organisation, artifact, revision)
     dest_name = name or "-".join(p for p in (artifact, revision, classifier) if p)
