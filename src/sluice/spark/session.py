@@ -10,8 +10,9 @@ PySpark internals this module relies on (PySpark 4.0), and nothing else in Sluic
 ``SparkContext._gateway`` and ``SparkContext._ensure_initialized`` (to start the JVM with
 its standard error captured), the sessions' ``_jvm`` py4j view (:func:`jvm_view`) and
 ``SparkContext._jsc`` (:func:`java_spark_context`); Spark's ``Utils.setLogLevel``
-(:func:`_end_shell_log_filter`); and py4j's ``INPUT_CONVERTER`` list with PySpark's NumPy
-converters in it (:func:`_without_numpy_converters`).
+(:func:`_end_shell_log_filter`); the local scheduler backend's ``localEndpoint`` field and
+its ``StopExecutor`` message (:func:`_stop_local_executor`); and py4j's ``INPUT_CONVERTER``
+list with PySpark's NumPy converters in it (:func:`_without_numpy_converters`).
 """
 
 from __future__ import annotations
@@ -353,7 +354,8 @@ def set_jvm_log_level(spark: SparkSession, namespace: str, level: str) -> None:
 def stop_spark_session(spark: Any) -> None:
     """Stop the worker's SparkSession, closing first the Kafka producers Spark keeps for
     its tasks (a JVM-wide cache that outlives the session: left open, they keep talking
-    to the brokers until the process exits, and complain once the brokers are gone)."""
+    to the brokers until the process exits, and complain once the brokers are gone), and
+    then, in local mode, the executor (:func:`_stop_local_executor`)."""
     try:
         producers = getattr(
             spark.sparkContext._jvm.org.apache.spark.sql.kafka010.producer, "InternalKafkaProducerPool$"
@@ -361,4 +363,33 @@ def stop_spark_session(spark: Any) -> None:
         getattr(producers, "MODULE$").reset()
     except Exception as exc:  # noqa: BLE001 - Spark's Kafka connector not loaded: nothing to close
         log.debug("Could not close Spark's cached Kafka producers: %s", exc)
+    _stop_local_executor(spark)
     spark.stop()
+
+
+LOCAL_SCHEDULER_BACKEND = "org.apache.spark.scheduler.local.LocalSchedulerBackend"
+
+
+def _stop_local_executor(spark: Any) -> bool:
+    """In local mode, stop the executor (and its heartbeats) and wait until it has stopped;
+    True when it did. ``SparkContext.stop`` only asks the local executor to stop, without
+    waiting, and then removes the driver's heartbeat receiver: a heartbeat sent in between
+    fails, and the executor logs a warning with a stack trace while the worker stops.
+    Stopped here first, the executor sends no heartbeat after it (Spark's own later request
+    finds it stopped). Reaches Spark internals (the backend's private endpoint, its
+    ``StopExecutor`` message), so anything unexpected leaves the stop to Spark alone."""
+    try:
+        backend = spark.sparkContext._jsc.sc().schedulerBackend()
+        if backend.getClass().getName() != LOCAL_SCHEDULER_BACKEND:
+            return False  # a cluster's executors are stopped, and waited for, by Spark
+        jvm = spark.sparkContext._jvm
+        field = backend.getClass().getDeclaredField("localEndpoint")
+        field.setAccessible(True)
+        endpoint = field.get(backend)
+        stop_executor = getattr(getattr(jvm.org.apache.spark.scheduler.local, "StopExecutor$"), "MODULE$")
+        any_reply = getattr(getattr(jvm.scala.reflect, "ClassTag$"), "MODULE$").Any()
+        endpoint.askSync(stop_executor, any_reply)
+    except Exception as exc:  # noqa: BLE001 - another Spark's internals: SparkContext.stop stops it
+        log.debug("Could not stop the local executor ahead of Spark: %s", exc)
+        return False
+    return True
