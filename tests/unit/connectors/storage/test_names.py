@@ -1,12 +1,13 @@
-"""File and object names of the storage sinks, and where their HDFS lives."""
+"""File and object names of the storage sinks, where their HDFS lives, and what a failed start leaves."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from sluice.api import ConfigError, TopicPartition
+from sluice.api import ConfigError, ConnectError, TopicPartition
 from sluice.connectors.storage import hdfs, s3
 from sluice.connectors.storage.config import StorageSettings
 from sluice.connectors.storage.writer import ReadyFile
@@ -71,3 +72,23 @@ def test_connector_config_is_checked_at_start():
         connector.task_configs(2) == [{"s3.bucket.name": "b", "format.class": "ParquetFormat", "flush.size": "1"}] * 2
     )
     assert hdfs.HdfsSinkConnector().config().config_keys()["format.class"].default_value.endswith("AvroFormat")
+
+
+@pytest.mark.parametrize(
+    ("task_class", "props"),
+    [
+        (hdfs.HdfsSinkTask, {"hdfs.url": "webhdfs://127.0.0.1:1"}),
+        (s3.S3SinkTask, {"s3.bucket.name": "b", "store.url": "http://127.0.0.1:1"}),
+    ],
+)
+def test_a_task_whose_store_cannot_be_reached_leaves_no_local_files(
+    task_class: type, props: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Port 1 on the loopback refuses connections. start() raising means stop() is never
+    # called, so the task must not have made its directory of files in progress yet.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    with pytest.raises(ConnectError, match="127.0.0.1:1"):
+        task_class().start({**props, "format.class": "JsonFormat", "flush.size": "1"})
+    assert list(tmp_path.iterdir()) == []
