@@ -112,8 +112,10 @@ class Task(ABC):
         partitions) returned.
 
         Raises: any exception (:class:`~sluice.api.errors.RetriableError` too) fails the
-        task: FAILED with the traceback, until restarted. :meth:`stop` is then not called
-        on this instance.
+        task: FAILED with the traceback, until restarted. :meth:`stop` is still called on
+        this instance, as Kafka Connect does (a sink's ``close`` is not), so that it
+        releases what ``start`` took before it raised: ``stop`` must cope with a ``start``
+        that did not finish.
         """
 
     @abstractmethod
@@ -123,10 +125,10 @@ class Task(ABC):
 
         When the worker stops the task (task or connector restarted, connector stopped,
         deleted or reconfigured, a rebalance, worker shutdown), when the task failed
-        (``poll``, ``commit``, ``commit_record``, ``put``, ``open``, ``close`` of removed
-        partitions or ``pre_commit`` raised, a record failed beyond ``errors.tolerance``,
-        a sink's offset commit or a dead letter queue write failed), and when the
-        worker's control connection is lost. Not on pause.
+        (``initialize``, ``start``, ``poll``, ``commit``, ``commit_record``, ``put``,
+        ``open``, ``close`` of removed partitions or ``pre_commit`` raised, a record failed
+        beyond ``errors.tolerance``, a sink's offset commit or a dead letter queue write
+        failed), and when the worker's control connection is lost. Not on pause.
 
         Source tasks: after the ``poll()`` under way returned (``stop`` never runs while
         ``poll`` does, as in Kafka Connect), its records were produced, Kafka's
@@ -134,16 +136,16 @@ class Task(ABC):
         acknowledged offsets stored, followed by ``commit()``; so a ``poll`` that waits
         for data should return within about a second, or it delays the stop. Sink
         tasks: right after :meth:`~sluice.api.sink.SinkTask.close` with all the task's
-        partitions, on the same thread (``stop`` is called even if ``close`` raised);
+        partitions (once ``start`` returned), on the same thread (``stop`` is called even
+        if ``close`` raised);
         on a clean stop a final ``pre_commit`` comes before ``close``.
 
         Raises: logged and ignored; the task's status does not change.
 
-        Not guaranteed: that ``stop`` is called at all. It is not when ``initialize`` or
-        ``start`` raised, when the Python worker, its executor or the worker process
-        dies, or when the task is abandoned because it did not stop within
-        ``task.shutdown.graceful.timeout.ms`` (its Spark task is cancelled and its Python
-        worker killed). Offsets are committed every ``offset.flush.interval.ms`` (capped
+        Not guaranteed: that ``stop`` is called at all. It is not when the Python worker,
+        its executor or the worker process dies, or when the task is abandoned because it
+        did not stop within ``task.shutdown.graceful.timeout.ms`` (its Spark task is
+        cancelled and its Python worker killed). Offsets are committed every ``offset.flush.interval.ms`` (capped
         at 1 s) and, on a clean stop, before ``stop``: no data depends on ``stop``.
         """
 

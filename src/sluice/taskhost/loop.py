@@ -54,12 +54,17 @@ class TaskLoop:
     control: TaskControl
     task: Any  # the SourceTask or SinkTask instance
     context: Any  # its context
+    # Set once initialize is called: from then on the instance's stop() is called as its
+    # last call, even when initialize or start raised (as Kafka Connect does, so that a
+    # task can release what a failed start took).
+    initialized = False
 
     def run(self) -> None:
         failure: str | None = None
         started = False
         try:
             self._before_start()
+            self.initialized = True
             self.task.initialize(self.context)
             self.task.start(dict(self.spec.task_config))
             started = True
@@ -94,7 +99,8 @@ class TaskLoop:
         raise NotImplementedError
 
     def _finish(self, started: bool, failure: str | None) -> str | None:
-        """Wind the instance down; returns the failure to report, if any."""
+        """Wind the instance down (``stop()`` if :attr:`initialized`); returns the failure
+        to report, if any."""
         raise NotImplementedError
 
     def _release(self) -> None:

@@ -367,7 +367,8 @@ class SinkLoop(TaskLoop):
             )
 
     def _finish(self, started: bool, failure: str | None) -> str | None:
-        """The final commit (a clean stop), then the instance's close(partitions) and stop()."""
+        """The final commit (a clean stop), then the instance's close(partitions) (once it
+        started) and stop()."""
         if started and failure is None and not self.control.worker_gone.is_set():
             try:
                 self._commit()
@@ -382,6 +383,7 @@ class SinkLoop(TaskLoop):
                 self.task.close([TopicPartition(t, p) for t, p in sorted(self.positions)])
             except BaseException as exc:  # logged, as Kafka does
                 log.error("Task %s-%s threw an error while closing", self.spec.connector, self.spec.task, exc_info=exc)
+        if self.initialized:
             try:
                 self.task.stop()
             except BaseException as exc:  # logged, as Kafka does

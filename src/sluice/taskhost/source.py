@@ -539,7 +539,7 @@ class SourceLoop(TaskLoop):
             pass
         except BaseException as exc:  # noqa: BLE001 - the first failure is the one reported
             failure = failure or format_trace(exc)
-        if started:
+        if self.initialized:
             try:
                 self.task.stop()
             except BaseException as exc:  # reported like Kafka: logged

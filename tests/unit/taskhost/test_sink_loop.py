@@ -126,10 +126,11 @@ def start(
     interval_ms: int = 50,
     answer: bool = True,
     task_class: type[SinkTask] = ScriptedSinkTask,
+    until_started: bool = True,
 ) -> FakeConsumer:
     """Launch the task as the worker does (its partitions filled, unless not ``filled``) and
-    run its loop until it reported Started; offsets are answered as stored at once, unless
-    the test answers them (not ``answer``)."""
+    run its loop until it reported Started (unless not ``until_started``); offsets are
+    answered as stored at once, unless the test answers them (not ``answer``)."""
     if answer:
         worker.auto_commit()
     worker.launch(
@@ -149,7 +150,8 @@ def start(
     if filled:
         fill(consumer)
     worker.start(loop)
-    worker.next(Started)
+    if until_started:
+        worker.next(Started)
     return consumer
 
 
@@ -321,6 +323,25 @@ def test_a_put_raising_another_error_fails_the_task_with_its_trace(worker: Worke
     failing_put = max(i for i, event in enumerate(script.events) if event[0] == "put" and event[1])
     assert names[failing_put + 1 :] == ["close", "stop"]  # no pre_commit after the failure
     assert not [m for m in sent if isinstance(m, SinkOffsets)]
+
+
+class StartFailingSinkTask(ScriptedSinkTask):
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        raise ValueError("the sink cannot be reached")
+
+
+def test_a_start_that_raises_fails_the_task_which_is_still_stopped_but_not_closed(
+    worker: WorkerEnd, script: SinkScript
+) -> None:
+    # As in Kafka Connect: stop() lets the instance release what its start took.
+    consumer = start(worker, script, task_class=StartFailingSinkTask, until_started=False)
+    sent = worker.finish()  # run() returns by itself
+    [failed] = failures(sent)
+    assert "ValueError: the sink cannot be reached" in failed.trace
+    assert not [m for m in sent if isinstance(m, Started)]
+    assert script.names() == ["start", "stop"]
+    assert consumer.closed
 
 
 def test_an_assignment_change_commits_and_closes_what_was_removed_and_opens_what_was_added(

@@ -172,9 +172,11 @@ def start(
     interval_ms: int = 50,
     errors: ErrorPolicy | None = None,
     producers: HostProducers | None = None,
+    until_started: bool = True,
 ) -> FakeProducer:
-    """Launch the task as the worker does and run its loop until it reported Started;
-    returns the producer it writes with (its own, or one of ``producers``)."""
+    """Launch the task as the worker does and run its loop until it reported Started
+    (unless not ``until_started``); returns the producer it writes with (its own, or one
+    of ``producers``)."""
     spec = task_spec(task_class, {"script": script.key}, transforms)
     worker.launch(
         RunSourceTask(
@@ -187,7 +189,8 @@ def start(
     assert isinstance(launch, RunSourceTask)
     loop = SourceLoop(launch, worker.control, FakeClients(), producers)
     worker.start(loop)
-    worker.next(Started)
+    if until_started:
+        worker.next(Started)
     shared = loop.producer
     assert isinstance(shared, InOrderReports)  # a host's producer, whoever polls it
     producer: FakeProducer = shared.producer
@@ -322,6 +325,22 @@ def test_pause_delivers_and_commits_before_its_ack_and_polls_only_after_resume(
     produced(producer, 3)
     producer.release_all()
     stop(worker)
+
+
+class StartFailingSourceTask(ScriptedSourceTask):
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        raise ValueError("the source cannot be reached")
+
+
+def test_a_start_that_raises_fails_the_task_which_is_still_stopped(worker: WorkerEnd, script: SourceScript) -> None:
+    # As in Kafka Connect: stop() lets the instance release what its start took.
+    start(worker, script, task_class=StartFailingSourceTask, until_started=False)
+    sent = worker.finish()  # run() returns by itself
+    [failed] = [m for m in sent if isinstance(m, Failed)]
+    assert "ValueError: the source cannot be reached" in failed.trace
+    assert not [m for m in sent if isinstance(m, Started)]
+    assert script.names() == ["start", "stop"]
 
 
 def test_stop_commits_what_kafka_acknowledged_then_stops_the_task(
