@@ -137,16 +137,16 @@ class Task(ABC):
         for data should return within about a second, or it delays the stop. Sink
         tasks: right after :meth:`~sluice.api.sink.SinkTask.close` with all the task's
         partitions (once ``start`` returned), on the same thread (``stop`` is called even
-        if ``close`` raised);
-        on a clean stop a final ``pre_commit`` comes before ``close``.
+        if ``close`` raised); on a clean stop a final ``pre_commit`` comes before ``close``.
 
         Raises: logged and ignored; the task's status does not change.
 
         Not guaranteed: that ``stop`` is called at all. It is not when the Python worker,
         its executor or the worker process dies, or when the task is abandoned because it
         did not stop within ``task.shutdown.graceful.timeout.ms`` (its Spark task is
-        cancelled and its Python worker killed). Offsets are committed every ``offset.flush.interval.ms`` (capped
-        at 1 s) and, on a clean stop, before ``stop``: no data depends on ``stop``.
+        cancelled and its Python worker killed). Offsets are committed every
+        ``offset.flush.interval.ms`` (capped at 1 s) and, on a clean stop, before ``stop``:
+        no data depends on ``stop``.
         """
 
 

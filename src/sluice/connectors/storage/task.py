@@ -97,7 +97,7 @@ class StorageSinkTask(SinkTask):
         self.extractor = self._rotation_extractor(values)
         self.format = format_for(self.settings.format_class, props, store=self.store_kind)
         self.store = self.make_store(values, self.format)
-        # After the store: a start that raises gets no stop(), so it must leave nothing behind.
+        # Made after the store, so that a start that cannot reach it leaves nothing behind.
         self.work_dir = Path(tempfile.mkdtemp(prefix=f"sluice-{self.store_kind}-sink-"))
         # Uploads and renames run on this thread while the task goes on writing the next
         # files (one thread: a topic partition's commits stay in order).

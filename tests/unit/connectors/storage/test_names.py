@@ -84,8 +84,8 @@ def test_connector_config_is_checked_at_start():
 def test_a_task_whose_store_cannot_be_reached_leaves_no_local_files(
     task_class: type, props: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Port 1 on the loopback refuses connections. start() raising means stop() is never
-    # called, so the task must not have made its directory of files in progress yet.
+    # Port 1 on the loopback refuses connections. A start that fails leaves nothing
+    # behind by itself (the runtime's stop() afterwards is best effort).
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
