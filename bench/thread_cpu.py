@@ -25,9 +25,14 @@ import threading
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.harness.procs import CLOCK_TICKS, parse_stat  # noqa: E402
+
 Sample = tuple[float, dict[str, tuple[str, float]]]  # (time, {tid: (name, CPU seconds)})
 
-TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 INTERVAL_S = 0.5
 BUSY_CORES = 0.9
 
@@ -50,12 +55,10 @@ def _threads(pid: int) -> dict[str, tuple[str, float]]:
     found: dict[str, tuple[str, float]] = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            name, fields = parse_stat(Path(f"/proc/{pid}/task/{tid}/stat").read_bytes())
         except OSError:
             continue  # the thread ended
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        found[tid] = (name, (int(fields[11]) + int(fields[12])) / TICKS_PER_S)  # utime + stime
+        found[tid] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)  # utime + stime
     return found
 
 

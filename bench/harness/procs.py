@@ -31,6 +31,14 @@ class ProcInfo:
     rss_bytes: int
 
 
+def parse_stat(data: bytes) -> tuple[str, list[bytes]]:
+    """A ``/proc/<pid>/stat`` (or ``/proc/<pid>/task/<tid>/stat``) line: the command name and
+    the fields after it, from the state on (``[11]`` is utime, ``[12]`` stime)."""
+    # the command name (field 2) may hold spaces and parentheses: split after the last ')'
+    close = data.rfind(b")")
+    return data[data.find(b"(") + 1 : close].decode(errors="replace"), data[close + 2 :].split()
+
+
 def _scan() -> dict[int, ProcInfo]:
     procs: dict[int, ProcInfo] = {}
     for entry in os.listdir("/proc"):
@@ -41,10 +49,7 @@ def _scan() -> dict[int, ProcInfo]:
                 data = f.read()
         except OSError:
             continue
-        # the command name (field 2) may hold spaces and parentheses: split after the last ')'
-        close = data.rfind(b")")
-        name = data[data.find(b"(") + 1 : close].decode(errors="replace")
-        fields = data[close + 2 :].split()
+        name, fields = parse_stat(data)
         try:
             ticks = int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
             procs[int(entry)] = ProcInfo(int(fields[1]), name, ticks / CLOCK_TICKS, int(fields[21]) * PAGE_SIZE)

@@ -357,10 +357,8 @@ def stop_spark_session(spark: Any) -> None:
     to the brokers until the process exits, and complain once the brokers are gone), and
     then, in local mode, the executor (:func:`_stop_local_executor`)."""
     try:
-        producers = getattr(
-            spark.sparkContext._jvm.org.apache.spark.sql.kafka010.producer, "InternalKafkaProducerPool$"
-        )
-        getattr(producers, "MODULE$").reset()
+        kafka_producers = spark.sparkContext._jvm.org.apache.spark.sql.kafka010.producer
+        _scala_object(kafka_producers, "InternalKafkaProducerPool").reset()
     except Exception as exc:  # noqa: BLE001 - Spark's Kafka connector not loaded: nothing to close
         log.debug("Could not close Spark's cached Kafka producers: %s", exc)
     _stop_local_executor(spark)
@@ -386,10 +384,14 @@ def _stop_local_executor(spark: Any) -> bool:
         field = backend.getClass().getDeclaredField("localEndpoint")
         field.setAccessible(True)
         endpoint = field.get(backend)
-        stop_executor = getattr(getattr(jvm.org.apache.spark.scheduler.local, "StopExecutor$"), "MODULE$")
-        any_reply = getattr(getattr(jvm.scala.reflect, "ClassTag$"), "MODULE$").Any()
-        endpoint.askSync(stop_executor, any_reply)
+        any_reply = _scala_object(jvm.scala.reflect, "ClassTag").Any()
+        endpoint.askSync(_scala_object(jvm.org.apache.spark.scheduler.local, "StopExecutor"), any_reply)
     except Exception as exc:  # noqa: BLE001 - another Spark's internals: SparkContext.stop stops it
         log.debug("Could not stop the local executor ahead of Spark: %s", exc)
         return False
     return True
+
+
+def _scala_object(package: Any, name: str) -> Any:
+    """The Scala ``object`` ``name`` of a py4j package view (its ``name$.MODULE$``)."""
+    return getattr(getattr(package, f"{name}$"), "MODULE$")

@@ -99,9 +99,19 @@ class TaskLoop:
         raise NotImplementedError
 
     def _finish(self, started: bool, failure: str | None) -> str | None:
-        """Wind the instance down (``stop()`` if :attr:`initialized`); returns the failure
-        to report, if any."""
+        """Wind the instance down, :meth:`_stop_instance` included; returns the failure to
+        report, if any."""
         raise NotImplementedError
+
+    def _stop_instance(self) -> None:
+        """The instance's ``stop()``, once ``initialize`` was called; what it raises is
+        logged, as Kafka does."""
+        if not self.initialized:
+            return
+        try:
+            self.task.stop()
+        except BaseException as exc:  # logged, the task's status stays
+            log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
 
     def _release(self) -> None:
         """Close the instance's Kafka clients, last: their threads would otherwise live on

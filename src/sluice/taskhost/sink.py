@@ -383,11 +383,7 @@ class SinkLoop(TaskLoop):
                 self.task.close([TopicPartition(t, p) for t, p in sorted(self.positions)])
             except BaseException as exc:  # logged, as Kafka does
                 log.error("Task %s-%s threw an error while closing", self.spec.connector, self.spec.task, exc_info=exc)
-        if self.initialized:
-            try:
-                self.task.stop()
-            except BaseException as exc:  # logged, as Kafka does
-                log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
+        self._stop_instance()
         self.pipeline.close()
         with contextlib.suppress(Exception):
             self.consumer.close()

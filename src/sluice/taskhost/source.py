@@ -539,11 +539,7 @@ class SourceLoop(TaskLoop):
             pass
         except BaseException as exc:  # noqa: BLE001 - the first failure is the one reported
             failure = failure or format_trace(exc)
-        if self.initialized:
-            try:
-                self.task.stop()
-            except BaseException as exc:  # reported like Kafka: logged
-                log.error("Task %s-%s threw an error while stopping", self.spec.connector, self.spec.task, exc_info=exc)
+        self._stop_instance()
         self.pipeline.close()
         return failure if failure is not None else self.failure
 

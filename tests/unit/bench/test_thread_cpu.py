@@ -2,22 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
-BENCH = Path(__file__).resolve().parents[3] / "bench"
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("thread_cpu", BENCH / "thread_cpu.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-thread_cpu = _module()
+from bench import thread_cpu
 
 
 def _samples(cores_per_interval: list[float]) -> list[tuple[float, dict[str, tuple[str, float]]]]:
